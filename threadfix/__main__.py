@@ -1,0 +1,3 @@
+from threadfix.cli import main
+
+main()

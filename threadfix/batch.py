@@ -1,0 +1,268 @@
+"""Run repair over many stores: the library entry point a batch job imports and the CLI calls.
+
+Per store: read threads, plan each one, and, unless this is a dry run, record the before-images in the
+journal and commit the store's changes atomically. A bad file, line or thread is reported and the rest
+of the batch goes on; a store that changed underneath us is retried, then skipped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from threadfix import dialects
+from threadfix.dialects import Dialect
+from threadfix.errors import BusyError, ExitCode, ThreadfixError
+from threadfix.journal import Entry, Journal, default_folder
+from threadfix.model import RepairPlan, Thread, ThreadIndex
+from threadfix.repair import RepairOptions, plan_repair
+from threadfix.stores import ReadProblem, Store, StoreOptions, open_stores
+
+DEFAULT_MIN_AGE = 600.0
+BUSY_ATTEMPTS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """What a repair run does; the defaults are those of ``threadfix repair``."""
+
+    repair: RepairOptions = RepairOptions()
+    store: StoreOptions = StoreOptions()
+    #: plan only, write nothing
+    dry_run: bool = False
+    #: keep before/after bytes of changed threads (for --diff)
+    keep_bytes: bool = False
+    #: write the repaired store here instead of in place (one input only)
+    output: Path | None = None
+    #: skip threads changed less than this many seconds ago (their calls may still be running)
+    min_age: float = DEFAULT_MIN_AGE
+    journal_dir: Path | None = None
+    argv: tuple[str, ...] = ()
+    #: the clock, for tests
+    now: float | None = None
+
+
+@dataclass(slots=True)
+class ThreadOutcome:
+    """What happened to one thread."""
+
+    address: str
+    dialect: str | None
+    plan: RepairPlan
+    #: healthy | repaired | would_repair | recent | left_alone | busy
+    status: str
+    message: str | None = None
+    before: bytes | None = None
+    after: bytes | None = None
+    age: float | None = None
+
+
+@dataclass(slots=True)
+class Problem:
+    """A file, line, thread or store that could not be handled; the batch went on."""
+
+    where: str
+    message: str
+    exit_code: ExitCode = ExitCode.ERROR
+
+
+@dataclass(slots=True)
+class RunResult:
+    threads: int = 0
+    changed: int = 0
+    edits: dict[str, int] = field(default_factory=dict)
+    recent: int = 0
+    skipped_calls: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    journal: Path | None = None
+    #: the repaired document when reading stdin
+    stdout: bytes | None = None
+
+    def exit_code(self, check: bool = False) -> ExitCode:
+        if self.problems:
+            return max((p.exit_code for p in self.problems), key=lambda c: (c == ExitCode.BUSY, c))
+        if check and self.changed:
+            return ExitCode.FINDINGS
+        return ExitCode.OK
+
+
+def resolve_dialect(thread: Thread, forced: str | None) -> Dialect | None:
+    """The dialect a thread is read with: forced by the user or the store, else sniffed."""
+    name = forced or thread.dialect
+    if name:
+        return dialects.get(name)
+    return dialects.sniff(thread.items)
+
+
+def iter_stores(specs: Iterable[str], options: StoreOptions, stdin: Any = None) -> Iterator[Store | Problem]:
+    for spec in specs:
+        try:
+            yield from open_stores(spec, options, stdin=stdin)
+        except ThreadfixError as exc:
+            yield Problem(exc.where or spec, exc.message, exc.exit_code)
+
+
+@dataclass(frozen=True, slots=True)
+class Scanned:
+    """A thread read for lint or report: its dialect (None when unrecognised) and its index."""
+
+    thread: Thread
+    dialect: Dialect | None
+    index: ThreadIndex | None
+
+
+def scan(specs: Iterable[str], options: StoreOptions = StoreOptions(), stdin: Any = None) -> Iterator[Scanned | Problem]:
+    """Every thread of every store, indexed by its dialect, read-only; unreadable parts as Problems."""
+    for store in iter_stores(specs, options, stdin):
+        if isinstance(store, Problem):
+            yield store
+            continue
+        try:
+            for thread in store.threads():
+                if isinstance(thread, ReadProblem):
+                    yield Problem(thread.where, thread.message)
+                    continue
+                dialect = resolve_dialect(thread, options.dialect)
+                yield Scanned(thread, dialect, dialect.index(thread.items) if dialect else None)
+        except ThreadfixError as exc:
+            yield Problem(exc.where or store.display, exc.message, exc.exit_code)
+
+
+class RepairRun:
+    """One ``repair`` over many paths. Iterate :meth:`outcomes`; read :attr:`result` afterwards."""
+
+    def __init__(self, specs: list[str], options: RunOptions = RunOptions(), stdin: Any = None) -> None:
+        self.specs = specs
+        self.options = options
+        self.stdin = stdin
+        self.result = RunResult()
+        self.journal: Journal | None = None
+
+    def outcomes(self) -> Iterator[ThreadOutcome | Problem]:
+        options = self.options
+        try:
+            for store in iter_stores(self.specs, options.store, self.stdin):
+                if isinstance(store, Problem):
+                    self.result.problems.append(store)
+                    yield store
+                    continue
+                yield from self._store_with_retries(store)
+        finally:
+            if self.journal is not None:
+                self.journal.close()
+                self.result.journal = self.journal.path
+
+    def _store_with_retries(self, store: Store) -> Iterator[ThreadOutcome | Problem]:
+        """Outcomes are held back until the store committed, so a retried store is reported once."""
+        for attempt in range(BUSY_ATTEMPTS):
+            outcomes: list[ThreadOutcome | Problem] = []
+            try:
+                outcomes.extend(self._store(store))
+            except BusyError as exc:
+                if attempt + 1 < BUSY_ATTEMPTS:
+                    time.sleep(0.2 * (attempt + 1))
+                    continue
+                outcomes = [Problem(exc.where or store.display, exc.message, ExitCode.BUSY)]
+            except ThreadfixError as exc:
+                outcomes.append(Problem(exc.where or store.display, exc.message, exc.exit_code))
+            self._count(outcomes)
+            yield from outcomes
+            return
+
+    def _count(self, outcomes: list[ThreadOutcome | Problem]) -> None:
+        for outcome in outcomes:
+            if isinstance(outcome, Problem):
+                self.result.problems.append(outcome)
+                continue
+            self.result.threads += 1
+            self.result.skipped_calls += len(outcome.plan.skips)
+            if outcome.status == "recent":
+                self.result.recent += 1
+            if outcome.status in ("repaired", "would_repair"):
+                self.result.changed += 1
+                for edit in outcome.plan.edits:
+                    self.result.edits[edit.action.value] = self.result.edits.get(edit.action.value, 0) + 1
+
+    def _store(self, store: Store) -> Iterator[ThreadOutcome | Problem]:
+        options = self.options
+        writer = None if options.dry_run else store.writer(options.output)
+        entries: list[Entry] = []
+        now = options.now if options.now is not None else time.time()
+        try:
+            for thread in store.threads():
+                if isinstance(thread, ReadProblem):
+                    yield Problem(thread.where, thread.message)
+                    continue
+                outcome, data = self._thread(store, thread, now)
+                if data is not None and writer is not None:
+                    if options.output is None and (entry := store.journal_entry(thread, data)) is not None:
+                        entries.append(entry)
+                    writer.replace(thread, data)
+                yield outcome
+            if writer is not None:
+                if entries:
+                    if self.journal is None:
+                        self.journal = Journal(options.journal_dir or default_folder(), list(options.argv))
+                    self.journal.record(entries)
+                committed = writer.commit()
+                if isinstance(committed, bytes):
+                    self.result.stdout = committed
+        except BaseException:
+            if writer is not None:
+                writer.abort()
+            raise
+
+    def _thread(self, store: Store, thread: Thread, now: float) -> tuple[ThreadOutcome, bytes | None]:
+        options = self.options
+        address = str(thread.address)
+        try:
+            dialect = resolve_dialect(thread, options.store.dialect)
+        except ThreadfixError as exc:
+            return ThreadOutcome(address, None, RepairPlan(), "left_alone", exc.message), None
+        if dialect is None:
+            return ThreadOutcome(address, None, RepairPlan(), "healthy", "no tool calls in a known format"), None
+        index = dialect.index(thread.items)
+        plan = plan_repair(index, dialect, thread.items, options.repair)
+        if not plan:
+            return ThreadOutcome(address, dialect.name, plan, "healthy"), None
+        age = None if thread.modified is None else now - thread.modified
+        if age is not None and age < options.min_age:
+            return ThreadOutcome(address, dialect.name, plan, "recent",
+                                 f"changed {format_age(age)} ago, under --min-age; its calls may still be running",
+                                 age=age), None
+        new_items = dialect.apply(thread.items, plan)
+        try:
+            data = store.encode(thread, new_items)
+        except ThreadfixError as exc:
+            return ThreadOutcome(address, dialect.name, plan, "left_alone", exc.message), None
+        before = _thread_bytes(store, thread) if options.keep_bytes else None
+        status = "would_repair" if options.dry_run else "repaired"
+        return ThreadOutcome(address, dialect.name, plan, status, before=before,
+                             after=data if options.keep_bytes else None, age=age), data
+
+
+def _thread_bytes(store: Store, thread: Thread) -> bytes:
+    return thread.raw if thread.raw else store.whole_bytes()
+
+
+def format_age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds / 3600:.1f}h"
+
+
+def parse_duration(text: str) -> float:
+    """``90``, ``90s``, ``10m``, ``2h``, ``1d`` -> seconds."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    text = text.strip().lower()
+    try:
+        if text and text[-1] in units:
+            return float(text[:-1]) * units[text[-1]]
+        return float(text)
+    except ValueError:
+        raise ValueError(f"not a duration: {text!r} (use e.g. 30s, 10m, 2h, 0)") from None

@@ -1,0 +1,144 @@
+"""The ``threadfix`` command: options → library → renderer → exit code. Nothing else lives here.
+
+Exit codes: 0 ok · 1 findings (lint), changes needed (``repair --check``) or threads undo refused ·
+2 usage, input or store error (the rest of the batch still ran) · 75 a store was busy or changed while
+we worked, nothing written, safe to retry · 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from threadfix import __version__
+from threadfix.errors import ExitCode, ThreadfixError
+
+HELP = __doc__.split("\n\n", 1)[1] if __doc__ else ""
+
+app = typer.Typer(
+    name="threadfix",
+    help="Repair, lint and report stored LLM chat threads whose tool calls never got an output.\n\n" + HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class State:
+    traceback = False
+    color: str = "auto"
+
+
+def _version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"threadfix {__version__}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def root(
+    traceback: Annotated[bool, typer.Option("--traceback", help="Show the full traceback of an unexpected error.")] = False,
+    color: Annotated[str, typer.Option("--color", help="Colour on stderr/stdout: auto, always or never (NO_COLOR is honoured).")] = "auto",
+    version: Annotated[Optional[bool], typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = None,
+) -> None:
+    State.traceback = traceback
+    State.color = color
+
+
+def error_line(where: str | None, message: str) -> None:
+    """``threadfix: error: <where>: <what>``, with untrusted parts made terminal-safe."""
+    from threadfix.render.safe import terminal_safe
+
+    text = terminal_safe(message, 500)
+    if where:
+        text = f"{terminal_safe(where, 300)}: {text}"
+    sys.stderr.write(f"threadfix: error: {text}\n")
+
+
+def note(message: str) -> None:
+    """A message for the person at the terminal (stderr, never stdout)."""
+    sys.stderr.write(f"threadfix: {message}\n")
+
+
+def stdout_is_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+def stderr_is_terminal() -> bool:
+    return sys.stderr.isatty()
+
+
+def use_color(stream_is_terminal: bool) -> bool:
+    if State.color == "always":
+        return True
+    if State.color == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return stream_is_terminal
+
+
+def _register() -> None:
+    from threadfix.cli import commands  # noqa: F401 - registers every command on ``app``
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # run every ``finally`` (temp files, transactions) as Ctrl-C would
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the app, turning every failure into one line and a documented exit code."""
+    _register()
+    if os.name == "posix":
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    traceback = "--traceback" in (argv if argv is not None else sys.argv[1:])
+    try:
+        code = app(args=argv, standalone_mode=False)
+    except ThreadfixError as exc:
+        error_line(exc.where, exc.message)
+        code = exc.exit_code
+    except KeyboardInterrupt:
+        note("interrupted; nothing half-written was left behind")
+        code = ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        code = ExitCode.OK
+    except SystemExit as exc:
+        code = exc.code
+    except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
+        import click
+
+        if isinstance(exc, click.exceptions.Abort):
+            code = ExitCode.INTERRUPTED
+        elif isinstance(exc, click.ClickException):
+            exc.show()
+            code = ExitCode.ERROR
+        elif isinstance(exc, OSError) and exc.errno is not None:
+            error_line(getattr(exc, "filename", None), os.strerror(exc.errno).lower())
+            code = ExitCode.ERROR
+        else:
+            if traceback:
+                import traceback as tb
+
+                tb.print_exc()
+            error_line(None, f"internal error ({type(exc).__name__}); rerun with --traceback and report it")
+            code = ExitCode.ERROR
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+    except OSError as exc:
+        error_line("<stdout>", os.strerror(exc.errno).lower() if exc.errno else str(exc))
+        code = ExitCode.ERROR
+    sys.exit(int(code) if isinstance(code, int) else 0 if code is None else ExitCode.ERROR)
+
+
+def _silence_stdout() -> None:
+    """After a closed pipe (``threadfix report | head``), point stdout at /dev/null so exit is quiet."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

@@ -1,0 +1,3 @@
+"""Importing this module registers every command on the app (one module per command)."""
+
+from threadfix.cli import repair, undo  # noqa: F401

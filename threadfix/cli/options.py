@@ -1,0 +1,45 @@
+"""Options shared by several commands, declared once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from threadfix.stores import StoreOptions
+
+Paths = Annotated[list[str], typer.Argument(help="JSON/JSONL files, folders (searched recursively), SQLite databases, or - for stdin.", show_default=False)]
+Dialect = Annotated[Optional[str], typer.Option("--dialect", help="Read every thread as this format instead of sniffing it (see `threadfix dialects`).")]
+MaxDocMb = Annotated[int, typer.Option("--max-doc-mb", help="Largest single JSON document or JSONL line to parse, in MiB.", min=1)]
+Table = Annotated[Optional[str], typer.Option("--table", help="SQLite: the table holding threads or items.", rich_help_panel="SQLite")]
+IdColumn = Annotated[Optional[str], typer.Option("--id-column", help="SQLite: the thread id column (one row per thread).", rich_help_panel="SQLite")]
+JsonColumn = Annotated[Optional[str], typer.Option("--json-column", help="SQLite: the JSON column holding a thread's items (one row per thread).", rich_help_panel="SQLite")]
+ThreadColumn = Annotated[Optional[str], typer.Option("--thread-column", help="SQLite: the column naming an item's thread (one row per item).", rich_help_panel="SQLite")]
+OrderColumn = Annotated[Optional[str], typer.Option("--order-column", help="SQLite: the column ordering items within a thread (one row per item).", rich_help_panel="SQLite")]
+ItemColumn = Annotated[Optional[str], typer.Option("--item-column", help="SQLite: the JSON column holding one item (one row per item).", rich_help_panel="SQLite")]
+BusyTimeout = Annotated[float, typer.Option("--busy-timeout", help="SQLite: seconds to wait for the app's write lock.", rich_help_panel="SQLite")]
+Format = Annotated[str, typer.Option("--format", "-f", help="Output format.")]
+
+
+def store_options(*, dialect: str | None, max_doc_mb: int, table: str | None = None, id_column: str | None = None,
+                  json_column: str | None = None, thread_column: str | None = None, order_column: str | None = None,
+                  item_column: str | None = None, busy_timeout: float = 5.0, writable: bool = False) -> StoreOptions:
+    from threadfix import dialects
+
+    if dialect is not None:
+        dialects.get(dialect)  # a ConfigError naming the known dialects
+    return StoreOptions(max_doc_bytes=max_doc_mb * 2**20, dialect=dialect, table=table, id_column=id_column,
+                        json_column=json_column, thread_column=thread_column, order_column=order_column,
+                        item_column=item_column, busy_timeout=busy_timeout, writable=writable)
+
+
+def check_format(value: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        from threadfix.errors import ConfigError
+
+        raise ConfigError(f"unknown --format {value!r}; choose one of: {', '.join(allowed)}")
+    return value
+
+
+__all__ = ["Path"]

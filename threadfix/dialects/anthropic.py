@@ -1,0 +1,276 @@
+"""Anthropic Messages API ``messages``.
+
+Consecutive same-role messages are merged into one turn by the API. Every client ``tool_use`` of an
+assistant turn must be answered by a ``tool_result`` in the *next* turn, and the results must form the
+leading run of that (user) turn; text may only follow them. Server tools (``server_tool_use``) are
+answered by a ``*_tool_result`` block inside the same assistant turn. A synthetic result carries
+``is_error: true``, the wire's own error channel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from threadfix.dialects.base import Dialect, Slot, Violation, apply_blocks, orphan_text
+from threadfix.failures import is_threadfix_output
+from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
+
+_CLIENT_CALLS = frozenset({"tool_use"})
+_SERVER_CALLS = frozenset({"server_tool_use"})
+_ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "server_tool_use", "thinking", "redacted_thinking",
+                               "web_search_tool_result", "document", "search_result"})
+_TRUNCATING_STOPS = frozenset({"max_tokens", "model_context_window_exceeded"})
+
+
+def blocks(message: Any) -> list[Any]:
+    """A message's content as blocks (a string content is one text block)."""
+    if not isinstance(message, dict):
+        return []
+    content = message.get("content")
+    if isinstance(content, list):
+        return content
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return []
+
+
+def _type(block: Any) -> Any:
+    return block.get("type") if isinstance(block, dict) else None
+
+
+def is_result(block: Any) -> bool:
+    return _type(block) == "tool_result"
+
+
+def _is_server_result(block: Any) -> bool:
+    kind = _type(block)
+    return isinstance(kind, str) and kind.endswith("_tool_result") and kind != "tool_result"
+
+
+def turns(items: Sequence[Any]) -> list[tuple[str | None, int, int]]:
+    """Consecutive same-role messages as (role, first index, last index): the API merges them."""
+    groups: list[tuple[str | None, int, int]] = []
+    for i, message in enumerate(items):
+        role = message.get("role") if isinstance(message, dict) else None
+        if groups and groups[-1][0] == role:
+            groups[-1] = (role, groups[-1][1], i)
+        else:
+            groups.append((role, i, i))
+    return groups
+
+
+def turn_of(groups: list[tuple[str | None, int, int]], message: int) -> int:
+    return next(g for g, (_, first, last) in enumerate(groups) if first <= message <= last)
+
+
+def leading_results(items: Sequence[Any], first: int, last: int) -> set[tuple[int, int]]:
+    """Positions of the tool_result blocks in the leading run of the merged turn first..last."""
+    run: set[tuple[int, int]] = set()
+    for m in range(first, last + 1):
+        for b, block in enumerate(blocks(items[m])):
+            if not is_result(block):
+                return run
+            run.add((m, b))
+    return run
+
+
+class Anthropic(Dialect):
+    name = "anthropic"
+    title = "Anthropic Messages API messages"
+
+    def sniff(self, items: Sequence[Any]) -> int:
+        score = 0
+        for message in items[:200]:
+            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+                return 0
+            content = message.get("content")
+            if isinstance(content, list):
+                for block in content:
+                    kind = _type(block)
+                    if kind in _ANTHROPIC_BLOCKS or (isinstance(kind, str) and kind.endswith("_tool_result")):
+                        return 100
+                    if kind not in ("text", "image"):
+                        return 0
+                score = max(score, 40)
+            elif isinstance(content, str):
+                score = max(score, 20)
+        return score
+
+    def index(self, items: Sequence[Any]) -> ThreadIndex:
+        calls: list[Call] = []
+        outputs: list[Output] = []
+        users: list[int] = []
+        models: list[int] = []
+        for m, message in enumerate(items):
+            if not isinstance(message, dict):
+                continue
+            role = message.get("role")
+            truncated = message.get("stop_reason") in _TRUNCATING_STOPS
+            if role == "assistant":
+                models.append(m)
+            has_text = False
+            for b, block in enumerate(blocks(message)):
+                kind = _type(block)
+                if role == "assistant" and kind in _CLIENT_CALLS | _SERVER_CALLS:
+                    calls.append(Call(
+                        call_id=block.get("id") if isinstance(block.get("id"), str) else None,
+                        name=block.get("name") if isinstance(block.get("name"), str) else "unknown",
+                        wire_type=kind,
+                        at=(m, b),
+                        arguments=block.get("input"),
+                        truncated=truncated and b == len(blocks(message)) - 1,
+                        server=kind in _SERVER_CALLS,
+                    ))
+                elif kind == "tool_result" or (role == "assistant" and _is_server_result(block)):
+                    content = block.get("content")
+                    outputs.append(Output(
+                        call_id=block.get("tool_use_id") if isinstance(block.get("tool_use_id"), str) else None,
+                        wire_type=kind,
+                        at=(m, b),
+                        content=content,
+                        is_error=bool(block.get("is_error")) if "is_error" in block else None,
+                        by_threadfix=is_threadfix_output(content),
+                    ))
+                elif kind in ("text", "image", "document"):
+                    has_text = True
+            if role == "user" and has_text:
+                users.append(m)
+        return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
+
+    def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
+        groups = turns(items)
+        call_turn = turn_of(groups, call.at[0])
+        if call.server:
+            return output.wire_type != "tool_result" and turn_of(groups, output.at[0]) == call_turn and output.at > call.at
+        if output.wire_type != "tool_result" or call_turn + 1 >= len(groups):
+            return False
+        role, first, last = groups[call_turn + 1]
+        return role == "user" and output.at in leading_results(items, first, last)
+
+    def is_pending(self, index: ThreadIndex, call: Call) -> bool:
+        # a final assistant turn ending on a server tool is the pause_turn continuation, not a fault
+        return call.server and not any(m > call.at[0] for m in (*index.user_turns, *index.model_turns))
+
+    def check(self, items: Sequence[Any]) -> list[Violation]:
+        violations: list[Violation] = []
+        groups = turns(items)
+        for g, (role, first, last) in enumerate(groups):
+            if role != "assistant":
+                continue
+            merged = [(m, b, block) for m in range(first, last + 1) for b, block in enumerate(blocks(items[m]))]
+            uses = [(m, b, block.get("id")) for m, b, block in merged if _type(block) == "tool_use"]
+            seen_ids: set[Any] = set()
+            for m, b, call_id in uses:
+                if call_id in seen_ids:
+                    violations.append(Violation("duplicate-tool-use-id", m, f"messages.{m}.content.{b}: tool_use ids must be unique", call_id))
+                seen_ids.add(call_id)
+            for idx, (m, b, block) in enumerate(merged):
+                if _type(block) == "server_tool_use":
+                    answered = any(_is_server_result(x) and x.get("tool_use_id") == block.get("id") for _, _, x in merged[idx + 1:])
+                    if not answered and g != len(groups) - 1:
+                        violations.append(Violation(
+                            "server-tool-without-result", first,
+                            f"messages.{first}: `{block.get('name')}` tool use with id `{block.get('id')}` was found "
+                            f"without a corresponding `{block.get('name')}_tool_result` block", block.get("id")))
+            if uses:
+                last_use = max(idx for idx, (_, _, x) in enumerate(merged) if _type(x) == "tool_use")
+                if any(_type(x) == "text" for _, _, x in merged[last_use + 1:]):
+                    violations.append(Violation("tool-use-not-last", first,
+                                                f"messages.{first}: `tool_use` blocks must end the assistant turn"))
+            if not uses:
+                continue
+            nxt = first if g + 1 >= len(groups) else groups[g + 1][1]
+            answered: set[Any] = set()
+            if g + 1 < len(groups) and groups[g + 1][0] == "user":
+                _, nfirst, nlast = groups[g + 1]
+                run = leading_results(items, nfirst, nlast)
+                answered = {blocks(items[m])[b].get("tool_use_id") for m, b in run}
+            missing = [str(call_id) for _, _, call_id in uses if call_id not in answered]
+            if missing:
+                at = nxt if g + 1 < len(groups) else last + 1
+                violations.append(Violation(
+                    "tool-use-without-result", at,
+                    f"messages.{at}: `tool_use` ids were found without `tool_result` blocks immediately after: "
+                    f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block in "
+                    "the next message.", missing[0]))
+        for g, (role, first, last) in enumerate(groups):
+            if role != "user":
+                continue
+            previous_ids: set[Any] = set()
+            if g > 0 and groups[g - 1][0] == "assistant":
+                _, pfirst, plast = groups[g - 1]
+                previous_ids = {x.get("id") for m in range(pfirst, plast + 1) for x in blocks(items[m]) if _type(x) == "tool_use"}
+            seen: set[Any] = set()
+            for m in range(first, last + 1):
+                for b, block in enumerate(blocks(items[m])):
+                    if not is_result(block):
+                        continue
+                    call_id = block.get("tool_use_id")
+                    if call_id not in previous_ids:
+                        violations.append(Violation(
+                            "unexpected-tool-result", m,
+                            f"messages.{m}.content.{b}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                            f"{call_id}. Each `tool_result` block must have a corresponding `tool_use` block in the "
+                            "previous message.", call_id))
+                    elif call_id in seen:
+                        violations.append(Violation(
+                            "multiple-tool-results", m,
+                            f"messages.{m}.content.{b}: each tool_use must have a single result. Found multiple "
+                            f"`tool_result` blocks with id: {call_id}", call_id))
+                    seen.add(call_id)
+            run = leading_results(items, first, last)
+            late = [(m, b) for m in range(first, last + 1) for b, x in enumerate(blocks(items[m]))
+                    if is_result(x) and (m, b) not in run and x.get("tool_use_id") in previous_ids]
+            for m, b in late:
+                violations.append(Violation(
+                    "tool-result-not-leading", m,
+                    f"messages.{m}.content.{b}: tool_result blocks must come first in the user message, before any "
+                    "other content", blocks(items[m])[b].get("tool_use_id")))
+        return sorted(violations, key=lambda v: v.at)
+
+    def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
+        groups = turns(items)
+
+        def slot(call: Call) -> Slot:
+            if call.server:
+                return Slot("after_block", call.at[0], call.at[1])
+            g = turn_of(groups, call.at[0])
+            if groups[g][2] != call.at[0]:  # more assistant messages follow: answer right after the call's
+                return Slot("before", call.at[0] + 1)
+            if g + 1 < len(groups) and groups[g + 1][0] == "user":
+                first = groups[g + 1][1]
+                if isinstance(items[first].get("content"), list):
+                    return Slot("into", first)
+                return Slot("before", first)
+            return Slot("before", groups[g][2] + 1)
+
+        return apply_blocks(
+            items, plan, content_key="content", slot=slot, build=_build_result, convert=_convert,
+            is_result=is_result, new_message=lambda content: {"role": "user", "content": content},
+        )
+
+
+_SERVER_ERROR_TYPES = {
+    "web_search": "web_search_tool_result",
+    "web_fetch": "web_fetch_tool_result",
+    "code_execution": "code_execution_tool_result",
+    "bash_code_execution": "bash_code_execution_tool_result",
+    "text_editor_code_execution": "text_editor_code_execution_tool_result",
+}
+
+
+def _build_result(edit: Edit) -> dict[str, Any]:
+    call = edit.call
+    if call.server:
+        result_type = _SERVER_ERROR_TYPES.get(call.name, f"{call.name}_tool_result")
+        return {"type": result_type, "tool_use_id": call.call_id,
+                "content": {"type": f"{result_type}_error", "error_code": "unavailable"}}
+    return {"type": "tool_result", "tool_use_id": call.call_id, "content": orjson.dumps(edit.payload).decode(),
+            "is_error": True}
+
+
+def _convert(edit: Edit, block: Any) -> dict[str, Any]:
+    return {"type": "text", "text": orphan_text(edit.output, edit.action.value.endswith("duplicate"))}

@@ -1,0 +1,250 @@
+"""The dialect interface, and the two ways a repair plan is laid into a thread.
+
+A dialect knows one wire format: how to recognise it, where its calls and outputs are, the rule its
+provider enforces about where an output must sit, and how to write an output in that provider's exact
+shape. Everything else (deciding what is wrong and what to do) is shared and lives in
+:mod:`threadfix.repair`.
+
+Formats come in two families, and each family has one applier here:
+
+* **flat** (OpenAI Responses, OpenAI Chat, LangChain): every call or output is an item of the list.
+* **blocks** (Anthropic, Bedrock, Gemini, Pydantic AI): calls and outputs are blocks inside messages.
+
+Appliers never mutate their input. Every item they do not change is passed through *by identity*, so
+stores can copy its original bytes instead of re-serialising it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from threadfix.model import Action, Call, Edit, Output, RepairPlan, ThreadIndex
+
+#: Actions that take an output out of where it stands.
+REMOVING = frozenset({Action.MOVE_OUTPUT, Action.DROP_ORPHAN, Action.DROP_DUPLICATE})
+CONVERTING = frozenset({Action.CONVERT_ORPHAN, Action.CONVERT_DUPLICATE})
+ANSWERING = frozenset({Action.INSERT_OUTPUT, Action.MOVE_OUTPUT})
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One reason a provider would refuse the thread, worded as the provider words it."""
+
+    rule: str
+    at: int
+    message: str
+    call_id: str | None = None
+
+
+class Dialect(ABC):
+    """One wire format. Subclasses are stateless singletons registered by name."""
+
+    name: ClassVar[str]
+    #: a short description for ``--help`` and docs
+    title: ClassVar[str]
+
+    @abstractmethod
+    def sniff(self, items: Sequence[Any]) -> int:
+        """How sure we are that ``items`` are in this format: 0 = not at all, 100 = certain."""
+
+    @abstractmethod
+    def index(self, items: Sequence[Any]) -> ThreadIndex:
+        """Every call and output, in document order."""
+
+    @abstractmethod
+    def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
+        """Whether ``output`` stands where this provider requires the answer to ``call``."""
+
+    @abstractmethod
+    def check(self, items: Sequence[Any]) -> list[Violation]:
+        """Every violation of the provider's tool-call rules, in document order (the oracle)."""
+
+    @abstractmethod
+    def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
+        """The repaired items; untouched items by identity."""
+
+    def is_pending(self, index: ThreadIndex, call: Call) -> bool:
+        """A call the provider itself may still be answering (not a fault yet)."""
+        return False
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+
+def text_of(value: Any, limit: int = 4000) -> str:
+    """Flatten an output's content (string, parts, dict) into text for a converted message."""
+    if isinstance(value, str):
+        return value[:limit]
+    if isinstance(value, list):
+        parts = [text_of(part, limit) for part in value]
+        return "\n".join(part for part in parts if part)[:limit]
+    if isinstance(value, dict):
+        for key in ("text", "output", "content", "result", "error"):
+            if key in value and value[key] is not None:
+                return text_of(value[key], limit)
+        import orjson
+
+        try:
+            return orjson.dumps(value).decode()[:limit]
+        except (TypeError, orjson.JSONEncodeError):
+            return ""
+    return "" if value is None else str(value)[:limit]
+
+
+def orphan_text(output: Output, duplicate: bool) -> str:
+    """The words a converted orphan or duplicate output carries, so nothing it said is lost."""
+    what = "a second output" if duplicate else "the output"
+    why = "which already has an output" if duplicate else "whose call is not in this thread"
+    call = output.call_id if output.call_id is not None else "(no id)"
+    return f"[threadfix] This was {what} of tool call {call}, {why}: {text_of(output.content, 100_000)}"
+
+
+def answers_by_anchor(plan: RepairPlan, anchor: Callable[[Edit], Any]) -> dict[Any, list[Edit]]:
+    """Group the edits that answer a call by where their answer goes, in call order."""
+    grouped: dict[Any, list[Edit]] = defaultdict(list)
+    for edit in sorted((e for e in plan.edits if e.action in ANSWERING), key=lambda e: e.call.at if e.call else (0, 0)):
+        grouped[anchor(edit)].append(edit)
+    return grouped
+
+
+# --------------------------------------------------------------------------- flat family
+
+
+def apply_flat(
+    items: Sequence[Any],
+    plan: RepairPlan,
+    *,
+    anchor: Callable[[Call], int],
+    build: Callable[[Edit], Any],
+    convert: Callable[[Edit, Any], Any],
+    defer: Callable[[int], int | None] = lambda index: None,
+) -> list[Any]:
+    """Lay a plan into a flat list of items.
+
+    ``anchor(call)`` is the index after which the call's answer goes; ``build`` makes a synthetic
+    output item; ``convert`` turns an orphan or duplicate output into a plain message; ``defer(i)``
+    says where a converted item at ``i`` must go instead of in place (a Chat tool block must not be
+    split by a user message), or None to keep it in place.
+    """
+    removed: set[int] = set()
+    replaced: dict[int, Any] = {}
+    after: dict[int, list[Any]] = defaultdict(list)
+    for edit in plan.edits:
+        if edit.output is None:
+            continue
+        where = edit.output.at[0]
+        if edit.action in REMOVING:
+            removed.add(where)
+        elif edit.action in CONVERTING:
+            target = defer(where)
+            if target is None:
+                replaced[where] = convert(edit, items[where])
+            else:
+                removed.add(where)
+                after[target].append(convert(edit, items[where]))
+    answers = answers_by_anchor(plan, lambda e: anchor(e.call))
+    result: list[Any] = []
+    for i, item in enumerate(items):
+        if i not in removed:
+            result.append(replaced.get(i, item))
+        for edit in answers.get(i, ()):
+            result.append(items[edit.output.at[0]] if edit.action is Action.MOVE_OUTPUT else build(edit))
+        result.extend(after.get(i, ()))
+    return result
+
+
+# --------------------------------------------------------------------------- blocks family
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """Where a call's answer goes in a blocks-family thread.
+
+    ``into``: append to message ``message`` at the end of its leading run of results.
+    ``before``: a new message inserted before index ``message`` (``len(items)`` = at the end).
+    ``after_block``: right after block ``block`` of message ``message`` (server tools).
+    """
+
+    how: str
+    message: int
+    block: int = -1
+
+
+def apply_blocks(
+    items: Sequence[Any],
+    plan: RepairPlan,
+    *,
+    content_key: str,
+    slot: Callable[[Call], Slot],
+    build: Callable[[Edit], Any],
+    convert: Callable[[Edit, Any], Any],
+    is_result: Callable[[Any], bool],
+    new_message: Callable[[list[Any]], Any],
+    blocks_of: Callable[[Any], list[Any] | None] | None = None,
+) -> list[Any]:
+    """Lay a plan into a thread whose calls and outputs are blocks inside messages.
+
+    Messages whose blocks change are shallow-copied with a new block list; a message left with no
+    blocks by a move is removed (it held nothing else). ``blocks_of`` reads a message's block list
+    (default: ``message[content_key]`` when it is a list).
+    """
+    blocks_of = blocks_of or (lambda message: message.get(content_key) if isinstance(message.get(content_key), list) else None)
+    removed: dict[int, set[int]] = defaultdict(set)
+    converted: dict[int, list[Any]] = defaultdict(list)
+    for edit in plan.edits:
+        if edit.output is None:
+            continue
+        m, b = edit.output.at
+        if edit.action in REMOVING or edit.action in CONVERTING:
+            removed[m].add(b)
+        if edit.action in CONVERTING:
+            converted[m].append(convert(edit, blocks_of(items[m])[b]))
+
+    into: dict[int, list[Any]] = defaultdict(list)
+    before: dict[int, list[Any]] = defaultdict(list)
+    after_block: dict[tuple[int, int], list[Any]] = defaultdict(list)
+    for edit in sorted((e for e in plan.edits if e.action in ANSWERING), key=lambda e: e.call.at):
+        block = blocks_of(items[edit.output.at[0]])[edit.output.at[1]] if edit.action is Action.MOVE_OUTPUT else build(edit)
+        where = slot(edit.call)
+        if where.how == "into":
+            into[where.message].append(block)
+        elif where.how == "after_block":
+            after_block[(where.message, where.block)].append(block)
+        else:
+            before[where.message].append(block)
+
+    touched = set(removed) | set(converted) | set(into) | {m for m, _ in after_block}
+    result: list[Any] = []
+    for i, message in enumerate(items):
+        if before.get(i):
+            result.append(new_message(before[i]))
+        if i not in touched:
+            result.append(message)
+            continue
+        blocks = blocks_of(message) or []
+        kept: list[Any] = []
+        for b, block in enumerate(blocks):
+            if b not in removed.get(i, ()):
+                kept.append(block)
+            kept.extend(after_block.get((i, b), ()))
+        lead = _leading_run(kept, is_result)
+        kept[lead:lead] = into.get(i, []) + converted.get(i, [])
+        if not kept and removed.get(i):
+            continue  # the message held only outputs that moved away
+        copy = dict(message)
+        copy[content_key] = kept
+        result.append(copy)
+    if before.get(len(items)):
+        result.append(new_message(before[len(items)]))
+    return result
+
+
+def _leading_run(blocks: Sequence[Any], is_result: Callable[[Any], bool]) -> int:
+    run = 0
+    while run < len(blocks) and is_result(blocks[run]):
+        run += 1
+    return run

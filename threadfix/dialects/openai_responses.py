@@ -1,0 +1,202 @@
+"""OpenAI Responses API ``input`` items.
+
+Pairing is by ``call_id`` anywhere in the list (not adjacency): every client-executed call needs an
+output item with its ``call_id``, and every output needs its call. A synthetic output goes right after
+its call, and carries no ``id`` (a sent ``id`` must start with ``fc``; see wire-rules).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from threadfix.dialects.base import Dialect, Violation, apply_flat, orphan_text
+from threadfix.failures import is_threadfix_output
+from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
+
+#: client-executed call type -> the output types that answer it (the first is the one we write)
+CALL_OUTPUTS: dict[str, tuple[str, ...]] = {
+    "function_call": ("function_call_output",),
+    "custom_tool_call": ("custom_tool_call_output",),
+    # openai/codex answers local shell calls with function_call_output; the API also has its own type
+    "local_shell_call": ("function_call_output", "local_shell_call_output"),
+    "shell_call": ("shell_call_output",),
+    "apply_patch_call": ("apply_patch_call_output",),
+    "computer_call": ("computer_call_output",),
+    "tool_search_call": ("tool_search_output",),
+}
+OUTPUT_TYPES = frozenset(t for types in CALL_OUTPUTS.values() for t in types)
+#: what the provider says when a call of this type has no output
+_CALL_WORDS = {
+    "function_call": "function call",
+    "custom_tool_call": "custom tool call",
+    "local_shell_call": "local shell call",
+    "shell_call": "shell call",
+    "apply_patch_call": "apply patch call",
+    "computer_call": "computer call",
+    "tool_search_call": "tool search call",
+}
+_OUTPUT_WORDS = {
+    "function_call_output": "function call output",
+    "custom_tool_call_output": "custom tool call output",
+    "local_shell_call_output": "local shell call output",
+    "shell_call_output": "shell call output",
+    "apply_patch_call_output": "apply patch call output",
+    "computer_call_output": "computer call output",
+    "tool_search_output": "tool search output",
+}
+_RESPONSES_ONLY = frozenset(
+    {"function_call", "function_call_output", "reasoning", "custom_tool_call", "custom_tool_call_output",
+     "local_shell_call", "local_shell_call_output", "shell_call", "shell_call_output", "apply_patch_call",
+     "apply_patch_call_output", "computer_call", "computer_call_output", "tool_search_call",
+     "tool_search_output", "web_search_call", "file_search_call", "code_interpreter_call",
+     "image_generation_call", "mcp_call", "mcp_list_tools", "mcp_approval_request", "mcp_approval_response",
+     "item_reference"}
+)
+_PART_TYPES = frozenset({"input_text", "output_text", "input_image", "input_file", "refusal"})
+
+
+def _is_client_call(item: dict[str, Any]) -> bool:
+    kind = item.get("type")
+    if kind not in CALL_OUTPUTS:
+        return False
+    # a server-executed tool search carries its own results
+    return not (kind == "tool_search_call" and item.get("execution") == "server")
+
+
+def _call_name(item: dict[str, Any]) -> str:
+    name = item.get("name")
+    if isinstance(name, str):
+        return name
+    return item.get("type", "call").removesuffix("_call") or "call"
+
+
+class OpenAIResponses(Dialect):
+    name = "openai-responses"
+    title = "OpenAI Responses API input items"
+
+    def sniff(self, items: Sequence[Any]) -> int:
+        score = 0
+        for item in items[:200]:
+            if not isinstance(item, dict):
+                return 0
+            kind = item.get("type")
+            if kind in _RESPONSES_ONLY:
+                return 100
+            content = item.get("content")
+            if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") in _PART_TYPES for p in content):
+                score = 80
+        return score
+
+    def index(self, items: Sequence[Any]) -> ThreadIndex:
+        calls: list[Call] = []
+        outputs: list[Output] = []
+        users: list[int] = []
+        models: list[int] = []
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                continue
+            kind = item.get("type")
+            if kind in CALL_OUTPUTS:
+                if _is_client_call(item):
+                    calls.append(Call(
+                        call_id=_str_or_none(item.get("call_id")),
+                        name=_call_name(item),
+                        wire_type=kind,
+                        at=(i, -1),
+                        # custom tools take free text, not JSON: only JSON arguments can be malformed
+                        arguments=item.get("arguments") if kind in ("function_call", "tool_search_call") else None,
+                        truncated=item.get("status") == "incomplete",
+                        unanswerable=kind == "computer_call",
+                    ))
+                models.append(i)
+            elif kind in OUTPUT_TYPES:
+                if kind == "tool_search_output" and item.get("execution") == "server":
+                    continue
+                content = item.get("output", item.get("tools"))
+                outputs.append(Output(
+                    call_id=_str_or_none(item.get("call_id")),
+                    wire_type=kind,
+                    at=(i, -1),
+                    content=content,
+                    status=item.get("status") if isinstance(item.get("status"), str) else None,
+                    by_threadfix=is_threadfix_output(content),
+                ))
+            elif kind in (None, "message"):
+                role = item.get("role")
+                if role == "user":
+                    users.append(i)
+                elif role == "assistant":
+                    models.append(i)
+            elif kind == "reasoning":
+                models.append(i)
+        return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
+
+    def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
+        # Pairing is by call_id anywhere; we still require the output to come after its call, since
+        # the provider's behaviour for an output placed before its call is not established.
+        return output.at[0] > call.at[0] and output.wire_type in CALL_OUTPUTS[call.wire_type]
+
+    def check(self, items: Sequence[Any]) -> list[Violation]:
+        violations: list[Violation] = []
+        calls: dict[str, str] = {}
+        answered: set[str] = set()
+        ids: set[str] = set()
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                continue
+            item_id = item.get("id")
+            if isinstance(item_id, str):
+                if item_id in ids:
+                    violations.append(Violation("duplicate-item", i, f"Duplicate item found with id {item_id}. "
+                                                "Remove duplicate items from your input and try again."))
+                ids.add(item_id)
+            kind = item.get("type")
+            if kind in CALL_OUTPUTS and _is_client_call(item) and isinstance(item.get("call_id"), str):
+                calls[item["call_id"]] = kind
+            elif kind in OUTPUT_TYPES and not (kind == "tool_search_output" and item.get("execution") == "server"):
+                call_id = item.get("call_id")
+                if call_id not in calls or kind not in CALL_OUTPUTS[calls[call_id]]:
+                    violations.append(Violation("orphan-output", i, f"No tool call found for {_OUTPUT_WORDS[kind]} "
+                                                f"with call_id {call_id}.", call_id))
+                else:
+                    answered.add(call_id)
+        for call_id, kind in calls.items():
+            if call_id not in answered:
+                where = next(i for i, it in enumerate(items) if isinstance(it, dict) and it.get("call_id") == call_id)
+                violations.append(Violation("missing-output", where,
+                                            f"No tool output found for {_CALL_WORDS[kind]} {call_id}.", call_id))
+        return sorted(violations, key=lambda v: v.at)
+
+    def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
+        return apply_flat(items, plan, anchor=lambda call: call.at[0], build=_build_output, convert=_convert)
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _build_output(edit: Edit) -> dict[str, Any]:
+    """An output in the exact shape of the call's own output type."""
+    call = edit.call
+    text = orjson.dumps(edit.payload).decode()
+    kind = call.wire_type
+    if kind == "shell_call":
+        return {"type": "shell_call_output", "call_id": call.call_id,
+                "output": [{"stdout": "", "stderr": text, "outcome": {"type": "exit", "exit_code": 1}}]}
+    if kind == "apply_patch_call":
+        return {"type": "apply_patch_call_output", "call_id": call.call_id, "status": "failed", "output": text}
+    if kind == "tool_search_call":
+        # the wire has no place for words here; an empty result is what the provider accepts
+        return {"type": "tool_search_output", "call_id": call.call_id, "execution": "client",
+                "status": "completed", "tools": []}
+    return {"type": CALL_OUTPUTS[kind][0], "call_id": call.call_id, "output": text}
+
+
+def _convert(edit: Edit, item: Any) -> dict[str, Any]:
+    """An orphan or duplicate output becomes a user message that keeps its text and names its call."""
+    duplicate = edit.action.value.endswith("duplicate")
+    parts: list[Any] = [{"type": "input_text", "text": orphan_text(edit.output, duplicate)}]
+    return {"type": "message", "role": "user", "content": parts}

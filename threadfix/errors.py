@@ -1,0 +1,54 @@
+"""One exception family and one exit-status enum, so every failure maps to a documented exit code."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """The contract with shells and schedulers (documented in README and ``--help``)."""
+
+    OK = 0
+    #: lint found problems, ``repair --check`` would change something, ``undo`` refused a thread
+    FINDINGS = 1
+    #: bad usage, or an input/store error (the rest of the batch still ran)
+    ERROR = 2
+    #: a store was locked or changed while threadfix worked on it; nothing was written, safe to retry
+    BUSY = 75
+    INTERRUPTED = 130
+
+
+class ThreadfixError(Exception):
+    """An error a user can act on: printed as one line ``threadfix: error: <where>: <what>``."""
+
+    exit_code = ExitCode.ERROR
+
+    def __init__(self, message: str, where: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.where = where
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}" if self.where else self.message
+
+
+class InputError(ThreadfixError):
+    """A store or thread that cannot be read: missing, not JSON, not a thread."""
+
+
+class StoreError(ThreadfixError):
+    """A store that cannot be written safely (permissions, disk full, a link we will not replace)."""
+
+
+class BusyError(ThreadfixError):
+    """The store is in use or changed underneath us; nothing was written."""
+
+    exit_code = ExitCode.BUSY
+
+
+class ConfigError(ThreadfixError):
+    """A bad option or configuration value."""
+
+
+class UnrewritableError(ThreadfixError):
+    """A thread whose JSON cannot be written back without altering values (big ints, -0, duplicate keys)."""

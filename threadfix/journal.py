@@ -1,0 +1,142 @@
+"""The before-image of every thread a repair changed, so that ``threadfix undo`` can put it back.
+
+A journal is JSON lines, mode 0600 in a 0700 folder, created with ``O_EXCL|O_NOFOLLOW`` (a planted
+symlink is refused, never followed). Entries are written and synced *before* the store they describe is
+changed. Undo restores a thread only while it still holds exactly what the repair wrote (its hash), and
+refuses, per thread, when the app changed it since.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from threadfix.errors import InputError, StoreError
+
+FORMAT = "threadfix-journal"
+VERSION = 1
+
+
+def default_folder() -> Path:
+    """Where journals go unless ``--journal-dir`` says otherwise (XDG state home)."""
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(state) / "threadfix" / "journal"
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One changed thread: where it is, what it was, and a hash of what the repair wrote."""
+
+    store: str  # "file" or "sqlite"
+    path: str  # the real path of the file or database
+    address: str  # the printable thread address
+    before: bytes
+    after_sha256: str
+    #: how to find the thread again: {"line": N} for a JSONL line, {} for a whole file, row keys for SQLite
+    locator: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> bytes:
+        return orjson.dumps({
+            "store": self.store, "path": self.path, "address": self.address, "locator": self.locator,
+            "before": base64.b64encode(self.before).decode("ascii"), "before_sha256": digest(self.before),
+            "after_sha256": self.after_sha256,
+        })
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> Entry:
+        return cls(value["store"], value["path"], value["address"], base64.b64decode(value["before"]),
+                   value["after_sha256"], value.get("locator") or {})
+
+
+class Journal:
+    """An append-only journal file, created on first use."""
+
+    def __init__(self, folder: Path, argv: list[str] | None = None) -> None:
+        self.folder = folder
+        self.argv = argv or []
+        self.path: Path | None = None
+        self._fd: int | None = None
+
+    def _create(self) -> None:
+        try:
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the journal folder ({exc.strerror})", str(self.folder)) from None
+        if self.folder.is_symlink():
+            raise StoreError("the journal folder is a symlink; refusing to write through it", str(self.folder))
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        for attempt in range(100):
+            name = f"repair-{stamp}-{os.getpid()}" + (f"-{attempt}" if attempt else "") + ".jsonl"
+            path = self.folder / name
+            try:
+                self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_APPEND, 0o600)
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                raise StoreError(f"cannot create the journal ({exc.strerror})", str(path)) from None
+            self.path = path
+            header = {"format": FORMAT, "version": VERSION, "created": stamp, "argv": self.argv}
+            self._append([orjson.dumps(header)])
+            return
+        raise StoreError("cannot find a free journal name", str(self.folder))
+
+    def record(self, entries: list[Entry]) -> None:
+        """Append and sync ``entries`` (call before changing the store)."""
+        if not entries:
+            return
+        if self._fd is None:
+            self._create()
+        self._append([entry.to_json() for entry in entries])
+
+    def _append(self, lines: list[bytes]) -> None:
+        data = b"".join(line + b"\n" for line in lines)
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+            os.fsync(self._fd)
+        except OSError as exc:
+            raise StoreError(f"cannot write the journal ({exc.strerror})", str(self.path)) from None
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def read_journal(path: Path) -> Iterator[Entry]:
+    """The entries of a journal, checking that it is one."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115
+    except FileNotFoundError:
+        raise InputError("no such journal", str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the journal ({exc.strerror})", str(path)) from None
+    with handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                value = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                raise InputError("is not a threadfix journal (a line is not JSON)", f"{path}:{number}") from None
+            if number == 1:
+                if not isinstance(value, dict) or value.get("format") != FORMAT:
+                    raise InputError("is not a threadfix journal", str(path))
+                continue
+            try:
+                yield Entry.from_json(value)
+            except (KeyError, TypeError, ValueError):
+                raise InputError("has a damaged entry", f"{path}:{number}") from None

@@ -1,0 +1,185 @@
+"""Neutral, frozen data that flows store → dialect → findings → repair plan → write.
+
+Nothing here does I/O. A dialect turns a wire-format thread into a :class:`ThreadIndex` of calls and
+outputs; rules and the repair planner read only that index, so they work the same for every format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum, unique
+from typing import Any
+
+from threadfix.failures.kinds import Kind
+
+#: Where an item lives in a thread: (message index, block index), block -1 when the message itself is
+#: the call or output (flat formats such as OpenAI Responses or Chat).
+Loc = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    """A printable, grep-able name for one thread: ``file``, ``file:LINE`` or ``db:table:key``."""
+
+    source: str
+    line: int | None = None
+    key: str | None = None
+
+    def __str__(self) -> str:
+        text = self.source
+        if self.line is not None:
+            text += f":{self.line}"
+        if self.key is not None:
+            text += f":{self.key}"
+        return text
+
+    def at(self, item: int | None) -> str:
+        """The address of one item of the thread (``file:LINE#4``)."""
+        return str(self) if item is None else f"{self}#{item}"
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A tool call the client was expected to answer (or, when ``server``, the provider itself)."""
+
+    call_id: str | None
+    name: str
+    wire_type: str
+    at: Loc
+    arguments: Any = None
+    #: the turn's stop reason or the call's status says it was cut off mid-call
+    truncated: bool = False
+    #: answered inside the same turn by the provider (Anthropic server tools)
+    server: bool = False
+    #: the wire cannot carry an invented output for it (e.g. computer_call needs a screenshot)
+    unanswerable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """A tool output found in a thread, as stored."""
+
+    call_id: str | None
+    wire_type: str
+    at: Loc
+    content: Any = None
+    #: the wire's own error flag (Anthropic ``is_error``, Bedrock ``status``); None when it has none
+    is_error: bool | None = None
+    #: any other status the wire carries (``failed``, ``error``, ``output-error``...)
+    status: str | None = None
+    #: threadfix wrote this output in an earlier repair
+    by_threadfix: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadIndex:
+    """Every call and output of one thread, in document order, plus what explains a dangling call."""
+
+    calls: tuple[Call, ...]
+    outputs: tuple[Output, ...]
+    #: message indices holding new input from the user (not tool results)
+    user_turns: tuple[int, ...] = ()
+    #: message indices of assistant/model messages
+    model_turns: tuple[int, ...] = ()
+    length: int = 0
+
+
+@dataclass(slots=True)
+class Thread:
+    """One stored thread: its items and enough of its origin to write it back byte-exactly."""
+
+    address: Address
+    items: list[Any]
+    #: the object that held the items (its other keys are kept), or None for a bare array
+    container: dict[str, Any] | None = None
+    key: str | None = None
+    #: the exact bytes the thread was read from (a JSONL line, a file, a row's JSON)
+    raw: bytes = b""
+    #: seconds since the epoch of the thread's last change, when known
+    modified: float | None = None
+    #: a dialect forced by the store (a preset) or the user
+    dialect: str | None = None
+    #: store-private data needed to write the thread back (line number, row id...)
+    locator: Any = None
+
+
+@unique
+class Action(str, Enum):
+    """What a repair does to one call or output."""
+
+    INSERT_OUTPUT = "insert_output"
+    MOVE_OUTPUT = "move_output"
+    CONVERT_ORPHAN = "convert_orphan"
+    DROP_ORPHAN = "drop_orphan"
+    CONVERT_DUPLICATE = "convert_duplicate"
+    DROP_DUPLICATE = "drop_duplicate"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """One planned change, with the call it concerns and why."""
+
+    action: Action
+    call_id: str | None
+    tool: str | None
+    at: Loc
+    kind: Kind | None = None
+    cause: str | None = None
+    evidence: str | None = None
+    #: the output being moved, converted or dropped
+    output: Output | None = None
+    #: the call being answered
+    call: Call | None = None
+    #: the synthetic output's payload (a JSON-able dict) for INSERT_OUTPUT
+    payload: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """A problem repair saw but will not touch, and why (reported, never silent)."""
+
+    call_id: str | None
+    tool: str | None
+    at: Loc
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RepairPlan:
+    """Everything repair would do to one thread; empty when the thread is healthy."""
+
+    edits: tuple[Edit, ...] = ()
+    skips: tuple[Skip, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.edits)
+
+
+@unique
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One lint result: a rule code at a place in a thread."""
+
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    address: Address
+    item: int | None = None
+    call_id: str | None = None
+    tool: str | None = None
+    kind: Kind | None = None
+    fixable: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)

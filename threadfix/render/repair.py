@@ -1,0 +1,119 @@
+"""What ``repair`` prints: one grep-able line per change (or JSON), diffs, and the summary line."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import orjson
+
+from threadfix.batch import Problem, RunResult, ThreadOutcome
+from threadfix.model import Edit, Loc, Skip
+from threadfix.render.diff import unified_diff
+from threadfix.render.safe import terminal_safe
+
+_VERBS = {
+    "insert_output": "add error output for",
+    "move_output": "move output of",
+    "convert_orphan": "keep as message: orphan output of",
+    "drop_orphan": "drop orphan output of",
+    "convert_duplicate": "keep as message: extra output of",
+    "drop_duplicate": "drop threadfix output (a real one exists) of",
+}
+
+
+def item_label(at: Loc) -> str:
+    message, block = at
+    return f"{message}" if block < 0 else f"{message}.{block}"
+
+
+def edit_json(edit: Edit) -> dict[str, Any]:
+    return {
+        "action": edit.action.value, "call_id": edit.call_id, "tool": edit.tool, "item": item_label(edit.at),
+        "kind": edit.kind.value if edit.kind else None, "cause": edit.cause, "evidence": edit.evidence,
+    }
+
+
+def skip_json(skip: Skip) -> dict[str, Any]:
+    return {"call_id": skip.call_id, "tool": skip.tool, "item": item_label(skip.at), "reason": skip.reason}
+
+
+def edit_line(address: str, edit: Edit) -> str:
+    call = terminal_safe(edit.call_id if edit.call_id is not None else "(no id)", 80)
+    tool = f" ({terminal_safe(edit.tool, 60)})" if edit.tool else ""
+    why = f": {edit.kind.value}, {edit.evidence}" if edit.kind else (f": {edit.evidence}" if edit.evidence else "")
+    return f"{terminal_safe(address, 300)}#{item_label(edit.at)}: {_VERBS[edit.action.value]} {call}{tool}{why}"
+
+
+class RepairPrinter:
+    """Streams results to stdout as they come (text lines or one JSON document)."""
+
+    def __init__(self, fmt: str, *, on_problem, diff: bool = False, quiet_stdout: bool = False) -> None:
+        self.on_problem = on_problem
+        self.fmt = fmt
+        self.diff = diff
+        self.quiet = quiet_stdout  # stdin mode: stdout carries only the repaired document
+        self.out = sys.stdout
+        self.first = True
+        if fmt == "json" and not self.quiet:
+            self.out.write('{"threads":[')
+
+    def outcome(self, outcome: ThreadOutcome | Problem) -> None:
+        if isinstance(outcome, Problem):
+            self.on_problem(outcome.where, outcome.message)
+            return
+        if outcome.status == "healthy" or self.quiet:
+            return
+        if self.fmt == "json":
+            self._json(outcome)
+        elif self.diff and outcome.before is not None and outcome.after is not None:
+            self.out.write(unified_diff(outcome.address, outcome.before, outcome.after))
+        else:
+            self._text(outcome)
+
+    def _text(self, outcome: ThreadOutcome) -> None:
+        address = outcome.address
+        if outcome.status in ("recent", "left_alone"):
+            label = "skipped" if outcome.status == "recent" else "left alone"
+            self.out.write(f"{terminal_safe(address, 300)}: {label}: {terminal_safe(outcome.message or '', 300)}\n")
+            return
+        for edit in outcome.plan.edits:
+            self.out.write(edit_line(address, edit) + "\n")
+        for skip in outcome.plan.skips:
+            call = terminal_safe(skip.call_id or "(no id)", 80)
+            self.out.write(f"{terminal_safe(address, 300)}#{item_label(skip.at)}: not repaired {call}: {skip.reason}\n")
+
+    def _json(self, outcome: ThreadOutcome) -> None:
+        record = {
+            "address": outcome.address, "dialect": outcome.dialect, "status": outcome.status,
+            "message": outcome.message, "edits": [edit_json(e) for e in outcome.plan.edits],
+            "skips": [skip_json(s) for s in outcome.plan.skips],
+        }
+        self.out.write(("" if self.first else ",") + orjson.dumps(record).decode())
+        self.first = False
+
+    def finish(self, result: RunResult) -> None:
+        if self.fmt == "json" and not self.quiet:
+            summary = {
+                "threads": result.threads, "changed": result.changed, "edits": result.edits, "recent": result.recent,
+                "skipped_calls": result.skipped_calls,
+                "problems": [{"where": p.where, "message": p.message, "exit_code": int(p.exit_code)} for p in result.problems],
+                "journal": str(result.journal) if result.journal else None,
+            }
+            self.out.write('],"summary":' + orjson.dumps(summary).decode() + "}\n")
+        self.out.flush()
+
+    @staticmethod
+    def summary(result: RunResult, *, writes: bool) -> str:
+        verb = "repaired" if writes else "would repair"
+        edits = ", ".join(f"{count} {action.replace('_', ' ')}" for action, count in sorted(result.edits.items()))
+        parts = [f"{verb} {result.changed} of {result.threads} thread{'s' if result.threads != 1 else ''}"]
+        if edits:
+            parts[0] += f" ({edits})"
+        if result.recent:
+            parts.append(f"{result.recent} skipped as recent (--min-age)")
+        if result.skipped_calls:
+            parts.append(f"{result.skipped_calls} call{'s' if result.skipped_calls != 1 else ''} left alone")
+        if result.problems:
+            parts.append(f"{len(result.problems)} error{'s' if len(result.problems) != 1 else ''}")
+        return "; ".join(parts)

@@ -1,0 +1,56 @@
+"""Where threads live. ``open_stores`` turns a command-line path into stores of the right kind."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from threadfix.stores.base import ReadProblem, Store, StoreWriter
+from threadfix.stores.files import DEFAULT_MAX_DOC_BYTES, FileStore, open_file_stores
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreOptions:
+    """How to read stores; the SQLite fields only matter for databases."""
+
+    max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES
+    dialect: str | None = None
+    #: SQLite layout: one row per thread (json_column) or one row per item (thread/order/item columns)
+    table: str | None = None
+    id_column: str | None = None
+    json_column: str | None = None
+    thread_column: str | None = None
+    order_column: str | None = None
+    item_column: str | None = None
+    #: seconds to wait for an app's write lock
+    busy_timeout: float = 5.0
+    #: threads per write transaction
+    batch_size: int = 50
+    #: open databases for writing (repair) rather than read-only
+    writable: bool = False
+
+
+def is_sqlite(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(16) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def open_stores(spec: str, options: StoreOptions = StoreOptions(), stdin: Any = None) -> Iterator[Store]:
+    """Every store a path names: a JSON/JSONL file, a folder of them, ``-`` (stdin), or a SQLite database."""
+    path = Path(spec)
+    if spec != "-" and path.is_file() and is_sqlite(path):
+        from threadfix.stores.sqlite import open_sqlite_store
+
+        yield open_sqlite_store(path, options)
+        return
+    yield from open_file_stores(spec, max_doc_bytes=options.max_doc_bytes, dialect=options.dialect, stdin=stdin)
+
+
+__all__ = ["FileStore", "ReadProblem", "Store", "StoreOptions", "StoreWriter", "is_sqlite", "open_stores"]

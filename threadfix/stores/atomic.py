@@ -1,0 +1,305 @@
+"""Replace a file so that readers see the old bytes or the new ones, never a mix, and nothing is lost.
+
+The recipe (see the reliability notes): resolve a symlink deliberately; refuse a hard-linked file
+(replacing one name would silently split it from the other); write a temp file in the same folder with
+``O_CREAT|O_EXCL|O_NOFOLLOW`` and mode 0600; copy the original's mode and owner; ``fsync``; check that
+the original has not changed since we read it (compare-and-swap on device, inode, size and mtime); take a
+Linux write lease when we can, so that a process opening the file meanwhile is noticed; ``rename``;
+``fsync`` the folder. Any failure removes the temp file and leaves the original untouched.
+
+The new content is streamed: unchanged byte ranges are copied from the original with the kernel's
+copy, and only changed threads are written by Python.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import signal
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from threadfix.errors import BusyError, StoreError
+
+TEMP_PREFIX = ".threadfix-"
+_F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)
+_F_GETLEASE = getattr(fcntl, "F_GETLEASE", 1025)
+_COPY_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """What must not change between reading a file and replacing it."""
+
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> Fingerprint:
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def resolve_target(path: Path) -> Path:
+    """The real file to replace: a symlink is followed on purpose (the link itself stays a link)."""
+    real = Path(os.path.realpath(path))
+    try:
+        st = real.stat()
+    except FileNotFoundError:
+        raise StoreError("no such file", str(path)) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise StoreError("not a regular file", str(path))
+    if st.st_nlink > 1:
+        raise StoreError(f"has {st.st_nlink} hard links; replacing it would split them (copy it first)", str(path))
+    return real
+
+
+class LeaseWatch:
+    """A write lease on the original while we replace it: granted only when no other process has it open.
+
+    If someone opens the file while we hold it, the kernel tells us (SIGIO) and holds their open for a
+    while; we then give up instead of renaming over bytes they may be about to write.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd: int | None = None
+        self.broken = False
+        self._previous = None
+
+    def acquire(self) -> bool:
+        """True when a lease is held; False when leases are not available here (then CAS alone guards)."""
+        try:
+            self.fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            return False
+        try:
+            self._previous = signal.signal(signal.SIGIO, self._on_break)
+        except ValueError:  # not the main thread: no signals, no lease
+            self._close()
+            return False
+        try:
+            fcntl.fcntl(self.fd, _F_SETLEASE, fcntl.F_WRLCK)
+        except OSError as exc:
+            self.release()
+            if exc.errno in (errno.EAGAIN, errno.EBUSY):
+                raise BusyError("another process has the file open; try again when it is closed", str(self.path)) from None
+            return False  # EINVAL (filesystem without leases), EACCES (not the owner): fall back to CAS
+        return True
+
+    def _on_break(self, signum: int, frame: object) -> None:
+        self.broken = True
+
+    def release(self) -> None:
+        if self.fd is not None:
+            try:
+                fcntl.fcntl(self.fd, _F_SETLEASE, fcntl.F_UNLCK)
+            except OSError:
+                pass
+        self._close()
+        if self._previous is not None:
+            signal.signal(signal.SIGIO, self._previous)
+            self._previous = None
+
+    def _close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+class Rewriter:
+    """Streams a new version of ``source`` into a temp file beside it, then swaps it in atomically.
+
+    Call :meth:`splice` for each changed byte range in increasing order, then :meth:`commit`; or
+    :meth:`abort`. Nothing is created until the first splice.
+    """
+
+    def __init__(self, source: Path, expected: Fingerprint, dest: Path | None = None) -> None:
+        self.source = Path(os.path.realpath(source))
+        #: ``dest`` writes elsewhere (``-o``): the source is only read, never replaced
+        self.dest = dest
+        self.target = resolve_target(source) if dest is None else _new_target(dest)
+        self.display = str(source) if dest is None else str(dest)
+        self.expected = expected
+        self._src: BinaryIO | None = None
+        self._tmp_fd: int | None = None
+        self._tmp_path: str | None = None
+        self._pos = 0
+        self.changed = False
+
+    def _open(self) -> None:
+        folder = self.target.parent
+        if not os.access(folder, os.W_OK):
+            raise StoreError("the folder is not writable, so the file cannot be replaced atomically", self.display)
+        fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=folder)
+        self._tmp_fd, self._tmp_path = fd, name
+        self._src = open(self.source, "rb")  # noqa: SIM115 - closed in commit/abort
+        if Fingerprint.of(os.fstat(self._src.fileno())) != self.expected:
+            raise BusyError("changed while threadfix was reading it; nothing was written", self.display)
+
+    def splice(self, start: int, end: int, data: bytes) -> None:
+        """Replace original bytes [start, end) with ``data``; bytes before ``start`` are copied as they are."""
+        if self._tmp_fd is None:
+            self._open()
+        self._copy_until(start)
+        _write_all(self._tmp_fd, data)
+        self._pos = end
+        self.changed = True
+
+    def _copy_until(self, offset: int) -> None:
+        assert self._src is not None and self._tmp_fd is not None
+        remaining = offset - self._pos
+        src = self._src.fileno()
+        while remaining > 0:
+            try:
+                sent = os.copy_file_range(src, self._tmp_fd, min(remaining, 1 << 30), self._pos)
+            except OSError as exc:
+                if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+                    raise
+                sent = self._copy_slowly(remaining)
+            if sent == 0:
+                raise BusyError("shrank while threadfix was reading it; nothing was written", self.display)
+            self._pos += sent
+            remaining -= sent
+
+    def _copy_slowly(self, remaining: int) -> int:
+        assert self._src is not None and self._tmp_fd is not None
+        self._src.seek(self._pos)
+        chunk = self._src.read(min(remaining, _COPY_CHUNK))
+        _write_all(self._tmp_fd, chunk)
+        return len(chunk)
+
+    def commit(self, always: bool = False) -> bool:
+        """Swap the new version in; False when nothing was spliced (the original is left alone).
+
+        ``always`` writes the destination even when nothing changed (``-o`` always gets a file).
+        """
+        if self._tmp_fd is None:
+            if not always:
+                return False
+            self._open()
+        if self.dest is not None:
+            return self._commit_elsewhere()
+        lease = LeaseWatch(self.target)
+        try:
+            self._copy_until(self.expected.size)
+            original = os.fstat(self._src.fileno())
+            self._src.close()  # a write lease is refused while any descriptor, ours included, is open
+            self._src = None
+            _match_metadata(self._tmp_fd, original, self.display)
+            os.fsync(self._tmp_fd)
+            leased = lease.acquire()
+            now = os.stat(self.target, follow_symlinks=False)
+            if Fingerprint.of(now) != self.expected:
+                raise BusyError("changed while threadfix was working on it; nothing was written", self.display)
+            if leased and lease.broken:
+                raise BusyError("another process opened it while threadfix was replacing it; nothing was written",
+                                self.display)
+            os.replace(self._tmp_path, self.target)
+            self._tmp_path = None
+            fsync_folder(self.target.parent)
+        except OSError as exc:
+            raise StoreError(describe_os_error(exc), self.display) from None
+        finally:
+            lease.release()
+            self.abort()
+        return True
+
+    def _commit_elsewhere(self) -> bool:
+        try:
+            self._copy_until(self.expected.size)
+            os.fchmod(self._tmp_fd, stat.S_IMODE(os.fstat(self._src.fileno()).st_mode))
+            os.fsync(self._tmp_fd)
+            os.replace(self._tmp_path, self.target)
+            self._tmp_path = None
+            fsync_folder(self.target.parent)
+        except OSError as exc:
+            raise StoreError(describe_os_error(exc), self.display) from None
+        finally:
+            self.abort()
+        return True
+
+    def abort(self) -> None:
+        """Close everything and remove the temp file if it is still there."""
+        if self._tmp_fd is not None:
+            os.close(self._tmp_fd)
+            self._tmp_fd = None
+        if self._src is not None:
+            self._src.close()
+            self._src = None
+        if self._tmp_path is not None:
+            try:
+                os.unlink(self._tmp_path)
+            except FileNotFoundError:
+                pass
+            self._tmp_path = None
+
+
+def _new_target(dest: Path) -> Path:
+    """A destination for ``-o``: a new or regular file, never a link or a folder."""
+    if dest.is_symlink() or (dest.exists() and not dest.is_file()):
+        raise StoreError("exists and is not a regular file; refusing to replace it", str(dest))
+    return Path(os.path.abspath(dest))
+
+
+def _write_all(fd: int, data: bytes | memoryview) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _match_metadata(fd: int, original: os.stat_result, where: str) -> None:
+    """Give the new file the original's permissions and, when we may, its owner."""
+    os.fchmod(fd, stat.S_IMODE(original.st_mode))
+    if (original.st_uid, original.st_gid) != (os.geteuid(), os.getegid()):
+        try:
+            os.fchown(fd, original.st_uid, original.st_gid)
+        except PermissionError:
+            raise StoreError("is owned by another user; run threadfix as that user", where) from None
+
+
+def fsync_folder(folder: Path) -> None:
+    """Make a rename durable: it is atomic at once, but only durable once the folder is synced."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_new_file(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write ``data`` to ``path`` atomically (for ``-o``): temp file, fsync, rename, folder fsync."""
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise StoreError("exists and is not a regular file; refusing to replace it", str(path))
+    try:
+        fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise StoreError(describe_os_error(exc), str(path)) from None
+    try:
+        _write_all(fd, data)
+        os.fchmod(fd, mode)
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.replace(name, path)
+        fsync_folder(folder)
+    except OSError as exc:
+        raise StoreError(describe_os_error(exc), str(path)) from None
+    finally:
+        if fd != -1:
+            os.close(fd)
+        if os.path.exists(name):
+            os.unlink(name)
+
+
+def describe_os_error(exc: OSError) -> str:
+    """An OSError as a short lower-case phrase (``no space left on device``)."""
+    text = os.strerror(exc.errno) if exc.errno else str(exc)
+    return text[:1].lower() + text[1:]

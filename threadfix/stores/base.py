@@ -1,0 +1,96 @@
+"""What every store offers: threads to read, and a writer that swaps changed threads in atomically."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from threadfix.journal import Entry
+from threadfix.model import Thread
+
+#: keys that say when a thread last changed; a thread's own creation time says nothing about that,
+#: but an item's does (an item is created when it is appended)
+THREAD_TIME_KEYS = ("updated_at", "updatedAt", "modified_at", "last_updated", "last_modified")
+ITEM_TIME_KEYS = (*THREAD_TIME_KEYS, "created_at", "createdAt", "timestamp", "created", "time")
+
+
+@dataclass(frozen=True, slots=True)
+class ReadProblem:
+    """A file, line or row that could not be read as a thread; the rest of the store goes on."""
+
+    where: str
+    message: str
+
+
+class StoreWriter(ABC):
+    """Receives changed threads in read order, then commits them all or nothing."""
+
+    @abstractmethod
+    def replace(self, thread: Thread, data: bytes) -> None:
+        """Put ``data`` (the thread's new encoding) in place of the thread."""
+
+    @abstractmethod
+    def commit(self) -> Any:
+        """Make the changes durable; returns what the caller needs (bytes for stdout, True when written)."""
+
+    @abstractmethod
+    def abort(self) -> None:
+        """Drop everything not yet committed."""
+
+
+class Store(ABC):
+    """A place threads live: a file, stdin, a database table."""
+
+    display: str
+
+    @abstractmethod
+    def threads(self) -> Iterator[Thread | ReadProblem]:
+        """Every thread in store order; unreadable parts as ReadProblems."""
+
+    @abstractmethod
+    def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
+        """The bytes the thread will be stored as once its items are ``new_items``."""
+
+    @abstractmethod
+    def writer(self, dest: Path | None = None) -> StoreWriter:
+        """A writer for this store (``dest``: write elsewhere instead of in place)."""
+
+    @abstractmethod
+    def journal_entry(self, thread: Thread, data: bytes) -> Entry | None:
+        """The undo record for replacing ``thread`` with ``data`` in place (None: nothing to undo)."""
+
+    def whole_bytes(self) -> bytes:
+        """The store's whole content, for a thread that spans it (diffs of item-per-line files)."""
+        return b""
+
+
+def parse_time(value: Any) -> float | None:
+    """Seconds since the epoch from an ISO-8601 string or a number in seconds or milliseconds."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return value / 1000.0 if value > 1e11 else float(value)
+    if isinstance(value, str) and 8 <= len(value) <= 40:
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        if moment.tzinfo is None:
+            from datetime import timezone
+
+            moment = moment.replace(tzinfo=timezone.utc)
+        return moment.timestamp()
+    return None
+
+
+def modified_time(container: dict[str, Any] | None, items: list[Any], fallback: float | None) -> float | None:
+    """When a thread last changed: its update time or its last items' times, else the file's mtime."""
+    found = [t for key in THREAD_TIME_KEYS if container and (t := parse_time(container.get(key))) is not None]
+    for item in items[-3:]:
+        if isinstance(item, dict):
+            found.extend(t for key in ITEM_TIME_KEYS if (t := parse_time(item.get(key))) is not None)
+    return max(found) if found else fallback

@@ -1,0 +1,383 @@
+"""Threads stored in files: a ``.json`` document, a ``.jsonl`` file, a folder of both, or stdin.
+
+Reading streams (one JSONL line at a time) and remembers each thread's byte range, so that a repair
+rewrites only the ranges it changed and copies every other byte as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from threadfix import jsonio
+from threadfix.errors import InputError, UnrewritableError
+from threadfix.journal import Entry, digest
+from threadfix.model import Address, Thread
+from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter
+from threadfix.stores.base import ReadProblem, Store, StoreWriter, modified_time
+
+#: keys under which an object holds its thread's items, in the order they are tried
+THREAD_KEYS = ("input", "messages", "items", "contents", "history")
+ID_KEYS = ("id", "thread_id", "session_id", "conversation_id", "chat_id")
+#: the largest single document or JSONL line threadfix parses (parsing needs ~30x its size in memory)
+DEFAULT_MAX_DOC_BYTES = 256 * 1024 * 1024
+FILE_SUFFIXES = (".json", ".jsonl")
+
+
+def split_container(value: Any) -> tuple[list[Any], dict[str, Any] | None, str | None] | None:
+    """The items of a thread document and the object holding them, or None when it holds no thread."""
+    if isinstance(value, list):
+        return value, None, None
+    if isinstance(value, dict):
+        for key in THREAD_KEYS:
+            if isinstance(value.get(key), list):
+                return value[key], value, key
+    return None
+
+
+def thread_id(container: dict[str, Any] | None) -> str | None:
+    if container:
+        for key in ID_KEYS:
+            value = container.get(key)
+            if isinstance(value, (str, int)) and not isinstance(value, bool):
+                return str(value)
+    return None
+
+
+def encode_document(thread: Thread, new_items: list[Any]) -> bytes:
+    """The new bytes of a one-document thread, in the layout of the original."""
+    problem = jsonio.fidelity_problem(thread.raw)
+    if problem:
+        raise UnrewritableError(f"left alone: rewriting it would alter values ({problem})", str(thread.address))
+    if thread.container is None:
+        value, original = new_items, thread.items
+    else:
+        value = dict(thread.container)
+        value[thread.key] = new_items
+        original = thread.container
+    try:
+        data, _style = jsonio.rewrite(thread.raw, value, original)
+    except jsonio.JsonWriteError as exc:
+        raise UnrewritableError(f"left alone: cannot be written back ({exc})", str(thread.address)) from None
+    return data
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A thread's byte range in its file."""
+
+    start: int
+    end: int
+
+
+class _Lines:
+    """Lines of a binary stream with their offsets; over-long lines are skipped, not loaded."""
+
+    def __init__(self, stream: Any, max_bytes: int) -> None:
+        self.stream = stream
+        self.max_bytes = max_bytes
+
+    def __iter__(self) -> Iterator[tuple[int, int, bytes | None]]:
+        """(line number, start offset, content without its newline, or None when too long)."""
+        offset = 0
+        number = 0
+        while True:
+            line = self.stream.readline(self.max_bytes + 2)
+            if not line:
+                return
+            number += 1
+            start = offset
+            offset += len(line)
+            if len(line) > self.max_bytes + 1 or (not line.endswith(b"\n") and len(line) > self.max_bytes):
+                while not line.endswith(b"\n"):
+                    line = self.stream.readline(1 << 20)
+                    if not line:
+                        break
+                    offset += len(line)
+                yield number, start, None
+                continue
+            yield number, start, line
+
+
+class FileStore(Store):
+    """One file (or stdin's bytes): a JSON document or JSONL."""
+
+    def __init__(self, path: Path | None, display: str, data: bytes | None = None, *, jsonl: bool | None = None,
+                 max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES, dialect: str | None = None) -> None:
+        self.path = path
+        self.display = display
+        self.data = data
+        self.jsonl = jsonl
+        self.max_doc_bytes = max_doc_bytes
+        self.dialect = dialect
+        self.fingerprint: Fingerprint | None = None
+        self.mtime: float | None = None
+        #: set while reading a JSONL file whose lines are items (the whole file is one thread)
+        self.item_lines: list[tuple[int, bytes, Any]] | None = None
+
+    # ------------------------------------------------------------------ reading
+
+    def threads(self) -> Iterator[Thread | ReadProblem]:
+        if self.data is not None:
+            yield from self._read_bytes(self.data)
+            return
+        assert self.path is not None
+        try:
+            handle = open(self.path, "rb")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            yield ReadProblem(self.display, "no such file")
+            return
+        except IsADirectoryError:
+            yield ReadProblem(self.display, "is a folder")
+            return
+        except PermissionError:
+            yield ReadProblem(self.display, "permission denied")
+            return
+        with handle:
+            st = os.fstat(handle.fileno())
+            self.fingerprint = Fingerprint.of(st)
+            self.mtime = st.st_mtime
+            if self.jsonl:
+                yield from self._read_jsonl(handle)
+            else:
+                if st.st_size > self.max_doc_bytes:
+                    yield ReadProblem(self.display, f"is {st.st_size // 2**20} MiB, over the {self.max_doc_bytes // 2**20} MiB "
+                                      "limit for one document (raise --max-doc-mb)")
+                    return
+                yield from self._read_document(handle.read())
+
+    def _read_bytes(self, data: bytes) -> Iterator[Thread | ReadProblem]:
+        if self.jsonl is None:
+            try:
+                jsonio.loads(data)
+                self.jsonl = False
+            except jsonio.JsonReadError:
+                self.jsonl = b"\n" in data.strip()
+        if self.jsonl:
+            import io
+
+            yield from self._read_jsonl(io.BytesIO(data))
+        else:
+            yield from self._read_document(data)
+
+    def _read_document(self, raw: bytes) -> Iterator[Thread | ReadProblem]:
+        try:
+            value = jsonio.loads(raw)
+        except jsonio.JsonReadError as exc:
+            yield ReadProblem(_at(self.display, exc.line, exc.column), exc.message)
+            return
+        parts = split_container(value)
+        if parts is None:
+            yield ReadProblem(self.display, "holds no thread (expected an array of items, or an object with one of "
+                              f"{', '.join(THREAD_KEYS)})")
+            return
+        items, container, key = parts
+        yield Thread(
+            address=Address(self.display, key=None), items=items, container=container, key=key, raw=raw,
+            modified=modified_time(container, items, self.mtime), dialect=self.dialect, locator=Span(0, len(raw)),
+        )
+
+    def _read_jsonl(self, stream: Any) -> Iterator[Thread | ReadProblem]:
+        mode: str | None = None  # "threads" (one per line) or "items" (the file is one thread)
+        for number, start, line in _Lines(stream, self.max_doc_bytes):
+            where = f"{self.display}:{number}"
+            if line is None:
+                yield ReadProblem(where, f"line is over the {self.max_doc_bytes // 2**20} MiB limit (raise --max-doc-mb)")
+                if mode == "items":
+                    self.item_lines = None
+                    mode = "broken"
+                continue
+            body = line[3:] if number == 1 and line[:3] == jsonio.BOM else line
+            if not body.strip():
+                if mode == "items":
+                    self.item_lines.append((start, line, None))
+                continue
+            try:
+                value = jsonio.loads(body)
+            except jsonio.JsonReadError as exc:
+                yield ReadProblem(_at(where, None, exc.column), exc.message)
+                if mode == "items":
+                    mode = "broken"
+                continue
+            parts = split_container(value)
+            if mode is None:
+                mode = "threads" if parts is not None else "items"
+                if mode == "items":
+                    self.item_lines = []
+            if mode == "threads":
+                if parts is None:
+                    yield ReadProblem(where, "holds no thread (expected an array of items, or an object with one of "
+                                      f"{', '.join(THREAD_KEYS)})")
+                    continue
+                items, container, key = parts
+                content = line.rstrip(b"\r\n")
+                offset = 3 if number == 1 and line[:3] == jsonio.BOM else 0
+                yield Thread(
+                    address=Address(self.display, line=number, key=_id_label(container)), items=items,
+                    container=container, key=key, raw=content[offset:], modified=modified_time(container, items, self.mtime),
+                    dialect=self.dialect, locator=Span(start + offset, start + len(content)),
+                )
+            elif mode == "items":
+                self.item_lines.append((start, line, value))
+        if mode == "items" and self.item_lines is not None:
+            items = [value for _, _, value in self.item_lines if value is not None]
+            end = self.item_lines[-1][0] + len(self.item_lines[-1][1]) if self.item_lines else 0
+            yield Thread(address=Address(self.display), items=items, raw=b"", modified=modified_time(None, items, self.mtime),
+                         dialect=self.dialect, locator=Span(0, end))
+        elif mode == "broken":
+            yield ReadProblem(self.display, "its lines are the items of one thread and some could not be read, so it "
+                              "is left alone")
+
+    # ------------------------------------------------------------------ writing
+
+    def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
+        if self.item_lines is not None and thread.container is None and thread.address.line is None and self.jsonl:
+            return self._encode_item_lines(new_items)
+        return encode_document(thread, new_items)
+
+    def _encode_item_lines(self, new_items: Sequence[Any]) -> bytes:
+        """Item-per-line JSONL: every original item keeps its exact line (and the blank lines after it)."""
+        assert self.item_lines is not None
+        ending = b"\r\n" if self.item_lines and self.item_lines[0][1].endswith(b"\r\n") else b"\n"
+        leading: list[bytes] = []
+        lines_by_item: dict[int, list[bytes]] = {}
+        last: list[bytes] = leading
+        for _, line, value in self.item_lines:
+            if value is None:
+                last.append(line)
+            else:
+                last = lines_by_item[id(value)] = [line]
+        out = list(leading)
+        for item in new_items:
+            original = lines_by_item.get(id(item))
+            if original is None:
+                try:
+                    original = [jsonio.dumps(item) + ending]
+                except jsonio.JsonWriteError as exc:
+                    raise UnrewritableError(f"left alone: cannot be written back ({exc})", self.display) from None
+            if out and not out[-1].endswith(b"\n"):
+                out[-1] += ending  # the original last line had no newline and is no longer last
+            out.extend(original)
+        return b"".join(out)
+
+    def writer(self, dest: Path | None = None) -> StoreWriter:
+        return _FileWriter(self, dest)
+
+    def journal_entry(self, thread: Thread, data: bytes) -> Entry | None:
+        if self.path is None:
+            return None  # stdin: the original is not touched
+        locator = {"line": thread.address.line} if thread.address.line is not None else {}
+        return Entry("file", os.path.realpath(self.path), str(thread.address), thread.raw or self.whole_bytes(),
+                     digest(data), locator)
+
+    def whole_bytes(self) -> bytes:
+        if self.data is not None:
+            return self.data
+        with open(self.path, "rb") as handle:
+            return handle.read()
+
+
+class _FileWriter(StoreWriter):
+    """Splices changed threads into a copy of the file (or of stdin's bytes), in read order."""
+
+    def __init__(self, store: FileStore, dest: Path | None) -> None:
+        self.store = store
+        self.dest = dest
+        self._rewriter: Rewriter | None = None
+        self.buffer: list[bytes] | None = [] if store.data is not None else None
+        self.pos = 0
+
+    @property
+    def rewriter(self) -> Rewriter:
+        if self._rewriter is None:  # the fingerprint exists once reading has started
+            assert self.store.path is not None and self.store.fingerprint is not None
+            self._rewriter = Rewriter(self.store.path, self.store.fingerprint, self.dest)
+        return self._rewriter
+
+    def replace(self, thread: Thread, data: bytes) -> None:
+        span: Span = thread.locator
+        if self.buffer is not None:
+            self.buffer.append(self.store.data[self.pos:span.start])
+            self.buffer.append(data)
+            self.pos = span.end
+        else:
+            self.rewriter.splice(span.start, span.end, data)
+
+    def commit(self) -> bytes | bool:
+        if self.buffer is not None:
+            self.buffer.append(self.store.data[self.pos:])
+            return b"".join(self.buffer)
+        if self.store.fingerprint is None:
+            return False  # the file could not be read; there is nothing to write
+        if self._rewriter is None and self.dest is None:
+            return False
+        return self.rewriter.commit(always=self.dest is not None)
+
+    def abort(self) -> None:
+        if self._rewriter is not None:
+            self._rewriter.abort()
+
+
+def _id_label(container: dict[str, Any] | None) -> str | None:
+    ident = thread_id(container)
+    return None if ident is None else f"id={ident}"
+
+
+def _at(where: str, line: int | None, column: int | None) -> str:
+    if line is not None:
+        where += f":{line}"
+    if column is not None:
+        where += f":{column}"
+    return where
+
+
+def iter_files(root: Path) -> Iterator[Path]:
+    """Every ``.json``/``.jsonl`` file under ``root``, sorted, skipping hidden folders and our temp files."""
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(FILE_SUFFIXES) and not name.startswith(TEMP_PREFIX):
+                yield Path(folder) / name
+
+
+def open_file_stores(spec: str, *, max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES, dialect: str | None = None,
+                     stdin: Any = None) -> Iterator[FileStore]:
+    """The file stores a command-line path names: a file, every thread file in a folder, or ``-``."""
+    if spec == "-":
+        stream = stdin if stdin is not None else sys.stdin.buffer
+        yield FileStore(None, "<stdin>", stream.read(), max_doc_bytes=max_doc_bytes, dialect=dialect)
+        return
+    path = Path(spec)
+    if path.is_dir():
+        for file in iter_files(path):
+            yield FileStore(file, str(file), jsonl=file.suffix == ".jsonl", max_doc_bytes=max_doc_bytes, dialect=dialect)
+        return
+    if not path.exists():
+        raise InputError("no such file or folder", spec)
+    yield FileStore(path, spec, jsonl=_looks_jsonl(path), max_doc_bytes=max_doc_bytes, dialect=dialect)
+
+
+def _looks_jsonl(path: Path) -> bool | None:
+    if path.suffix == ".jsonl":
+        return True
+    if path.suffix == ".json":
+        return False
+    return None if path.stat().st_size < 1 else _sniff_jsonl(path)
+
+
+def _sniff_jsonl(path: Path) -> bool:
+    """An unknown suffix: JSONL when the first line is a whole JSON value and more lines follow."""
+    with open(path, "rb") as handle:
+        first = handle.readline(1 << 20)
+        rest = handle.read(1)
+    if not rest:
+        return False
+    try:
+        jsonio.loads(first)
+    except jsonio.JsonReadError:
+        return False
+    return True
