@@ -46,20 +46,22 @@ def plan_repair(index: ThreadIndex, dialect: Dialect, items: Sequence[Any], opti
     for output in index.outputs:
         outputs_by_id[output.call_id].append(output)
 
+    unpaired: list[Output] = [o for call_id, outs in outputs_by_id.items() if call_id is None or call_id not in calls_by_id
+                              for o in outs]
     for call_id, calls in calls_by_id.items():
         if len(calls) > 1:
             for call in calls:
                 skips.append(Skip(call_id, call.name, call.at,
                                   f"{len(calls)} calls share this id and cannot be told apart; refused whole"))
             continue
-        edits.extend(_answer(calls[0], outputs_by_id.get(call_id, []), index, dialect, items, options, skips))
+        fitting = [o for o in outputs_by_id.get(call_id, []) if dialect.answers(calls[0], o)]
+        unpaired.extend(o for o in outputs_by_id.get(call_id, []) if not dialect.answers(calls[0], o))
+        edits.extend(_answer(calls[0], fitting, index, dialect, items, options, skips))
 
-    for call_id, outputs in outputs_by_id.items():
-        if call_id is None or call_id not in calls_by_id:
-            for output in outputs:
-                action = Action.DROP_ORPHAN if options.drop_orphans else Action.CONVERT_ORPHAN
-                edits.append(Edit(action, call_id, None, output.at, output=output,
-                                  evidence="no call in this thread has this id"))
+    for output in sorted(unpaired, key=lambda o: o.at):
+        action = Action.DROP_ORPHAN if options.drop_orphans else Action.CONVERT_ORPHAN
+        edits.append(Edit(action, output.call_id, None, output.at, output=output,
+                          evidence="no call in this thread can be answered by it"))
     edits.sort(key=lambda e: e.at)
     return RepairPlan(tuple(edits), tuple(skips))
 

@@ -67,6 +67,10 @@ class Dialect(ABC):
     def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
         """The repaired items; untouched items by identity."""
 
+    def answers(self, call: Call, output: Output) -> bool:
+        """Whether ``output`` is of a type that can answer ``call`` at all (same id is not always enough)."""
+        return True
+
     def is_pending(self, index: ThreadIndex, call: Call) -> bool:
         """A call the provider itself may still be answering (not a fault yet)."""
         return False

@@ -111,13 +111,15 @@ class OpenAIResponses(Dialect):
                         truncated=item.get("status") == "incomplete",
                         unanswerable=kind == "computer_call",
                     ))
-                models.append(i)
+                previous = items[i - 1] if i else None
+                if not (isinstance(previous, dict) and previous.get("type") in CALL_OUTPUTS):
+                    models.append(i)  # a new batch of calls is a new model turn; parallel siblings are not
             elif kind in OUTPUT_TYPES:
                 if kind == "tool_search_output" and item.get("execution") == "server":
                     continue
                 content = item.get("output", item.get("tools"))
                 outputs.append(Output(
-                    call_id=_str_or_none(item.get("call_id")),
+                    call_id=_output_call_id(item),
                     wire_type=kind,
                     at=(i, -1),
                     content=content,
@@ -134,10 +136,13 @@ class OpenAIResponses(Dialect):
                 models.append(i)
         return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
 
+    def answers(self, call: Call, output: Output) -> bool:
+        return output.wire_type in CALL_OUTPUTS[call.wire_type]
+
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
         # Pairing is by call_id anywhere; we still require the output to come after its call, since
         # the provider's behaviour for an output placed before its call is not established.
-        return output.at[0] > call.at[0] and output.wire_type in CALL_OUTPUTS[call.wire_type]
+        return output.at[0] > call.at[0]
 
     def check(self, items: Sequence[Any]) -> list[Violation]:
         violations: list[Violation] = []
@@ -157,7 +162,7 @@ class OpenAIResponses(Dialect):
             if kind in CALL_OUTPUTS and _is_client_call(item) and isinstance(item.get("call_id"), str):
                 calls[item["call_id"]] = kind
             elif kind in OUTPUT_TYPES and not (kind == "tool_search_output" and item.get("execution") == "server"):
-                call_id = item.get("call_id")
+                call_id = _output_call_id(item)
                 if call_id not in calls or kind not in CALL_OUTPUTS[calls[call_id]]:
                     violations.append(Violation("orphan-output", i, f"No tool call found for {_OUTPUT_WORDS[kind]} "
                                                 f"with call_id {call_id}.", call_id))
@@ -172,6 +177,14 @@ class OpenAIResponses(Dialect):
 
     def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
         return apply_flat(items, plan, anchor=lambda call: call.at[0], build=_build_output, convert=_convert)
+
+
+def _output_call_id(item: dict[str, Any]) -> str | None:
+    """The call an output answers; ``local_shell_call_output`` names it in ``id``."""
+    call_id = item.get("call_id")
+    if call_id is None and item.get("type") == "local_shell_call_output":
+        call_id = item.get("id")
+    return _str_or_none(call_id)
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -1,0 +1,35 @@
+"""Data-driven repair cases: add a file under cases/<dialect>/ and it becomes a test.
+
+Each file holds an ``input`` thread, the ``expected`` repaired thread (exact, including the synthetic
+output's bytes), the ``edits`` the planner must report and the calls it must leave alone (``skips``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from threadfix import dialects
+from threadfix.repair import repair_items
+
+CASES = sorted(Path(__file__).parent.joinpath("cases").glob("*/*.json"))
+
+
+@pytest.mark.parametrize("path", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
+def test_case(path: Path) -> None:
+    case = json.loads(path.read_text())
+    dialect = dialects.get(path.parent.name)
+    assert dialects.sniff(case["input"]) is dialect
+    plan, repaired = repair_items(case["input"], dialect)
+    edits = [f"{e.action.value}:{e.call_id}" + (f":{e.kind.value}:{e.cause}" if e.kind else "") for e in plan.edits]
+    assert edits == case["edits"]
+    assert [s.call_id for s in plan.skips] == case.get("skips", [])
+    assert (repaired if repaired is not None else case["input"]) == case["expected"]
+    if not case.get("skips"):
+        assert dialect.check(case["expected"]) == []
+
+
+def test_there_are_cases_for_every_core_dialect() -> None:
+    assert {p.parent.name for p in CASES} >= {"openai-responses", "openai-chat", "anthropic"}

@@ -1,0 +1,122 @@
+"""Repair invariants over generated threads, for every core dialect.
+
+After repair: the provider's rules (each dialect's ``check``) find nothing; every call has exactly one
+output; every original non-output item is still there, equal and in order; every original output is
+still there or kept (as a message naming its call); and a second run changes nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import orjson
+import pytest
+from hypothesis import given
+
+from tests.core import threadgen
+from threadfix import dialects
+from threadfix.model import Action
+from threadfix.repair import RepairOptions, repair_items
+
+DIALECTS = list(threadgen.RENDERERS)
+
+
+def _flat_items(name: str, items: list) -> list:
+    """Every item (flat dialects) or every block with its message role (Anthropic), for comparisons."""
+    if name == "anthropic":
+        out = []
+        for message in items:
+            content = message["content"]
+            blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+            out.extend((message["role"], orjson.dumps(b, option=orjson.OPT_SORT_KEYS)) for b in blocks)
+        return out
+    return [orjson.dumps(item, option=orjson.OPT_SORT_KEYS) for item in items]
+
+
+def _is_output(name: str, entry) -> bool:
+    data = entry[1] if name == "anthropic" else entry
+    value = orjson.loads(data)
+    return value.get("type") in ("function_call_output", "tool_result") or value.get("role") == "tool"
+
+
+@pytest.mark.parametrize("name", DIALECTS)
+@given(conversation=threadgen.conversations())
+def test_repair_makes_thread_acceptable_and_loses_nothing(name: str, conversation) -> None:
+    items = threadgen.RENDERERS[name](conversation)
+    pristine = copy.deepcopy(items)
+    dialect = dialects.get(name)
+    assert dialects.sniff(items).name == name
+
+    plan, repaired = repair_items(items, dialect)
+    assert items == pristine, "repair must never mutate its input"
+    if repaired is None:
+        assert dialect.check(items) == []
+        return
+    assert dialect.check(repaired) == [], plan
+
+    # exactly one output per call
+    index = dialect.index(repaired)
+    answered = [o.call_id for o in index.outputs]
+    assert sorted(answered) == sorted(c.call_id for c in index.calls)
+
+    # every original non-output item is still there, equal, in the same order
+    before = [e for e in _flat_items(name, items) if not _is_output(name, e)]
+    after = [e for e in _flat_items(name, repaired) if not _is_output(name, e)]
+    iterator = iter(after)
+    assert all(any(e == a for a in iterator) for e in before), "an original item was lost or reordered"
+
+    # every original output is still an output, or was kept as a message naming its call
+    text = orjson.dumps(repaired).decode()
+    for output in dialect.index(items).outputs:
+        assert output.call_id in text
+
+    # idempotent
+    plan2, again = repair_items(repaired, dialect)
+    assert again is None and not plan2.edits
+
+
+@pytest.mark.parametrize("name", DIALECTS)
+@given(conversation=threadgen.conversations())
+def test_drop_orphans_removes_only_orphans(name: str, conversation) -> None:
+    items = threadgen.RENDERERS[name](conversation)
+    dialect = dialects.get(name)
+    plan, repaired = repair_items(items, dialect, RepairOptions(drop_orphans=True))
+    assert not any(e.action is Action.CONVERT_ORPHAN for e in plan.edits)
+    if repaired is not None:
+        assert dialect.check(repaired) == []
+        assert "orphan_" not in orjson.dumps(repaired).decode()
+
+
+@pytest.mark.parametrize("name", DIALECTS)
+@given(conversation=threadgen.conversations())
+def test_untouched_items_are_passed_through_by_identity(name: str, conversation) -> None:
+    """Stores copy the bytes of untouched items; that relies on the applier keeping them by identity."""
+    items = threadgen.RENDERERS[name](conversation)
+    dialect = dialects.get(name)
+    plan, repaired = repair_items(items, dialect)
+    if repaired is None:
+        return
+    touched = {e.output.at[0] for e in plan.edits if e.output is not None}
+    touched |= {e.call.at[0] for e in plan.edits if e.call is not None}
+    kept = {id(item) for item in repaired}
+    for i, item in enumerate(items):
+        if i in touched or (name == "anthropic" and i - 1 in touched) or (name == "anthropic" and i + 1 in touched):
+            continue
+        if i not in touched and _is_plain(name, item):
+            assert id(item) in kept, f"item {i} was copied although no edit touched it"
+
+
+def _is_plain(name: str, item) -> bool:
+    if name == "anthropic":
+        return isinstance(item.get("content"), str) or not any(b.get("type") == "tool_result" for b in item["content"])
+    return not (item.get("type") == "function_call_output" or item.get("role") == "tool")
+
+
+@pytest.mark.parametrize("name", DIALECTS)
+@given(conversation=threadgen.conversations())
+def test_synthetic_outputs_are_deterministic(name: str, conversation) -> None:
+    items = threadgen.RENDERERS[name](conversation)
+    dialect = dialects.get(name)
+    first = repair_items(copy.deepcopy(items), dialect)[1]
+    second = repair_items(copy.deepcopy(items), dialect)[1]
+    assert orjson.dumps(first) == orjson.dumps(second)
