@@ -76,7 +76,8 @@ def repair(
     printer.finish(result)
     if reading_stdin and writes and result.stdout is not None:
         sys.stdout.buffer.write(result.stdout)
-    note(printer.summary(result, writes=writes))
+    if result.threads or not result.problems:  # a run that read nothing has only its error lines to say
+        note(printer.summary(result, writes=writes))
     if result.journal is not None:
         note(f"undo journal: {result.journal} (threadfix undo {result.journal})")
     raise typer.Exit(int(result.exit_code(check=check)))

@@ -161,6 +161,93 @@ def apply_flat(
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class ToolBlocks:
+    """The block rule of flat formats where a message's calls are answered by the run of output items
+    right after it, in any order, with nothing in between (OpenAI Chat; LangChain, whose chat models
+    send that shape to OpenAI).
+
+    ``call_ids(item)`` lists the ids of the calls an item makes (empty for any other item);
+    ``output_id(item)`` is the call id an output item names.
+    """
+
+    is_output: Callable[[Any], bool]
+    call_ids: Callable[[Any], list[Any]]
+    output_id: Callable[[Any], Any]
+
+    def owner(self, items: Sequence[Any], i: int) -> int | None:
+        """The calling item whose block holds output ``i``, if ``i`` sits in one."""
+        if not self.is_output(items[i]):
+            return None
+        j = i - 1
+        while j >= 0 and self.is_output(items[j]):
+            j -= 1
+        return j if j >= 0 and self.call_ids(items[j]) else None
+
+    def end(self, items: Sequence[Any], owner: int) -> int:
+        """The last index of the block after item ``owner`` (``owner`` when the block is empty)."""
+        end = owner
+        while end + 1 < len(items) and self.is_output(items[end + 1]):
+            end += 1
+        return end
+
+    def in_place(self, call: Call, output: Output, items: Sequence[Any]) -> bool:
+        return self.owner(items, output.at[0]) == call.at[0]
+
+    def violations(self, items: Sequence[Any]) -> list[Violation]:
+        """Every breach of the block rule, worded as OpenAI Chat Completions words it."""
+        violations: list[Violation] = []
+        i = 0
+        while i < len(items):
+            if self.is_output(items[i]):
+                violations.append(Violation(
+                    "tool-without-call", i,
+                    "Invalid parameter: messages with role 'tool' must be a response to a preceeding message "
+                    "with 'tool_calls'.", self.output_id(items[i])))
+                i += 1
+                continue
+            wanted = self.call_ids(items[i])
+            if not wanted:
+                i += 1
+                continue
+            seen: dict[Any, int] = {}
+            j = i + 1
+            while j < len(items) and self.is_output(items[j]):
+                call_id = self.output_id(items[j])
+                if call_id not in wanted:
+                    violations.append(Violation(
+                        "unknown-tool-call-id", j,
+                        f"Invalid parameter: 'tool_call_id' of '{call_id}' not found in 'tool_calls' of previous "
+                        "message.", call_id))
+                elif call_id in seen:
+                    violations.append(Violation(
+                        "duplicate-tool-call-id", j,
+                        f"Invalid parameter: Duplicate value for 'tool_call_id' of '{call_id}', in "
+                        f"messages[{seen[call_id]}] and messages[{j}].", call_id))
+                else:
+                    seen[call_id] = j
+                j += 1
+            missing = [str(c) for c in wanted if c not in seen]
+            if missing:
+                violations.append(Violation(
+                    "missing-tool-messages", i,
+                    "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+                    f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(missing)}",
+                    missing[0]))
+            i = j
+        return violations
+
+    def apply(self, items: Sequence[Any], plan: RepairPlan, *, build: Callable[[Edit], Any],
+              convert: Callable[[Edit, Any], Any]) -> list[Any]:
+        """Answers go at the end of their call's block; a converted output inside a block moves after it."""
+        def defer(i: int) -> int | None:
+            owner = self.owner(items, i)
+            return None if owner is None else self.end(items, owner)
+
+        return apply_flat(items, plan, anchor=lambda call: self.end(items, call.at[0]), build=build, convert=convert,
+                          defer=defer)
+
+
 # --------------------------------------------------------------------------- blocks family
 
 

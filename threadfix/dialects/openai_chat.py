@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from threadfix.dialects.base import Dialect, Violation, apply_flat, orphan_text
+from threadfix.dialects.base import Dialect, ToolBlocks, Violation, orphan_text
 from threadfix.failures import is_threadfix_output
 from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
 
@@ -31,20 +31,12 @@ def _is_tool(message: Any) -> bool:
     return isinstance(message, dict) and message.get("role") == "tool"
 
 
-def block_owner(items: Sequence[Any], i: int) -> int | None:
-    """The assistant message whose tool block holds message ``i``, if ``i`` sits in one."""
-    j = i - 1
-    while j >= 0 and _is_tool(items[j]):
-        j -= 1
-    return j if j >= 0 and _calls_of(items[j]) and _is_tool(items[i]) else None
+def _output_id(message: Any) -> Any:
+    return message.get("tool_call_id")
 
 
-def block_end(items: Sequence[Any], owner: int) -> int:
-    """The last index of the tool block after assistant message ``owner`` (``owner`` when empty)."""
-    end = owner
-    while end + 1 < len(items) and _is_tool(items[end + 1]):
-        end += 1
-    return end
+#: an assistant message's tool calls are answered by the run of tool messages right after it
+BLOCKS = ToolBlocks(is_output=_is_tool, call_ids=lambda m: [c.get("id") for c in _calls_of(m)], output_id=_output_id)
 
 
 class OpenAIChat(Dialect):
@@ -108,60 +100,13 @@ class OpenAIChat(Dialect):
         return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
 
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
-        return block_owner(items, output.at[0]) == call.at[0]
+        return BLOCKS.in_place(call, output, items)
 
     def check(self, items: Sequence[Any]) -> list[Violation]:
-        violations: list[Violation] = []
-        i = 0
-        while i < len(items):
-            message = items[i]
-            if _is_tool(message):
-                violations.append(Violation(
-                    "tool-without-call", i,
-                    "Invalid parameter: messages with role 'tool' must be a response to a preceeding message "
-                    "with 'tool_calls'.", message.get("tool_call_id")))
-                i += 1
-                continue
-            wanted = [c.get("id") for c in _calls_of(message)]
-            if not wanted:
-                i += 1
-                continue
-            seen: dict[Any, int] = {}
-            j = i + 1
-            while j < len(items) and _is_tool(items[j]):
-                call_id = items[j].get("tool_call_id")
-                if call_id not in wanted:
-                    violations.append(Violation(
-                        "unknown-tool-call-id", j,
-                        f"Invalid parameter: 'tool_call_id' of '{call_id}' not found in 'tool_calls' of previous "
-                        "message.", call_id))
-                elif call_id in seen:
-                    violations.append(Violation(
-                        "duplicate-tool-call-id", j,
-                        f"Invalid parameter: Duplicate value for 'tool_call_id' of '{call_id}', in "
-                        f"messages[{seen[call_id]}] and messages[{j}].", call_id))
-                else:
-                    seen[call_id] = j
-                j += 1
-            missing = [str(c) for c in wanted if c not in seen]
-            if missing:
-                violations.append(Violation(
-                    "missing-tool-messages", i,
-                    "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-                    f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(missing)}",
-                    missing[0]))
-            i = j
-        return violations
+        return BLOCKS.violations(items)
 
     def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
-        def anchor(call: Call) -> int:
-            return block_end(items, call.at[0])
-
-        def defer(i: int) -> int | None:
-            owner = block_owner(items, i)
-            return None if owner is None else block_end(items, owner)
-
-        return apply_flat(items, plan, anchor=anchor, build=_build_output, convert=_convert, defer=defer)
+        return BLOCKS.apply(items, plan, build=_build_output, convert=_convert)
 
 
 def _build_output(edit: Edit) -> dict[str, Any]:

@@ -9,19 +9,11 @@ from __future__ import annotations
 
 import re
 
+from threadfix.secrets import mask_secrets
+
 #: C0 controls (including newline and tab), DEL, C1 controls, bidi overrides/isolates, line/paragraph
 #: separators and the BOM: everything that can move the cursor, change the terminal or reorder text.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]")
-_SECRET = re.compile(
-    r"(?:sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}"
-    r"|AKIA[0-9A-Z]{16}"
-    r"|gh[pousr]_[A-Za-z0-9]{20,}"
-    r"|xox[baprs]-[A-Za-z0-9\-]{10,}"
-    r"|AIza[0-9A-Za-z_\-]{30,}"
-    r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
-    r"|(?i:bearer)\s+[A-Za-z0-9._\-]{16,})"
-)
 DEFAULT_WIDTH = 160
 
 
@@ -40,11 +32,6 @@ def terminal_safe(text: object, limit: int | None = DEFAULT_WIDTH) -> str:
     if limit is not None and len(value) > limit:
         value = value[: limit - 1] + "…"
     return value
-
-
-def mask_secrets(text: str) -> str:
-    """Replace anything that looks like a credential with a marker that keeps its first characters."""
-    return _SECRET.sub(lambda m: m.group()[:4] + "…[redacted]", text)
 
 
 def safe_excerpt(text: object, limit: int = 120) -> str:

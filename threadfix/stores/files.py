@@ -191,7 +191,7 @@ class FileStore(Store):
                     self.item_lines = None
                     mode = "broken"
                 continue
-            body = line[3:] if number == 1 and line[:3] == jsonio.BOM else line
+            body = (line[3:] if number == 1 and line[:3] == jsonio.BOM else line).rstrip(b"\r\n")
             if not body.strip():
                 if mode == "items":
                     self.item_lines.append((start, line, None))

@@ -1,0 +1,247 @@
+"""File stores: every byte we did not mean to change stays as it was, and writes are atomic."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import orjson
+import pytest
+
+from threadfix.batch import RepairRun, RunOptions
+from threadfix.errors import ExitCode
+from threadfix.stores.atomic import Rewriter
+
+STUCK = {"id": "t1", "items": [
+    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "deploy"}]},
+    {"type": "function_call", "call_id": "call_1", "name": "deploy", "arguments": "{}"},
+]}
+HEALTHY = {"id": "t2", "items": [
+    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+    {"type": "function_call", "call_id": "call_2", "name": "f", "arguments": "{}"},
+    {"type": "function_call_output", "call_id": "call_2", "output": "ok"},
+]}
+
+
+def run(paths, tmp_path: Path, **kwargs) -> RepairRun:
+    options = RunOptions(min_age=0, journal_dir=tmp_path / "journal", **kwargs)
+    repair = RepairRun([str(p) for p in paths], options)
+    list(repair.outcomes())
+    return repair
+
+
+def line(value) -> bytes:
+    return orjson.dumps(value) + b"\n"
+
+
+def test_jsonl_untouched_lines_are_byte_identical(tmp_path: Path) -> None:
+    odd = b'{"id": "t3",  "items": [ {"n": 18446744073709551616, "z": -0.0, "a": 1, "a": 2} ] }\n'
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(line(HEALTHY) + odd + line(STUCK) + b"\n" + line(HEALTHY))
+    result = run([path], tmp_path).result
+    assert result.changed == 1 and not result.problems
+    lines = path.read_bytes().split(b"\n")
+    assert lines[0] + b"\n" == line(HEALTHY)
+    assert lines[1] + b"\n" == odd
+    assert lines[3] == b""
+    assert lines[4] + b"\n" == line(HEALTHY)
+    repaired = orjson.loads(lines[2])
+    assert repaired["items"][:2] == STUCK["items"]
+    assert repaired["items"][2]["call_id"] == "call_1"
+    assert len(lines) == 6
+
+
+def test_crlf_bom_and_missing_final_newline_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + orjson.dumps(STUCK) + b"\r\n" + orjson.dumps(HEALTHY))
+    run([path], tmp_path)
+    data = path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf{")
+    first, second = data[3:].split(b"\r\n")
+    assert "function_call_output" in first.decode()
+    assert second == orjson.dumps(HEALTHY)
+
+
+def test_corrupt_line_is_named_and_kept_and_the_rest_is_repaired(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(line(STUCK) + b'{"id": "broken", "items": [\n' + line(STUCK))
+    repair = run([path], tmp_path)
+    assert [(p.where, p.exit_code) for p in repair.result.problems] == [(f"{path}:2:28", ExitCode.ERROR)]
+    lines = path.read_bytes().split(b"\n")
+    assert lines[1] == b'{"id": "broken", "items": ['
+    assert b"function_call_output" in lines[0] and b"function_call_output" in lines[2]
+
+
+@pytest.mark.parametrize("layout", [
+    {"indent": 2}, {"indent": 2, "ensure_ascii": False}, {"indent": 4}, {}, {"separators": (",", ":")},
+])
+def test_json_document_keeps_its_layout(tmp_path: Path, layout: dict) -> None:
+    document = {"conversation": "naïve ☃", "messages": STUCK["items"], "meta": {"n": 1.5}}
+    path = tmp_path / "t.json"
+    original = json.dumps(document, **layout) + "\n"
+    path.write_text(original)
+    run([path], tmp_path)
+    after = path.read_text()
+    expected = dict(document, messages=[*STUCK["items"], json.loads(after)["messages"][2]])
+    assert after == json.dumps(expected, **layout) + "\n"
+
+
+@pytest.mark.parametrize("value, reason", [
+    (18446744073709551616, "does not fit in 64 bits"),
+    (-0.0, "negative zero"),
+])
+def test_a_thread_that_cannot_be_written_back_exactly_is_left_alone(tmp_path: Path, value, reason) -> None:
+    stuck = {"id": "t", "items": [*STUCK["items"][:1], {"type": "function_call", "call_id": "c", "name": "f",
+                                                      "arguments": "{}", "meta": value}]}
+    raw = json.dumps(stuck).encode() + b"\n"
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(raw)
+    repair = RepairRun([str(path)], RunOptions(min_age=0, journal_dir=tmp_path / "j"))
+    outcomes = list(repair.outcomes())
+    assert outcomes[0].status == "left_alone" and reason in outcomes[0].message
+    assert path.read_bytes() == raw
+
+
+def test_duplicate_keys_block_a_rewrite(tmp_path: Path) -> None:
+    raw = b'{"id":"t","id":"u","items":' + orjson.dumps(STUCK["items"]) + b"}\n"
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(raw)
+    outcome = list(RepairRun([str(path)], RunOptions(min_age=0, journal_dir=tmp_path / "j")).outcomes())[0]
+    assert outcome.status == "left_alone" and "duplicate keys" in outcome.message
+    assert path.read_bytes() == raw
+
+
+def test_lines_that_are_items_form_one_thread(tmp_path: Path) -> None:
+    path = tmp_path / "transcript.jsonl"
+    lines = [orjson.dumps(item) + b"\n" for item in STUCK["items"]]
+    path.write_bytes(lines[0] + b"\n" + lines[1])
+    run([path], tmp_path)
+    after = path.read_bytes().split(b"\n")
+    assert after[0] + b"\n" == lines[0] and after[1] == b"" and after[2] + b"\n" == lines[1]
+    assert orjson.loads(after[3])["type"] == "function_call_output"
+
+
+def test_output_elsewhere_leaves_the_original_alone(tmp_path: Path) -> None:
+    source = tmp_path / "s.jsonl"
+    source.write_bytes(line(STUCK))
+    target = tmp_path / "out.jsonl"
+    run([source], tmp_path, output=target)
+    assert source.read_bytes() == line(STUCK)
+    assert b"function_call_output" in target.read_bytes()
+
+
+def test_mode_is_kept_and_no_temp_file_is_left(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(line(STUCK))
+    os.chmod(path, 0o664)
+    run([path], tmp_path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o664
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["journal", "s.jsonl"]
+
+
+def test_a_symlink_is_followed_and_stays_a_link(tmp_path: Path) -> None:
+    target = tmp_path / "real.jsonl"
+    target.write_bytes(line(STUCK))
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    run([link], tmp_path)
+    assert link.is_symlink()
+    assert b"function_call_output" in target.read_bytes()
+
+
+def test_a_hard_linked_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(line(STUCK))
+    os.link(path, tmp_path / "other.jsonl")
+    repair = run([path], tmp_path)
+    assert "hard links" in repair.result.problems[0].message
+    assert path.read_bytes() == line(STUCK)
+
+
+def test_an_app_appending_during_the_repair_is_never_overwritten(tmp_path: Path, monkeypatch) -> None:
+    """The file changes between our read and our rename on every attempt: nothing is written, exit 75."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(line(STUCK))
+    real_commit = Rewriter.commit
+
+    def app_appends_then_commit(self, always=False):
+        with open(path, "ab") as app:
+            app.write(line(HEALTHY))
+        return real_commit(self, always)
+
+    monkeypatch.setattr(Rewriter, "commit", app_appends_then_commit)
+    monkeypatch.setattr("threadfix.batch.time.sleep", lambda s: None)
+    repair = run([path], tmp_path)
+    assert [p.exit_code for p in repair.result.problems] == [ExitCode.BUSY]
+    assert path.read_bytes() == line(STUCK) + line(HEALTHY) * 3
+    assert repair.result.exit_code() == ExitCode.BUSY
+    assert not list(tmp_path.glob(".threadfix-*"))
+
+
+def test_a_change_before_one_attempt_is_retried_with_the_new_bytes(tmp_path: Path, monkeypatch) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(line(STUCK))
+    real_commit = Rewriter.commit
+    calls = []
+
+    def app_appends_once(self, always=False):
+        if not calls:
+            with open(path, "ab") as app:
+                app.write(line(HEALTHY))
+        calls.append(1)
+        return real_commit(self, always)
+
+    monkeypatch.setattr(Rewriter, "commit", app_appends_once)
+    repair = run([path], tmp_path)
+    assert not repair.result.problems
+    lines = path.read_bytes().split(b"\n")
+    assert b"function_call_output" in lines[0] and lines[1] + b"\n" == line(HEALTHY)
+
+
+def test_recent_threads_are_skipped_by_min_age(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    old = dict(STUCK, id="old", items=[*STUCK["items"][:1], dict(STUCK["items"][1], created_at="2020-01-01T00:00:00Z")])
+    path.write_bytes(line(STUCK) + line(old))
+    repair = RepairRun([str(path)], RunOptions(min_age=600, journal_dir=tmp_path / "j"))
+    statuses = [o.status for o in repair.outcomes()]
+    assert statuses == ["recent", "repaired"]
+    first, second = path.read_bytes().split(b"\n")[:2]
+    assert first + b"\n" == line(STUCK) and b"function_call_output" in second
+
+
+def test_journal_is_private_and_undo_refuses_a_thread_changed_since(tmp_path: Path) -> None:
+    from threadfix.undo import undo
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(line(STUCK) + line(dict(STUCK, id="t9")))
+    repair = run([path], tmp_path)
+    journal = repair.result.journal
+    assert stat.S_IMODE(journal.stat().st_mode) == 0o600
+    assert stat.S_IMODE(journal.parent.stat().st_mode) == 0o700
+    lines = path.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b'"t9"', b'"t9-edited-by-app"')
+    path.write_bytes(b"\n".join(lines))
+    outcomes = {o.address.split(":")[1]: o.status for o in undo(journal)}
+    assert outcomes == {"1": "restored", "2": "refused"}
+    restored = path.read_bytes().split(b"\n")
+    assert restored[0] + b"\n" == line(STUCK) and b"t9-edited-by-app" in restored[1]
+
+
+def test_a_planted_symlink_in_the_journal_folder_is_not_followed(tmp_path: Path) -> None:
+    from threadfix.journal import Journal, Entry
+
+    victim = tmp_path / "victim"
+    victim.write_text("keep me")
+    folder = tmp_path / "j"
+    folder.mkdir(mode=0o700)
+    journal = Journal(folder)
+    import time as _time
+
+    stamp = _time.strftime("%Y%m%dT%H%M%SZ", _time.gmtime())
+    (folder / f"repair-{stamp}-{os.getpid()}.jsonl").symlink_to(victim)
+    journal.record([Entry("file", "/x", "x", b"a", "h")])
+    journal.close()
+    assert victim.read_text() == "keep me"
+    assert not journal.path.is_symlink()

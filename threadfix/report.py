@@ -1,0 +1,546 @@
+"""Aggregate scanned threads into a :class:`Report`: what failed, where, and how often. Pure.
+
+A report is built in one streaming pass and holds counters and bounded structures only, never a list of
+threads, so its memory does not grow with the store: tools beyond :data:`MAX_TOOLS` are folded into one
+row, error-message patterns are pruned to the most frequent, the stuck threads kept are the worst
+``keep``. Two reports over different threads merge into the report of both (a ``--jobs`` worker each).
+
+Every decision comes from the shared libraries, so report agrees with lint and repair: outputs are
+classified by :func:`threadfix.failures.classify.classify` (once each), dangling calls are the planner's
+(:func:`threadfix.repair.plan_repair`), their kinds its explanations, and "a provider would refuse this
+thread" is the dialect's own oracle (:meth:`Dialect.check`).
+
+The ``*_rows`` functions at the end are the report's tables as plain rows; every renderer prints those,
+so every format shows the same numbers.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any
+
+from threadfix.batch import Problem, Scanned
+from threadfix.failures import clip, info
+from threadfix.failures.classify import classify, output_text
+from threadfix.failures.dangling import TOOL_NAME_CHARS
+from threadfix.failures.kinds import Kind
+from threadfix.model import Action, Loc, Thread
+from threadfix.repair import plan_repair
+from threadfix.stores.base import ITEM_TIME_KEYS, modified_time, parse_time
+
+#: distinct tools counted one by one; the rest share the row :data:`OTHER_TOOLS`
+MAX_TOOLS = 1000
+#: distinct error-message patterns remembered; beyond twice this, the rarest are pruned
+MAX_PATTERNS = 1000
+#: distinct days counted; threads on further days count as undated
+MAX_DAYS = 3700
+#: later user turns at or above this share one bucket of the stuck-since histogram
+TURNS_CAP = 10
+#: characters of an error message kept for its example and its pattern
+MESSAGE_CHARS = 400
+ADDRESS_CHARS = 300
+STUCK_TOOLS = 3
+
+OTHER_TOOLS = "(other tools)"
+NO_CALL = "(no call)"
+BREAKDOWNS = ("tool", "kind", "thread", "day")
+#: keys a thread's container may carry for when it started (the update keys come first)
+THREAD_START_KEYS = ("created_at", "createdAt", "timestamp", "created", "time", "started_at")
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass(slots=True)
+class Totals:
+    """Store-wide counts. ``unreadable``: files, lines or rows that could not be read as threads."""
+
+    threads: int = 0
+    unrecognised_threads: int = 0
+    calls: int = 0
+    outputs: int = 0
+    error_outputs: int = 0
+    threadfix_outputs: int = 0
+    dangling_calls: int = 0
+    calls_left_alone: int = 0
+    stuck_threads: int = 0
+    refused_threads: int = 0
+    repaired_threads: int = 0
+    undated_threads: int = 0
+    unreadable: int = 0
+
+    def merge(self, other: Totals) -> None:
+        for name in self.__slots__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+@dataclass(slots=True)
+class ToolStats:
+    """One tool's calls and failures; ``*_kinds`` count failure kinds by value."""
+
+    calls: int = 0
+    outputs: int = 0
+    error_outputs: int = 0
+    dangling_calls: int = 0
+    error_kinds: Counter[str] = field(default_factory=Counter)
+    dangling_kinds: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def failures(self) -> int:
+        return self.error_outputs + self.dangling_calls
+
+    @property
+    def kinds(self) -> Counter[str]:
+        return self.error_kinds + self.dangling_kinds
+
+    @property
+    def error_rate(self) -> float | None:
+        """Failed calls per call (None for outputs whose call is not in the thread)."""
+        return self.failures / self.calls if self.calls else None
+
+    def merge(self, other: ToolStats) -> None:
+        self.calls += other.calls
+        self.outputs += other.outputs
+        self.error_outputs += other.error_outputs
+        self.dangling_calls += other.dangling_calls
+        self.error_kinds.update(other.error_kinds)
+        self.dangling_kinds.update(other.dangling_kinds)
+
+
+@dataclass(slots=True)
+class DayStats:
+    threads: int = 0
+    stuck_threads: int = 0
+    calls: int = 0
+    error_outputs: int = 0
+    dangling_calls: int = 0
+
+    def merge(self, other: DayStats) -> None:
+        for name in self.__slots__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+@dataclass(slots=True)
+class Cluster:
+    """Error outputs whose text is the same once ids, numbers, paths... are masked, with one example."""
+
+    kind: str
+    pattern: str
+    count: int
+    #: the first example seen: where it is, the tool, and its text (raw, clipped: renderers make it safe)
+    address: str
+    tool: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class StuckThread:
+    """A thread with dangling calls; worse = more user turns since the first one, then more of them."""
+
+    address: str
+    dialect: str
+    dangling_calls: int
+    later_user_turns: int
+    #: the first dangling call: where it is, its kind and cause
+    first: str
+    kind: str
+    cause: str
+    tools: tuple[str, ...]
+    day: str | None
+
+    @property
+    def severity(self) -> tuple[int, int]:
+        return self.later_user_turns, self.dangling_calls
+
+
+@dataclass(slots=True)
+class Report:
+    """What failed, where, and how often, over every thread added. Constant memory; mergeable."""
+
+    #: how many of the worst stuck threads to remember
+    keep: int = 10
+    totals: Totals = field(default_factory=Totals)
+    tools: dict[str, ToolStats] = field(default_factory=dict)
+    #: error-message clusters by (kind, pattern)
+    clusters: dict[tuple[str, str], Cluster] = field(default_factory=dict)
+    #: error outputs whose cluster was pruned (counted in totals, in no cluster)
+    unclustered: int = 0
+    days: dict[str, DayStats] = field(default_factory=dict)
+    #: stuck threads by later user turns (``TURNS_CAP`` = that many or more)
+    stuck_by_turns: Counter[int] = field(default_factory=Counter)
+    #: min-heap of (later user turns, dangling calls, -order, thread): the worst ``keep``
+    _stuck: list[tuple[int, int, int, StuckThread]] = field(default_factory=list)
+    _order: int = 0
+
+    # ------------------------------------------------------------------ adding
+
+    def add(self, thread: Thread, dialect: Any, index: Any) -> None:
+        """Count one thread read by ``dialect`` (None when no dialect recognised it)."""
+        totals = self.totals
+        totals.threads += 1
+        self._order += 1
+        times = _Times(thread)
+        day = self._day(times.thread_day)
+        if day is None:
+            totals.undated_threads += 1
+        else:
+            day.threads += 1
+        if dialect is None or index is None:
+            totals.unrecognised_threads += 1
+            return
+        tool_of: dict[str, str] = {}
+        for call in index.calls:
+            tool = self._tool_name(call.name)
+            self._tool(tool).calls += 1
+            if call.call_id is not None:
+                tool_of.setdefault(call.call_id, tool)
+            if (call_day := self._day(times.of(call.at))) is not None:
+                call_day.calls += 1
+        totals.calls += len(index.calls)
+        totals.outputs += len(index.outputs)
+        repaired = False
+        for output in index.outputs:
+            tool = tool_of.get(output.call_id, NO_CALL) if output.call_id is not None else NO_CALL
+            stats = self._tool(tool)
+            stats.outputs += 1
+            repaired = repaired or output.by_threadfix
+            found = classify(output.content, is_error=output.is_error, status=output.status)
+            if not found.is_error:
+                continue
+            kind = found.kind.value
+            totals.error_outputs += 1
+            stats.error_outputs += 1
+            stats.error_kinds[kind] += 1
+            if (output_day := self._day(times.of(output.at))) is not None:
+                output_day.error_outputs += 1
+            text = found.excerpt or output_text(output.content)
+            self._cluster(kind, text, _item_address(thread, output.at), tool)
+        totals.threadfix_outputs += sum(1 for output in index.outputs if output.by_threadfix)
+        if repaired:
+            totals.repaired_threads += 1
+
+        plan = plan_repair(index, dialect, thread.items)
+        totals.calls_left_alone += len(plan.skips)
+        dangling = [edit for edit in plan.edits if edit.action is Action.INSERT_OUTPUT]
+        for edit in dangling:
+            stats = self._tool(self._tool_name(edit.tool or "unknown"))
+            stats.dangling_calls += 1
+            stats.dangling_kinds[edit.kind.value if edit.kind else Kind.ABORTED.value] += 1
+            if (call_day := self._day(times.of(edit.at))) is not None:
+                call_day.dangling_calls += 1
+        totals.dangling_calls += len(dangling)
+        if dangling:
+            totals.stuck_threads += 1
+            if day is not None:
+                day.stuck_threads += 1
+            self._add_stuck(thread, dialect.name, index, dangling, times.thread_day)
+        if dialect.check(thread.items):
+            totals.refused_threads += 1
+
+    def add_problem(self) -> None:
+        """Count a file, line or row that could not be read."""
+        self.totals.unreadable += 1
+
+    # ------------------------------------------------------------------ merging
+
+    def merge(self, other: Report) -> Report:
+        """Fold ``other`` (a report over other threads, read after these) into this one; returns self."""
+        self.totals.merge(other.totals)
+        for name, stats in other.tools.items():
+            self._tool(name).merge(stats)
+        for key, cluster in other.clusters.items():
+            mine = self.clusters.get(key)
+            if mine is None:
+                self.clusters[key] = replace(cluster)
+            else:
+                mine.count += cluster.count
+        self.unclustered += other.unclustered
+        self._prune_clusters()
+        for name, stats in other.days.items():
+            if (day := self._day(name)) is not None:
+                day.merge(stats)
+            else:
+                self.totals.undated_threads += stats.threads
+        self.stuck_by_turns.update(other.stuck_by_turns)
+        for turns, count, order, stuck in other._stuck:
+            self._push_stuck((turns, count, order - self._order, stuck))
+        self._order += other._order
+        return self
+
+    # ------------------------------------------------------------------ reading
+
+    def stuck(self) -> list[StuckThread]:
+        """The worst stuck threads kept, worst first (ties: the one read first)."""
+        return [entry[3] for entry in sorted(self._stuck, reverse=True)]
+
+    def kinds(self) -> dict[str, ToolStats]:
+        """Failures by kind: one ToolStats-shaped tally per kind (calls unused), tools in ``*_kinds``."""
+        by_kind: dict[str, ToolStats] = {}
+        for tool, stats in self.tools.items():
+            for kind, count in stats.error_kinds.items():
+                entry = by_kind.setdefault(kind, ToolStats())
+                entry.error_outputs += count
+                entry.error_kinds[tool] += count
+            for kind, count in stats.dangling_kinds.items():
+                entry = by_kind.setdefault(kind, ToolStats())
+                entry.dangling_calls += count
+                entry.dangling_kinds[tool] += count
+        return by_kind
+
+    @property
+    def approximate(self) -> bool:
+        """Whether some counts are folded or pruned (very many tools, patterns or days)."""
+        return OTHER_TOOLS in self.tools or self.unclustered > 0 or len(self.days) >= MAX_DAYS
+
+    # ------------------------------------------------------------------ internals
+
+    def _tool_name(self, name: str) -> str:
+        name = clip(name, TOOL_NAME_CHARS)
+        if name in self.tools or len(self.tools) < MAX_TOOLS:
+            return name
+        return OTHER_TOOLS
+
+    def _tool(self, name: str) -> ToolStats:
+        stats = self.tools.get(name)
+        if stats is None:
+            if len(self.tools) >= MAX_TOOLS:
+                name = OTHER_TOOLS
+                stats = self.tools.get(name)
+            if stats is None:
+                stats = self.tools[name] = ToolStats()
+        return stats
+
+    def _day(self, day: str | None) -> DayStats | None:
+        if day is None:
+            return None
+        stats = self.days.get(day)
+        if stats is None and len(self.days) < MAX_DAYS:
+            stats = self.days[day] = DayStats()
+        return stats
+
+    def _cluster(self, kind: str, text: str, address: str, tool: str) -> None:
+        text = clip(text, MESSAGE_CHARS)
+        key = (kind, pattern_of(text))
+        cluster = self.clusters.get(key)
+        if cluster is None:
+            self.clusters[key] = Cluster(kind, key[1], 1, clip(address, ADDRESS_CHARS), tool, text)
+            self._prune_clusters()
+        else:
+            cluster.count += 1
+
+    def _prune_clusters(self) -> None:
+        """Keep the most frequent patterns once there are twice too many (amortised: one sort per MAX)."""
+        if len(self.clusters) < 2 * MAX_PATTERNS:
+            return
+        ranked = sorted(self.clusters.items(), key=lambda entry: entry[1].count, reverse=True)
+        for key, cluster in ranked[MAX_PATTERNS:]:
+            self.unclustered += cluster.count
+            del self.clusters[key]
+
+    def _add_stuck(self, thread: Thread, dialect: str, index: Any, dangling: list[Any], day: str | None) -> None:
+        first = min(dangling, key=lambda edit: edit.at)
+        turns = len(index.user_turns) - bisect_right(index.user_turns, first.at[0])
+        self.stuck_by_turns[min(turns, TURNS_CAP)] += 1
+        tools = tuple(dict.fromkeys(clip(edit.tool or "unknown", TOOL_NAME_CHARS) for edit in dangling))[:STUCK_TOOLS]
+        stuck = StuckThread(
+            address=clip(str(thread.address), ADDRESS_CHARS), dialect=dialect, dangling_calls=len(dangling),
+            later_user_turns=turns, first=_item_label(first.at),
+            kind=first.kind.value if first.kind else Kind.ABORTED.value, cause=first.cause or "", tools=tools, day=day,
+        )
+        self._push_stuck((turns, len(dangling), -self._order, stuck))
+
+    def _push_stuck(self, entry: tuple[int, int, int, StuckThread]) -> None:
+        if self.keep <= 0:
+            return
+        if len(self._stuck) < self.keep:
+            heapq.heappush(self._stuck, entry)
+        elif entry[:3] > self._stuck[0][:3]:
+            heapq.heapreplace(self._stuck, entry)
+
+
+def build_report(scanned: Iterable[Scanned | Problem], *, keep: int = 10,
+                 on_problem: Callable[[Problem], None] | None = None) -> Report:
+    """A report over what :func:`threadfix.batch.scan` yields; each unreadable part goes to ``on_problem``."""
+    report = Report(keep=keep)
+    for entry in scanned:
+        if isinstance(entry, Scanned):
+            report.add(entry.thread, entry.dialect, entry.index)
+        else:
+            report.add_problem()
+            if on_problem is not None:
+                on_problem(entry)
+    return report
+
+
+# --------------------------------------------------------------------------- time
+
+
+class _Times:
+    """The day of a thread and of its items, read lazily: each message's time is looked up at most once."""
+
+    __slots__ = ("items", "thread_day", "_by_message")
+
+    def __init__(self, thread: Thread) -> None:
+        self.items = thread.items
+        moment = modified_time(thread.container, thread.items, None)
+        if moment is None and thread.container:
+            moment = next((t for key in THREAD_START_KEYS if (t := parse_time(thread.container.get(key))) is not None), None)
+        self.thread_day = day_of(moment)
+        self._by_message: dict[int, str | None] = {}
+
+    def of(self, at: Loc) -> str | None:
+        """The day of the message at ``at``: its own time, else the thread's."""
+        message = at[0]
+        if message not in self._by_message:
+            item = self.items[message] if 0 <= message < len(self.items) else None
+            moment = None
+            if isinstance(item, dict):
+                moment = next((t for key in ITEM_TIME_KEYS if (t := parse_time(item.get(key))) is not None), None)
+            self._by_message[message] = day_of(moment) if moment is not None else self.thread_day
+        return self._by_message[message]
+
+
+def day_of(moment: float | None) -> str | None:
+    """``YYYY-MM-DD`` (UTC) of seconds since the epoch; None when unknown or out of range."""
+    if moment is None or moment != moment:
+        return None
+    try:
+        return datetime.fromtimestamp(moment, timezone.utc).date().isoformat()
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+# --------------------------------------------------------------------------- clustering
+
+_MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern, flags), mask) for pattern, mask, flags in (
+    (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>", re.I),
+    (r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b", "<time>", 0),
+    (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<time>", 0),
+    (r"\b[a-z][a-z0-9+.-]*://\S+", "<url>", re.I),
+    (r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b", "<email>", 0),
+    (r"\"[^\"\n]{0,200}\"|(?<!\w)'[^'\n]{0,200}'(?!\w)|`[^`\n]{0,200}`", "<str>", 0),
+    (r"(?:\b[A-Za-z]:|~|\.{1,2})?(?:[\\/][\w.@~+-]+)+[\\/]?|\b[\w.-]+(?:/[\w.@~+-]+)+", "<path>", 0),
+    (r"\b0x[0-9a-f]+\b|\b(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{8,}\b", "<hex>", re.I),
+    (r"\b(?=\w*\d)(?=\w*[A-Za-z])\w*(?:[_-]\w+)+\b|\b(?=\w*\d)(?=\w*[A-Za-z])\w{8,}\b", "<id>", 0),
+    (r"[-+]?\b\d+(?:[.,]\d+)*", "<n>", 0),
+    (r"\s+", " ", 0),
+))
+PATTERN_CHARS = 160
+
+
+def pattern_of(text: str) -> str:
+    """The message with what varies between occurrences masked, so the same error groups together."""
+    for regex, mask in _MASKS:
+        text = regex.sub(mask, text)
+    return clip(text.strip(), PATTERN_CHARS)
+
+
+# --------------------------------------------------------------------------- addresses
+
+
+def _item_label(at: Loc) -> str:
+    message, block = at
+    return f"{message}" if block < 0 else f"{message}.{block}"
+
+
+def _item_address(thread: Thread, at: Loc) -> str:
+    return f"{thread.address}#{_item_label(at)}"
+
+
+# --------------------------------------------------------------------------- tables as rows
+
+
+def _top(counter: Counter[str], n: int = 3) -> dict[str, int]:
+    return dict(sorted(counter.items(), key=lambda entry: (-entry[1], entry[0]))[:n])
+
+
+def tool_rows(report: Report, top: int) -> list[dict[str, Any]]:
+    """Per tool: calls, outputs, failures (error outputs + dangling calls), error rate, commonest kinds."""
+    ranked = sorted(report.tools.items(), key=lambda entry: (-entry[1].failures, -entry[1].calls, entry[0]))
+    return [{
+        "tool": name, "calls": stats.calls, "outputs": stats.outputs, "error_outputs": stats.error_outputs,
+        "dangling_calls": stats.dangling_calls, "failures": stats.failures,
+        "error_rate": None if stats.error_rate is None else round(stats.error_rate, 4), "kinds": _top(stats.kinds),
+    } for name, stats in ranked[:top]]
+
+
+def kind_rows(report: Report, top: int) -> list[dict[str, Any]]:
+    """Per failure kind: how many, split into error outputs and dangling calls, and the tools it hit."""
+    ranked = sorted(report.kinds().items(), key=lambda entry: (-entry[1].failures, entry[0]))
+    return [{
+        "kind": kind, "failures": stats.failures, "error_outputs": stats.error_outputs,
+        "dangling_calls": stats.dangling_calls, "retryable": _retryable(kind), "tools": _top(stats.kinds),
+    } for kind, stats in ranked[:top]]
+
+
+def matrix(report: Report, kinds: int, tools: int) -> tuple[list[str], list[str], dict[tuple[str, str], int]]:
+    """Failures by kind × tool for the commonest ``kinds`` and ``tools`` (others left out)."""
+    kind_names = [row["kind"] for row in kind_rows(report, kinds)]
+    tool_names = [row["tool"] for row in tool_rows(report, tools) if row["failures"]]
+    cells = {(kind, tool): count for tool in tool_names for kind, count in report.tools[tool].kinds.items()
+             if kind in kind_names}
+    return kind_names, tool_names, cells
+
+
+def message_rows(report: Report, top: int) -> list[dict[str, Any]]:
+    """The commonest error messages, masked into patterns, with one example each."""
+    ranked = sorted(report.clusters.values(), key=lambda c: (-c.count, c.kind, c.pattern))
+    return [{"count": c.count, "kind": c.kind, "pattern": c.pattern, "tool": c.tool, "example": c.address,
+             "text": c.text} for c in ranked[:top]]
+
+
+def thread_rows(report: Report, top: int) -> list[dict[str, Any]]:
+    """The worst stuck threads, worst first."""
+    return [{
+        "address": s.address, "dialect": s.dialect, "later_user_turns": s.later_user_turns,
+        "dangling_calls": s.dangling_calls, "first": s.first, "kind": s.kind, "cause": s.cause,
+        "tools": list(s.tools), "day": s.day,
+    } for s in report.stuck()[:top]]
+
+
+def day_rows(report: Report, top: int) -> list[dict[str, Any]]:
+    """The last ``top`` days that have threads or items, oldest first."""
+    days = sorted(report.days.items())[-top:] if top > 0 else []
+    return [{"day": day, "threads": s.threads, "stuck_threads": s.stuck_threads, "calls": s.calls,
+             "error_outputs": s.error_outputs, "dangling_calls": s.dangling_calls} for day, s in days]
+
+
+def turn_rows(report: Report) -> list[dict[str, Any]]:
+    """Stuck threads by how many user turns came after their first dangling call."""
+    return [{"later_user_turns": f"{turns}+" if turns == TURNS_CAP else str(turns), "stuck_threads": count}
+            for turns, count in sorted(report.stuck_by_turns.items())]
+
+
+def totals_row(report: Report) -> dict[str, int]:
+    totals = report.totals
+    return {name: getattr(totals, name) for name in totals.__slots__}
+
+
+ROWS: dict[str, Callable[[Report, int], list[dict[str, Any]]]] = {
+    "tool": tool_rows, "kind": kind_rows, "thread": thread_rows, "day": day_rows,
+}
+
+
+def breakdown(report: Report, by: str, top: int) -> list[dict[str, Any]]:
+    """The main table ``--by`` chooses."""
+    return ROWS[by](report, top)
+
+
+def _retryable(kind: str) -> bool | None:
+    try:
+        return info(Kind(kind)).retryable
+    except ValueError:
+        return None
+
+
+__all__ = [
+    "BREAKDOWNS", "Cluster", "DayStats", "Report", "StuckThread", "ToolStats", "Totals", "breakdown",
+    "build_report", "day_of", "day_rows", "kind_rows", "matrix", "message_rows", "pattern_of", "thread_rows",
+    "tool_rows", "totals_row", "turn_rows",
+]

@@ -1,0 +1,35 @@
+"""What a credential looks like in text: the one pattern rendering masks and lint's secret rule flags.
+
+Kept apart from both (render masks what it prints, a rule reports what the model read) so the two can
+never disagree about what counts as a secret.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Provider and platform key formats, JWTs, PEM private keys and bearer tokens. A token must not be
+#: glued to a preceding word character ("task-management-service" is not an ``sk-`` key).
+SECRET = re.compile(
+    r"(?<![A-Za-z0-9_\-])"
+    r"(?:sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}"
+    r"|AKIA[0-9A-Z]{16}"
+    r"|gh[pousr]_[A-Za-z0-9]{20,}"
+    r"|xox[baprs]-[A-Za-z0-9\-]{10,}"
+    r"|AIza[0-9A-Za-z_\-]{30,}"
+    r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
+    r"|(?i:bearer)\s+[A-Za-z0-9._\-]{16,})"
+)
+#: How many characters of a secret stay visible once masked (enough to tell keys apart, not to use one).
+VISIBLE = 4
+REDACTED = "…[redacted]"
+
+
+def mask(match: re.Match[str]) -> str:
+    return match.group()[:VISIBLE] + REDACTED
+
+
+def mask_secrets(text: str) -> str:
+    """Replace anything that looks like a credential with a marker that keeps its first characters."""
+    return SECRET.sub(mask, text)
