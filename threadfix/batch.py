@@ -8,7 +8,7 @@ of the batch goes on; a store that changed underneath us is retried, then skippe
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from threadfix.stores import ReadProblem, Store, StoreOptions, open_stores
 
 DEFAULT_MIN_AGE = 600.0
 BUSY_ATTEMPTS = 3
+PROGRESS_EVERY = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +135,10 @@ def scan(specs: Iterable[str], options: StoreOptions = StoreOptions(), stdin: An
 class RepairRun:
     """One ``repair`` over many paths. Iterate :meth:`outcomes`; read :attr:`result` afterwards."""
 
-    def __init__(self, specs: list[str], options: RunOptions = RunOptions(), stdin: Any = None) -> None:
+    def __init__(self, specs: list[str], options: RunOptions = RunOptions(), stdin: Any = None,
+                 progress: Callable[[str, int], None] | None = None) -> None:
+        """``progress(store, threads_read)`` is called every few hundred threads (for a progress bar)."""
+        self.progress = progress
         self.specs = specs
         self.options = options
         self.stdin = stdin
@@ -156,18 +160,27 @@ class RepairRun:
                 self.result.journal = self.journal.path
 
     def _store_with_retries(self, store: Store) -> Iterator[ThreadOutcome | Problem]:
-        """Outcomes are held back until the store committed, so a retried store is reported once."""
+        """Outcomes are held back until the store committed, so a retried store is reported once.
+
+        Healthy threads are only counted, so a store of millions of threads costs no memory here.
+        """
         for attempt in range(BUSY_ATTEMPTS):
             outcomes: list[ThreadOutcome | Problem] = []
+            healthy = 0
             try:
-                outcomes.extend(self._store(store))
+                for outcome in self._store(store):
+                    if isinstance(outcome, ThreadOutcome) and outcome.status == "healthy":
+                        healthy += 1
+                    else:
+                        outcomes.append(outcome)
             except BusyError as exc:
                 if attempt + 1 < BUSY_ATTEMPTS:
                     time.sleep(0.2 * (attempt + 1))
                     continue
-                outcomes = [Problem(exc.where or store.display, exc.message, ExitCode.BUSY)]
+                outcomes, healthy = [Problem(exc.where or store.display, exc.message, ExitCode.BUSY)], 0
             except ThreadfixError as exc:
                 outcomes.append(Problem(exc.where or store.display, exc.message, exc.exit_code))
+            self.result.threads += healthy
             self._count(outcomes)
             yield from outcomes
             return
@@ -192,7 +205,9 @@ class RepairRun:
         entries: list[Entry] = []
         now = options.now if options.now is not None else time.time()
         try:
-            for thread in store.threads():
+            for count, thread in enumerate(store.threads(), 1):
+                if self.progress is not None and count % PROGRESS_EVERY == 0:
+                    self.progress(store.display, count)
                 if isinstance(thread, ReadProblem):
                     yield Problem(thread.where, thread.message)
                     continue

@@ -66,12 +66,14 @@ def repair(
         dry_run=not writes, keep_bytes=diff, output=output, min_age=min_age_seconds, journal_dir=journal_dir,
         argv=tuple(sys.argv),
     )
-    run = RepairRun(list(paths), options)
+    from threadfix.cli.progress import progress_line
     from threadfix.render.repair import RepairPrinter
 
     printer = RepairPrinter(output_format, on_problem=error_line, diff=diff, quiet_stdout=reading_stdin and writes)
-    for outcome in run.outcomes():
-        printer.outcome(outcome)
+    with progress_line("reading" if not writes else "repairing") as progress:
+        run = RepairRun(list(paths), options, progress=progress)
+        for outcome in run.outcomes():
+            printer.outcome(outcome)
     result = run.result
     printer.finish(result)
     if reading_stdin and writes and result.stdout is not None:
