@@ -239,11 +239,14 @@ class RepairRun:
             return ThreadOutcome(address, None, RepairPlan(), "left_alone", exc.message), None
         if dialect is None:
             return ThreadOutcome(address, None, RepairPlan(), "healthy", "no tool calls in a known format"), None
+        if dialect.quick_healthy(thread.items):
+            return ThreadOutcome(address, dialect.name, RepairPlan(), "healthy"), None
         index = dialect.index(thread.items)
         plan = plan_repair(index, dialect, thread.items, options.repair)
         if not plan:
             return ThreadOutcome(address, dialect.name, plan, "healthy"), None
-        age = None if thread.modified is None else now - thread.modified
+        changed = thread.last_changed()
+        age = None if changed is None else now - changed
         if age is not None and age < options.min_age:
             return ThreadOutcome(address, dialect.name, plan, "recent",
                                  f"changed {format_age(age)} ago, under --min-age; its calls may still be running",

@@ -95,12 +95,22 @@ class Thread:
     key: str | None = None
     #: the exact bytes the thread was read from (a JSONL line, a file, a row's JSON)
     raw: bytes = b""
-    #: seconds since the epoch of the thread's last change, when known
+    #: seconds since the epoch of the thread's last change, when the store knows it exactly
     modified: float | None = None
+    #: the store's coarser fallback (a file's mtime), used when neither ``modified`` nor the items say
+    mtime: float | None = None
     #: a dialect forced by the store (a preset) or the user
     dialect: str | None = None
     #: store-private data needed to write the thread back (line number, row id...)
     locator: Any = None
+
+    def last_changed(self) -> float | None:
+        """When the thread last changed; computed only when asked (most threads never need it)."""
+        if self.modified is not None:
+            return self.modified
+        from threadfix.stores.base import modified_time
+
+        return modified_time(self.container, self.items, self.mtime)
 
 
 @unique

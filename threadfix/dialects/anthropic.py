@@ -140,6 +140,44 @@ class Anthropic(Dialect):
                 users.append(m)
         return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
 
+    def quick_healthy(self, items: Sequence[Any]) -> bool:
+        """No tool blocks at all, or each assistant's tool_use ids answered by the next user message's
+        leading tool_results and nothing else (no merging, server tools or stray results to reason about)."""
+        try:
+            pending: set[Any] = set()
+            for message in items:
+                content = message.get("content")
+                role = message.get("role")
+                if isinstance(content, str):
+                    if pending:
+                        return False
+                    continue
+                if role == "assistant":
+                    if pending:
+                        return False
+                    for block in content:
+                        kind = block.get("type")
+                        if kind == "tool_use":
+                            if block.get("id") is None or block.get("id") in pending:
+                                return False
+                            pending.add(block.get("id"))
+                        elif kind == "server_tool_use" or kind == "tool_result" or (isinstance(kind, str) and kind.endswith("_tool_result")):
+                            return False
+                    continue
+                leading = True
+                for block in content:
+                    if block.get("type") == "tool_result":
+                        if not leading or block.get("tool_use_id") not in pending:
+                            return False
+                        pending.discard(block.get("tool_use_id"))
+                    else:
+                        leading = False
+                if pending:
+                    return False
+        except (AttributeError, TypeError):
+            return False
+        return not pending
+
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
         groups = turns(items)
         call_turn = turn_of(groups, call.at[0])

@@ -67,6 +67,14 @@ class Dialect(ABC):
     def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
         """The repaired items; untouched items by identity."""
 
+    def quick_healthy(self, items: Sequence[Any]) -> bool:
+        """A cheap, sound pre-check: True only when the thread certainly needs no repair.
+
+        Most stored threads are healthy; deciding that without building an index keeps a scan close
+        to the cost of parsing. False means "look closer", never "broken".
+        """
+        return False
+
     def answers(self, call: Call, output: Output) -> bool:
         """Whether ``output`` is of a type that can answer ``call`` at all (same id is not always enough)."""
         return True
@@ -339,3 +347,33 @@ def _leading_run(blocks: Sequence[Any], is_result: Callable[[Any], bool]) -> int
     while run < len(blocks) and is_result(blocks[run]):
         run += 1
     return run
+
+
+def join_clashing(
+    original: Sequence[Any],
+    result: list[Any],
+    *,
+    role_of: Callable[[Any], Any],
+    roles: frozenset[str],
+    content_key: str,
+) -> list[Any]:
+    """Join two messages of one role that a repair left side by side, for formats with strict turn order.
+
+    :func:`apply_blocks` drops a message that a move emptied. Where roles must alternate (Bedrock
+    Converse) or a call turn must follow a user turn (Gemini), the messages on either side of the
+    dropped one then clash; they are joined into one (the first's keys, then both block lists), which
+    is what Anthropic's API does implicitly. Messages that already stood side by side in ``original``
+    (same objects, untouched) are left alone: that is not repair's to change.
+    """
+    adjacent = {(id(a), id(b)) for a, b in zip(original, original[1:])}
+    joined: list[Any] = []
+    for message in result:
+        before = joined[-1] if joined else None
+        role = role_of(message)
+        if (before is not None and role in roles and role_of(before) == role
+                and (id(before), id(message)) not in adjacent
+                and isinstance(before.get(content_key), list) and isinstance(message.get(content_key), list)):
+            joined[-1] = {**message, **before, content_key: [*before[content_key], *message[content_key]]}
+        else:
+            joined.append(message)
+    return joined

@@ -99,6 +99,34 @@ class OpenAIChat(Dialect):
                 users.append(i)
         return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
 
+    def quick_healthy(self, items: Sequence[Any]) -> bool:
+        """Each tool_calls message followed by exactly one tool message per id, and no other tool message."""
+        try:
+            i, n = 0, len(items)
+            while i < n:
+                message = items[i]
+                role = message.get("role")
+                if role == "tool":
+                    return False
+                i += 1
+                calls = message.get("tool_calls") if role == "assistant" else None
+                if not calls:
+                    continue
+                wanted = {call.get("id") for call in calls}
+                if None in wanted or len(wanted) != len(calls):
+                    return False
+                while i < n and items[i].get("role") == "tool":
+                    call_id = items[i].get("tool_call_id")
+                    if call_id not in wanted:
+                        return False
+                    wanted.discard(call_id)
+                    i += 1
+                if wanted:
+                    return False
+        except (AttributeError, TypeError):
+            return False
+        return True
+
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
         return BLOCKS.in_place(call, output, items)
 

@@ -48,13 +48,14 @@ _OUTPUT_WORDS = {
     "tool_search_output": "tool search output",
 }
 _RESPONSES_ONLY = frozenset(
-    {"function_call", "function_call_output", "reasoning", "custom_tool_call", "custom_tool_call_output",
+    {"message", "function_call", "function_call_output", "reasoning", "custom_tool_call", "custom_tool_call_output",
      "local_shell_call", "local_shell_call_output", "shell_call", "shell_call_output", "apply_patch_call",
      "apply_patch_call_output", "computer_call", "computer_call_output", "tool_search_call",
      "tool_search_output", "web_search_call", "file_search_call", "code_interpreter_call",
      "image_generation_call", "mcp_call", "mcp_list_tools", "mcp_approval_request", "mcp_approval_response",
      "item_reference"}
 )
+_PAIRING = frozenset(CALL_OUTPUTS) | OUTPUT_TYPES
 _PART_TYPES = frozenset({"input_text", "output_text", "input_image", "input_file", "refusal"})
 
 
@@ -135,6 +136,30 @@ class OpenAIResponses(Dialect):
             elif kind == "reasoning":
                 models.append(i)
         return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
+
+    def quick_healthy(self, items: Sequence[Any]) -> bool:
+        open_calls: dict[Any, str] = {}
+        answered: set[Any] = set()
+        pairing = _PAIRING
+        try:
+            for item in items:
+                kind = item.get("type")
+                if kind not in pairing:
+                    continue
+                if kind in CALL_OUTPUTS:
+                    call_id = item.get("call_id")
+                    if kind == "computer_call" or call_id is None or call_id in open_calls:
+                        return False
+                    if kind != "tool_search_call" or item.get("execution") != "server":
+                        open_calls[call_id] = kind
+                elif kind != "tool_search_output" or item.get("execution") != "server":
+                    call_id = item.get("call_id") if kind != "local_shell_call_output" else _output_call_id(item)
+                    if call_id in answered or kind not in CALL_OUTPUTS.get(open_calls.get(call_id), ()):
+                        return False
+                    answered.add(call_id)
+        except AttributeError:  # an item that is not an object: let the full index say what it is
+            return False
+        return len(answered) == len(open_calls)
 
     def answers(self, call: Call, output: Output) -> bool:
         return output.wire_type in CALL_OUTPUTS[call.wire_type]

@@ -18,7 +18,7 @@ from threadfix.errors import InputError, UnrewritableError
 from threadfix.journal import Entry, digest
 from threadfix.model import Address, Thread
 from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter
-from threadfix.stores.base import ReadProblem, Store, StoreWriter, modified_time
+from threadfix.stores.base import ReadProblem, Store, StoreWriter
 
 #: keys under which an object holds its thread's items, in the order they are tried
 THREAD_KEYS = ("input", "messages", "items", "contents", "history")
@@ -178,7 +178,7 @@ class FileStore(Store):
         items, container, key = parts
         yield Thread(
             address=Address(self.display, key=None), items=items, container=container, key=key, raw=raw,
-            modified=modified_time(container, items, self.mtime), dialect=self.dialect, locator=Span(0, len(raw)),
+            mtime=self.mtime, dialect=self.dialect, locator=Span(0, len(raw)),
         )
 
     def _read_jsonl(self, stream: Any) -> Iterator[Thread | ReadProblem]:
@@ -218,7 +218,7 @@ class FileStore(Store):
                 offset = 3 if number == 1 and line[:3] == jsonio.BOM else 0
                 yield Thread(
                     address=Address(self.display, line=number, key=_id_label(container)), items=items,
-                    container=container, key=key, raw=content[offset:], modified=modified_time(container, items, self.mtime),
+                    container=container, key=key, raw=content[offset:], mtime=self.mtime,
                     dialect=self.dialect, locator=Span(start + offset, start + len(content)),
                 )
             elif mode == "items":
@@ -226,7 +226,7 @@ class FileStore(Store):
         if mode == "items" and self.item_lines is not None:
             items = [value for _, _, value in self.item_lines if value is not None]
             end = self.item_lines[-1][0] + len(self.item_lines[-1][1]) if self.item_lines else 0
-            yield Thread(address=Address(self.display), items=items, raw=b"", modified=modified_time(None, items, self.mtime),
+            yield Thread(address=Address(self.display), items=items, raw=b"", mtime=self.mtime,
                          dialect=self.dialect, locator=Span(0, end))
         elif mode == "broken":
             yield ReadProblem(self.display, "its lines are the items of one thread and some could not be read, so it "
