@@ -5,6 +5,7 @@ existing outputs. Pure functions, no I/O.
 """
 
 from threadfix.failures.arguments import Arguments, ArgumentsState, read_arguments
+from threadfix.failures.classify import Classification, classify, output_text, refusal_payload
 from threadfix.failures.dangling import (
     MARKER,
     MARKER_KEY,
@@ -19,6 +20,10 @@ from threadfix.failures.kinds import KIND_INFO, Kind, KindInfo, info
 
 __all__ = [
     "Arguments",
+    "Classification",
+    "classify",
+    "output_text",
+    "refusal_payload",
     "ArgumentsState",
     "Cause",
     "Explanation",

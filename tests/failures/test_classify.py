@@ -1,0 +1,320 @@
+"""classify(): real error texts from public sources, the results it must leave alone, and properties.
+
+The table lives in ``classification_cases.json`` (add a case, get a test): each case is an output as
+stored, the wire's flag and status, the expected kind and where the text comes from.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+import unicodedata
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from threadfix.failures.classify import (
+    CAUSE_CHARS,
+    CODE_CHARS,
+    EXCERPT_CHARS,
+    FIX_CHARS,
+    Classification,
+    classify,
+    output_text,
+    refusal_payload,
+)
+from threadfix.failures.dangling import Cause, Explanation, aborted_payload
+from threadfix.failures.kinds import Kind
+from threadfix.model import Call
+
+CASES: list[dict[str, Any]] = json.loads((Path(__file__).parent / "classification_cases.json").read_text("utf-8"))
+KIND_VALUES = [kind.value for kind in Kind]
+BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _case_id(index: int, case: dict[str, Any]) -> str:
+    return f"{index:03}-{case['kind']}-{case['source'][:40]}"
+
+
+def _assert_safe_excerpt(result: Classification) -> None:
+    assert len(result.excerpt) <= EXCERPT_CHARS
+    assert "\n" not in result.excerpt
+    for char in result.excerpt:
+        assert unicodedata.category(char) not in ("Cc", "Cs"), repr(char)
+        assert char not in BIDI, repr(char)
+    assert result.excerpt == result.excerpt.strip()
+
+
+# --------------------------------------------------------------------------------------------------
+# The table.
+
+
+def test_table_is_broad() -> None:
+    kinds = Counter(case["kind"] for case in CASES)
+    assert len(CASES) >= 70
+    assert kinds["success"] >= 12
+    assert set(kinds) <= set(KIND_VALUES)
+    assert all(case["source"] for case in CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_case_id(i, c) for i, c in enumerate(CASES)])
+def test_table(case: dict[str, Any]) -> None:
+    result = classify(case["content"], is_error=case["is_error"], status=case["status"])
+    assert result.kind.value == case["kind"], result.evidence
+    assert result.is_error is (case["kind"] != "success")
+    assert result.evidence
+    if "code" in case:
+        assert result.code == case["code"]
+    if "retry_after" in case:
+        assert result.retry_after == pytest.approx(case["retry_after"])
+    if "tool_id" in case:
+        assert result.tool_id == case["tool_id"]
+    _assert_safe_excerpt(result)
+
+
+# --------------------------------------------------------------------------------------------------
+# The wire's verdict against the content.
+
+
+def test_error_flag_without_a_cause_is_unknown() -> None:
+    result = classify("the weather is fine", is_error=True)
+    assert (result.kind, result.is_error) == (Kind.UNKNOWN, True)
+    assert result.evidence.startswith("is_error flag")
+
+
+def test_false_flag_trusts_text_but_not_a_structured_error() -> None:
+    assert classify("Error: connect ECONNREFUSED 127.0.0.1:5432", is_error=False).kind is Kind.SUCCESS
+    body = {"error": {"type": "rate_limit_error", "message": "slow down"}}
+    assert classify(body, is_error=False).kind is Kind.RATE_LIMITED
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        ("failed", Kind.UNKNOWN),
+        ("error", Kind.UNKNOWN),
+        ("output-error", Kind.UNKNOWN),
+        ("output-denied", Kind.PERMISSION_DENIED),
+        ("incomplete", Kind.ABORTED),
+        ("in_progress", Kind.ABORTED),
+        ("cancelled", Kind.CANCELLED),
+        ("completed", Kind.SUCCESS),
+        ("success", Kind.SUCCESS),
+        ("something-new", Kind.SUCCESS),
+    ],
+)
+def test_status_alone(status: str, kind: Kind) -> None:
+    assert classify("ok", status=status).kind is kind
+
+
+def test_specific_content_beats_a_status_kind() -> None:
+    assert classify("Error: ETIMEDOUT", status="output-denied").kind is Kind.TIMEOUT
+
+
+def test_a_word_deep_in_a_result_never_flags_it() -> None:
+    listing = "\n".join(f"src/module_{n}.py: handles Error: and Traceback cases" for n in range(400))
+    assert classify(listing).kind is Kind.SUCCESS
+
+
+def test_a_traceback_that_ends_the_output_flags_it() -> None:
+    text = "step 1 ok\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'id'\n"
+    result = classify(text)
+    assert result.kind is Kind.EXECUTION
+    assert "KeyError" in result.evidence
+    assert result.excerpt == "KeyError: 'id'"
+
+
+def test_long_output_is_read_at_both_ends() -> None:
+    middle = "x" * 50_000
+    assert classify("Error: ECONNRESET\n" + middle, is_error=True).kind is Kind.NETWORK_ERROR
+    assert classify(middle + "\nread ECONNRESET", is_error=True).kind is Kind.NETWORK_ERROR
+    assert classify("x" * 10_000 + " permission denied " + middle, is_error=True).kind is Kind.UNKNOWN
+
+
+def test_large_json_is_read_as_text_not_parsed() -> None:
+    big = orjson.dumps({"rows": ["r"] * 40_000, "error": "rate limit"}).decode()
+    assert classify(big).kind is Kind.SUCCESS
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("Rate limit reached. Please try again in 6m0s.", 360.0),
+        ("Rate limit reached. Please try again in 20ms.", 0.02),
+        ("429 RESOURCE_EXHAUSTED. Please retry in 3.5s.", 3.5),
+        ("Too many requests; retry after 20 seconds", 20.0),
+        ("HTTP 429\nRetry-After: 30", 30.0),
+        ("rate limited {\"retry_after_ms\": 1500}", 1.5),
+    ],
+)
+def test_retry_hints_in_text(text: str, seconds: float) -> None:
+    assert classify(text, is_error=True).retry_after == pytest.approx(seconds)
+
+
+def test_threadfix_payload_round_trips() -> None:
+    call = Call(call_id="call_1", name="shell", wire_type="function_call", at=(3, -1))
+    explanation = Explanation(Kind.ABORTED, Cause.USER_MOVED_ON, "item 4 is a later user message")
+    payload = aborted_payload(call, explanation)
+    text = orjson.dumps(payload).decode()
+    for content in (payload, text, [{"type": "text", "text": text}]):
+        result = classify(content)
+        assert (result.kind, result.code, result.tool_id) == (Kind.ABORTED, "user_moved_on", "shell")
+        assert "threadfix" in result.evidence
+
+
+# --------------------------------------------------------------------------------------------------
+# output_text.
+
+
+def test_output_text_flattens_every_dialect() -> None:
+    parts = [{"type": "text", "text": "a"}, {"type": "image", "source": {}}, {"json": {"b": 1}}, "c"]
+    assert output_text(parts) == 'a\n[image]\n{"b":1}\nc'
+    assert output_text({"functionResponse": {"name": "f", "response": {"output": "x"}}}) == '{"output":"x"}'
+    assert output_text({"content": [{"type": "text", "text": "m"}], "isError": True}) == "m"
+    assert output_text({"type": "error-text", "value": "boom"}) == "boom"
+    assert output_text(None) == ""
+    assert output_text("abcdef", limit=4) == "abc…"
+    assert output_text("abc", limit=0) == ""
+
+
+# --------------------------------------------------------------------------------------------------
+# Properties.
+
+ANY_CHAR = st.characters(codec=None, exclude_categories=())
+TEXT = st.text(ANY_CHAR, max_size=60)
+# Up to 80 KB: past the 6 KB read window and the 16 KB parse limit.
+HUGE = st.builds(lambda chunk, times: chunk * times, st.text(ANY_CHAR, min_size=1, max_size=8), st.integers(1, 10_000))
+ERRORISH = st.sampled_from(
+    ["Error: ", "Traceback (most recent call last):\n", "429 Too Many Requests ", "\tat x.Y(Y.java:1)\n",
+     "Exit code: 3\n", "\u202eError\u202c: ", "Killed\n", "retry in 9s ", '{"error": ', "[", "{"]
+)
+SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | TEXT | HUGE
+KEYS = st.sampled_from(
+    ["error", "Error", "kind", "detail", "details", "subcode", "message", "code", "status", "type", "output",
+     "content", "text", "json", "retry_after", "retry_after_ms", "tool_id", "exit_code", "metadata", "isError",
+     "functionResponse", "response", "value", "errors", "data", "Custom", "Timeout", "written_by", "aborted"]
+) | TEXT
+JSONISH = st.recursive(
+    SCALARS | st.builds(str.__add__, ERRORISH, TEXT),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(KEYS, children, max_size=6),
+    max_leaves=25,
+)
+FLAGS = st.sampled_from([None, True, False])
+STATUSES = st.none() | st.sampled_from(["failed", "error", "incomplete", "output-denied", "completed", "x"]) | TEXT
+
+
+@given(JSONISH, FLAGS, STATUSES)
+def test_classify_never_raises_and_its_excerpt_is_safe(
+    content: object, is_error: bool | None, status: str | None
+) -> None:
+    result = classify(content, is_error=is_error, status=status)
+    assert isinstance(result.kind, Kind)
+    assert result.is_error is (result.kind is not Kind.SUCCESS)
+    if is_error:
+        assert result.is_error
+    _assert_safe_excerpt(result)
+    assert result.retry_after is None or (math.isfinite(result.retry_after) and result.retry_after >= 0)
+    assert result.code is None or len(result.code) <= CODE_CHARS
+    assert len(output_text(content, limit=300)) <= 300
+
+
+@given(JSONISH, FLAGS)
+def test_classify_reads_json_strings_like_their_values(content: object, is_error: bool | None) -> None:
+    try:
+        text = orjson.dumps(content).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return
+    result = classify(text, is_error=is_error)
+    _assert_safe_excerpt(result)
+
+
+@given(st.builds(str.__add__, ERRORISH, HUGE | TEXT), FLAGS)
+def test_classify_handles_huge_and_hostile_text(text: str, is_error: bool | None) -> None:
+    _assert_safe_excerpt(classify(text, is_error=is_error))
+
+
+@given(TEXT | HUGE, TEXT | HUGE, st.none() | TEXT | HUGE)
+def test_refusal_payload_is_always_bounded_json(code: str, cause: str, fix: str | None) -> None:
+    payload = orjson.loads(refusal_payload(code, cause, fix))
+    error = payload["error"]
+    assert set(payload) == {"error"}
+    assert len(error["code"]) <= CODE_CHARS
+    assert len(error["cause"]) <= CAUSE_CHARS
+    assert ("fix" in error) is (fix is not None)
+    if fix is not None:
+        assert len(error["fix"]) <= FIX_CHARS
+
+
+@pytest.mark.parametrize("kind", list(Kind), ids=KIND_VALUES)
+@settings(max_examples=25)  # the kind is the parameter that matters; 24 kinds x 25
+@given(cause=TEXT | HUGE, fix=st.none() | TEXT)
+def test_refusal_round_trips_every_kind(kind: Kind, cause: str, fix: str | None) -> None:
+    result = classify(refusal_payload(kind.value, cause, fix))
+    assert (result.kind, result.code) == (kind, kind.value)
+    _assert_safe_excerpt(result)
+
+
+@given(st.from_regex(r"X_[A-Z0-9_]{1,30}", fullmatch=True), TEXT)
+def test_refusal_with_an_unknown_code_is_custom(code: str, cause: str) -> None:
+    result = classify(refusal_payload(code, cause), is_error=True)
+    assert (result.kind, result.code) == (Kind.CUSTOM, code)
+
+
+RETRY_FIELDS = st.sampled_from([("retry_after", 1.0), ("retry_after_secs", 1.0), ("retry_after_ms", 1000.0)])
+IDENT = st.from_regex(r"[a-z][a-z0-9_]{0,20}", fullmatch=True)
+
+
+@given(
+    st.sampled_from([kind for kind in Kind if kind is not Kind.SUCCESS]),
+    st.integers(0, 10**6),
+    RETRY_FIELDS,
+    IDENT,
+    st.none() | IDENT,
+    st.text(st.characters(codec="utf-8"), max_size=60),  # serialised below: no lone surrogates
+)
+def test_seed_errors_round_trip(
+    kind: Kind, amount: int, retry_field: tuple[str, float], tool_id: str, code: str | None, detail: str
+) -> None:
+    name, per_second = retry_field
+    details: dict[str, Any] = {name: amount, "tool_id": tool_id}
+    if code is not None:
+        details["code"] = code
+    expected_retry = amount / per_second
+
+    direct = classify(orjson.dumps({"kind": kind.value, "detail": detail, "details": details}).decode())
+    assert (direct.kind, direct.tool_id, direct.code) == (kind, tool_id, code)
+    assert direct.retry_after == pytest.approx(expected_retry)
+
+    wire_details = {**details, "code": code or kind.value}
+    for shape in (
+        {"Custom": {"subcode": kind.value, "message": detail, "details": wire_details}},
+        {"custom": {"subcode": kind.value, "message": detail, "details": wire_details}},
+        {"subcode": kind.value, "message": detail, "details": wire_details},
+    ):
+        wire = classify(shape)
+        assert (wire.kind, wire.tool_id, wire.code) == (kind, tool_id, code or kind.value)
+        assert wire.retry_after == pytest.approx(expected_retry)
+
+
+# --------------------------------------------------------------------------------------------------
+# Speed: it runs over every output of a store.
+
+
+def test_ordinary_outputs_are_cheap() -> None:
+    outputs = [
+        "def handler(event):\n    return {'status': 200}\n" * 40,
+        orjson.dumps({"items": [{"id": n, "name": f"item {n}"} for n in range(30)]}).decode(),
+        [{"type": "text", "text": "Created 3 files.\n" * 20}],
+        "x" * 2_000_000,
+    ]
+    start = time.perf_counter()
+    for _ in range(500):
+        for output in outputs:
+            classify(output)
+    assert time.perf_counter() - start < 5.0

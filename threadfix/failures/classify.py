@@ -1,0 +1,1434 @@
+"""Say what an existing tool output is: a result, or a failure of one kind, and what decided it.
+
+Repair, lint and report all ask the same question of every output in a store, so there is one answer,
+here. Outputs arrive in every wire's shape (a string that may hold JSON, a list of content parts, a
+Gemini ``functionResponse.response``, an MCP result, an AI SDK typed output, a seed project's
+structured error) and most of them are ordinary results, so the common path is a handful of cheap
+checks on the first line and the last line; only outputs that already look like failures are scanned,
+and never more than their first 4 KB and last 2 KB.
+
+Precedence, highest first:
+
+1. **The wire's verdict.** ``is_error=True`` or an error ``status`` (``error``, ``failed``,
+   ``output-error``...) makes the output a failure even when nothing says why: ``unknown``, or the
+   status's own kind (``output-denied``/``execution-denied`` → ``permission_denied``: a person refused
+   to let the call run; ``cancelled`` → ``cancelled``; ``timeout`` → ``timeout``; ``incomplete`` /
+   ``in_progress`` → ``aborted``: the output was never finished; statuses nobody listed are ignored).
+   The wire saying error wins over the wire saying success. ``is_error=False`` or a success status is
+   trusted for text; only a structured error object overrides it.
+2. **Structure before text.** threadfix's own payload, the seed shapes (Rust ``{kind, detail,
+   details}``, its wire variants and ``{subcode, message, details}``; TypeScript ``{error: {code,
+   cause, fix}}``; Kotlin ``{error: true, aborted: true}``), provider error bodies, MCP ``isError``,
+   and exit-code objects are read field by field. Inside an error object: a known code (a ``Kind``
+   value, then a provider code such as ``insufficient_quota``) > what the message says > a numeric
+   HTTP / JSON-RPC status > a vague code (``invalid_request_error``, ``INVALID_ARGUMENT``) > any other
+   code (``custom``, keeping the code) > ``execution``. A tool's own refusal ``{error: {code, cause}}``
+   takes its kind from the code alone: a ``Kind`` value or known provider code, else ``custom``.
+3. **Text is a failure only when framed as one.** With no wire verdict the text must lead with an
+   error marker (``Error:``, ``ERROR``, ``Traceback``, ``Exception in thread``, ``failed to``, an HTTP
+   status, ``curl: (7)``, ``bash: x:``...), state a non-zero exit code on its first or last line, or
+   end with an uncaught traceback or stack frames. A word such as "error" deeper in a file, log or grep
+   result never flags a result; ``Exit code: 0`` on the frame line marks a success outright.
+4. **Inside failure text, the headline first**: the first line, a Python traceback's final exception
+   line, a JVM ``Caused by:``; then the scanned window. Signals are tried in a fixed order: out of
+   memory, credits, usage limit, concurrency, global rate limit, rate limit, HTTP status, timeout,
+   cancellation, authentication, permission, network, unavailable, not implemented, unknown tool, not
+   found, invalid arguments; then a non-zero exit code (``terminal_error``); then any generic marker
+   (traceback, stack, ``Error:``) → ``execution``.
+5. **A non-zero exit code on the frame line means ``terminal_error``**, refined only by what the
+   environment did to the process: exit 124 or timeout text → ``timeout``, 126 → ``permission_denied``,
+   127 → ``not_found``, 130/143 or cancellation text → ``cancelled``, 137 or OOM text → ``execution``
+   with evidence "out of memory".
+
+HTTP statuses: 400/405/406/411-418/422 and other 4xx → ``invalid_arguments``, 401/407 →
+``unauthorized``, 402 → ``usage_pool_exhausted``, 403/451 → ``permission_denied``, 404/410 →
+``not_found``, 408/504/522/524 → ``timeout``, 409/500/507 → ``execution``, 429 → ``rate_limited``,
+499 → ``cancelled``, 501 → ``not_implemented``, 523 → ``network_error``, 502/503/529 and other 5xx →
+``service_unavailable``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import reprlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from threadfix.failures.dangling import MARKER, MARKER_KEY, clip
+from threadfix.failures.kinds import Kind
+
+__all__ = ["Classification", "classify", "output_text", "refusal_payload"]
+
+#: How much of a long text is read: failures announce themselves at the start or the end.
+HEAD_CHARS = 4096
+TAIL_CHARS = 2048
+#: A JSON error object is small: a larger JSON string is parsed only when its first key is an envelope's
+#: or an error's (Codex ``{"output": …, "metadata": {"exit_code": …}}``), never past MAX_PARSE.
+PARSE_LIMIT = 16384
+MAX_PARSE = 1 << 20
+EXCERPT_CHARS = 200
+CODE_CHARS = 128
+CAUSE_CHARS = 1000
+FIX_CHARS = 500
+_MAX_DEPTH = 6
+_MAX_PARTS = 64
+_LINE_CHARS = 400
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    """What one output is, with the evidence that decided it.
+
+    ``excerpt`` is empty for a success: only failures are shown, and cutting one for every result of a
+    large store would cost more than the classification.
+    """
+
+    kind: Kind
+    is_error: bool
+    evidence: str
+    code: str | None = None
+    retry_after: float | None = None
+    tool_id: str | None = None
+    excerpt: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    """A classification before its excerpt is cut; ``generic`` marks a kind a wire status may refine."""
+
+    kind: Kind
+    evidence: str
+    code: str | None = None
+    retry_after: float | None = None
+    tool_id: str | None = None
+    message: str = ""
+    generic: bool = False
+
+
+# --------------------------------------------------------------------------------------------------
+# Codes: Kind values, provider codes, exception names. Compared normalised ("RESOURCE_EXHAUSTED",
+# "resource-exhausted" and "ResourceExhausted" are one code).
+
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+def _norm(code: str) -> str:
+    return _NON_ALNUM.sub("", code[:CODE_CHARS].lower())
+
+
+_KIND_BY_NORM: dict[str, Kind] = {_norm(kind.value): kind for kind in Kind}
+
+# Codes that name one cause whatever the message says (OpenAI, Anthropic, Google, AWS, Node, Python,
+# Slack, JSON-RPC/MCP names).
+_SPECIFIC_CODES: dict[Kind, tuple[str, ...]] = {
+    Kind.RATE_LIMITED: (
+        "rate_limit_exceeded", "rate_limit_error", "RateLimitError", "rate_limit", "ratelimited",
+        "too_many_requests", "TooManyRequestsException", "ThrottlingException", "Throttling", "throttled",
+        "RESOURCE_EXHAUSTED", "RequestLimitExceeded", "SlowDown", "quota_exceeded", "userRateLimitExceeded",
+        "ProvisionedThroughputExceededException", "LimitExceededException",
+    ),
+    Kind.USAGE_POOL_EXHAUSTED: (
+        "insufficient_quota", "insufficient_credits", "insufficient_balance", "insufficient_funds",
+        "payment_required", "billing_hard_limit_reached", "billing_not_active", "credits_exhausted",
+        "out_of_credits",
+    ),
+    Kind.USAGE_LIMIT_REACHED: ("usage_limit_exceeded", "max_uses_exceeded", "spend_limit_exceeded"),
+    Kind.CONCURRENCY_LIMIT: ("concurrency_limit_exceeded", "too_many_concurrent_requests"),
+    Kind.SERVICE_UNAVAILABLE: (
+        "ServiceUnavailableException", "UNAVAILABLE", "overloaded_error", "overloaded", "engine_overloaded",
+        "server_overloaded", "ModelNotReadyException", "bad_gateway", "ServiceUnavailableError",
+    ),
+    Kind.TIMEOUT: (
+        "DEADLINE_EXCEEDED", "ModelTimeoutException", "timed_out", "request_timeout", "gateway_timeout",
+        "TimeoutError", "ReadTimeout", "ConnectTimeout", "APITimeoutError", "ETIMEDOUT",
+        "execution_time_exceeded", "RequestTimeoutException", "UND_ERR_CONNECT_TIMEOUT",
+    ),
+    Kind.CANCELLED: ("canceled", "CancelledError", "AbortError", "request_cancelled", "KeyboardInterrupt"),
+    Kind.UNAUTHORIZED: (
+        "authentication_error", "AuthenticationError", "UNAUTHENTICATED", "invalid_api_key",
+        "invalid_authentication", "not_authed", "invalid_auth", "UnrecognizedClientException",
+        "InvalidSignatureException", "ExpiredTokenException", "MissingAuthenticationTokenException",
+        "API_KEY_INVALID", "invalid_token", "token_expired", "NotAuthorizedException",
+    ),
+    Kind.PERMISSION_DENIED: (
+        "permission_error", "PermissionDeniedError", "forbidden", "AccessDenied", "AccessDeniedException",
+        "EACCES", "EPERM", "PermissionError", "unsupported_country_region_territory",
+        "insufficient_permissions", "output_denied", "execution_denied", "url_not_allowed", "missing_scope",
+    ),
+    Kind.NOT_FOUND: (
+        "not_found_error", "NotFoundError", "ResourceNotFoundException", "NoSuchKey", "NoSuchBucket",
+        "model_not_found", "ENOENT", "FileNotFoundError", "FileNotFoundException", "NoSuchFileException",
+        "tool_not_found", "unknown_tool", "method_not_found", "file_not_found", "command_not_found",
+    ),
+    Kind.INVALID_ARGUMENTS: (
+        "ValidationException", "ValidationError", "invalid_params", "invalid_parameter",
+        "InvalidParameterValue", "InvalidParameterException", "context_length_exceeded",
+        "string_above_max_length", "invalid_value", "missing_required_parameter", "RequestValidationError",
+        "UnprocessableEntityError", "unprocessable_entity", "invalid_tool_input", "query_too_long",
+        "invalid_json", "SerializationException", "invalid_arguments_error",
+    ),
+    Kind.NOT_IMPLEMENTED: (
+        "UNIMPLEMENTED", "NotImplementedError", "UnsupportedOperationException", "unsupported_operation",
+        "UnknownOperationException",
+    ),
+    Kind.NETWORK_ERROR: (
+        "APIConnectionError", "ConnectionError", "ConnectError", "ECONNREFUSED", "ECONNRESET", "ENOTFOUND",
+        "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EPIPE", "ConnectionRefusedError",
+        "ConnectionResetError", "ClientConnectorError", "ServerDisconnectedError", "RemoteDisconnected",
+        "ERR_NETWORK", "url_not_accessible",
+    ),
+    Kind.EXECUTION: (
+        "ModelErrorException", "InternalServerException", "internal_error", "InternalServerError",
+        "tool_execution_error", "execution_error", "ModelStreamErrorException",
+    ),
+    Kind.TERMINAL_ERROR: ("CalledProcessError", "non_zero_exit", "nonzero_exit"),
+}
+
+# Codes too broad to decide alone: the message is read first (Anthropic answers a low credit balance
+# with invalid_request_error, Google a bad API key with INVALID_ARGUMENT).
+_VAGUE_CODES: dict[Kind, tuple[str, ...]] = {
+    Kind.INVALID_ARGUMENTS: (
+        "invalid_request_error", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "OUT_OF_RANGE", "bad_request",
+        "BadRequestError", "invalid_request",
+    ),
+    Kind.EXECUTION: ("api_error", "APIError", "server_error", "INTERNAL", "InternalError", "RuntimeError"),
+    Kind.NETWORK_ERROR: ("ECONNABORTED",),
+}
+
+# Code endings that say the cause even for a code nobody listed (Slack's channel_not_found).
+_CODE_SUFFIXES: tuple[tuple[str, Kind], ...] = (
+    ("notfound", Kind.NOT_FOUND),
+    ("timedout", Kind.TIMEOUT),
+    ("timeout", Kind.TIMEOUT),
+    ("ratelimited", Kind.RATE_LIMITED),
+    ("ratelimitexceeded", Kind.RATE_LIMITED),
+    ("quotaexceeded", Kind.RATE_LIMITED),
+    ("throttled", Kind.RATE_LIMITED),
+    ("unauthorized", Kind.UNAUTHORIZED),
+    ("unauthenticated", Kind.UNAUTHORIZED),
+    ("denied", Kind.PERMISSION_DENIED),
+    ("forbidden", Kind.PERMISSION_DENIED),
+    ("unavailable", Kind.SERVICE_UNAVAILABLE),
+    ("overloaded", Kind.SERVICE_UNAVAILABLE),
+    ("cancelled", Kind.CANCELLED),
+    ("canceled", Kind.CANCELLED),
+    ("notimplemented", Kind.NOT_IMPLEMENTED),
+    ("unimplemented", Kind.NOT_IMPLEMENTED),
+    ("invalidargument", Kind.INVALID_ARGUMENTS),
+    ("invalidarguments", Kind.INVALID_ARGUMENTS),
+    ("validationerror", Kind.INVALID_ARGUMENTS),
+    ("validationfailed", Kind.INVALID_ARGUMENTS),
+)
+
+
+def _table(names: Mapping[Kind, tuple[str, ...]]) -> dict[str, Kind]:
+    return {_norm(name): kind for kind, group in names.items() for name in group}
+
+
+_SPECIFIC_BY_NORM = _table(_SPECIFIC_CODES)
+_VAGUE_BY_NORM = _table(_VAGUE_CODES)
+
+
+def _known_code(code: str) -> Kind | None:
+    """The kind a code names outright: a Kind value, else a provider code listed as specific."""
+    norm = _norm(code)
+    return _KIND_BY_NORM.get(norm) or _SPECIFIC_BY_NORM.get(norm)
+
+
+def _suffix_code(code: str) -> Kind | None:
+    norm = _norm(code)
+    for suffix, kind in _CODE_SUFFIXES:
+        if norm.endswith(suffix):
+            return kind
+    return None
+
+
+# Numeric statuses: HTTP first, JSON-RPC (MCP) negative codes second.
+_HTTP_KINDS: dict[int, Kind] = {
+    400: Kind.INVALID_ARGUMENTS,
+    401: Kind.UNAUTHORIZED,
+    402: Kind.USAGE_POOL_EXHAUSTED,
+    403: Kind.PERMISSION_DENIED,
+    404: Kind.NOT_FOUND,
+    407: Kind.UNAUTHORIZED,
+    408: Kind.TIMEOUT,
+    409: Kind.EXECUTION,
+    410: Kind.NOT_FOUND,
+    429: Kind.RATE_LIMITED,
+    451: Kind.PERMISSION_DENIED,
+    499: Kind.CANCELLED,
+    500: Kind.EXECUTION,
+    501: Kind.NOT_IMPLEMENTED,
+    502: Kind.SERVICE_UNAVAILABLE,
+    503: Kind.SERVICE_UNAVAILABLE,
+    504: Kind.TIMEOUT,
+    507: Kind.EXECUTION,
+    522: Kind.TIMEOUT,
+    523: Kind.NETWORK_ERROR,
+    524: Kind.TIMEOUT,
+    529: Kind.SERVICE_UNAVAILABLE,
+}
+_JSONRPC_KINDS: dict[int, Kind] = {
+    -32700: Kind.INVALID_ARGUMENTS,
+    -32600: Kind.INVALID_ARGUMENTS,
+    -32601: Kind.NOT_FOUND,
+    -32602: Kind.INVALID_ARGUMENTS,
+    -32603: Kind.EXECUTION,
+    -32001: Kind.TIMEOUT,
+}
+
+
+def _status_kind(number: int) -> Kind | None:
+    """The kind of an HTTP or JSON-RPC status; other 4xx are the request's fault, other 5xx the server's."""
+    kind = _HTTP_KINDS.get(number) or _JSONRPC_KINDS.get(number)
+    if kind is None and 400 <= number < 500:
+        return Kind.INVALID_ARGUMENTS
+    if kind is None and 500 <= number < 600:
+        return Kind.SERVICE_UNAVAILABLE
+    return kind
+
+
+# --------------------------------------------------------------------------------------------------
+# Text signals, in precedence order (see the module docstring).
+
+_REASONS = (
+    r"bad request|unauthori[sz]ed|payment required|forbidden|not found|method not allowed|not acceptable"
+    r"|request time-?out|conflict|gone|payload too large|request entity too large|unsupported media type"
+    r"|unprocessable(?: entity| content)?|too many requests|internal server error|not implemented"
+    r"|bad gateway|service unavailable|gateway time-?out|client error|server error"
+)
+
+_STATUS_NUMBER = re.compile(r"[45][0-9][0-9]")
+_HTTP_STATUS = re.compile(
+    r"\bHTTP(?:/\d(?:\.\d)?)?(?:Error)?[\s:=]*(?:(?:status|error|code)\s*:?\s*)?(?P<a>[1-5]\d\d)\b"
+    r"|\b(?:status(?:[ _-]?code)?|error[ _-]?code|response[ _-]?code|http[ _-]?status|statusCode|returned error)"
+    r"[\"']?\s*[:=]?\s*[\"']?(?P<b>[45]\d\d)\b"
+    rf"|(?:^|[\s'\"(\[>:])(?P<c>[45]\d\d),?\s*(?:[-:]\s*)?(?:{_REASONS}|message=)",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Signal:
+    """One cause stated in words: alternatives searched in lowercased text, each compiled on its own."""
+
+    kind: Kind
+    #: (literal every match starts with, pattern): the literal is tested with ``in`` first
+    alternatives: tuple[tuple[str, re.Pattern[str]], ...]
+    #: evidence to give instead of the matched words
+    label: str | None = None
+
+
+_LEADING_WORD = re.compile(r"\\b([a-z0-9_][a-z0-9_ ]*)")
+_LEADING_LITERAL = re.compile(r"[^\\.^$*+?{}\[\]()|]*")
+
+
+def _alternative(source: str) -> tuple[str, re.Pattern[str]]:
+    """Compile one lowercase alternative so ``re`` can jump straight to its literal start.
+
+    A leading ``\\b`` stops CPython's literal-prefix scan and makes a search try every position, so
+    ``\\bword`` becomes ``word(?<!\\wword)``: the same match, found several times faster. The literal
+    itself is returned too: ``literal in text`` is cheaper still and rules most alternatives out.
+    """
+    if source != source.lower():
+        raise ValueError(f"signal alternatives are matched against lowercased text: {source!r}")
+    match = _LEADING_WORD.match(source)
+    if match is not None:
+        word, rest = match.group(1), source[match.end() :]
+        if rest[:1] in ("?", "*", "+", "{"):  # the word's last character is quantified
+            word, rest = word[:-1], word[-1:] + rest
+        if word:
+            source = f"{word}(?<!\\w{word}){rest}"
+    literal = _LEADING_LITERAL.match(source).group()  # type: ignore[union-attr]  # matches the empty string
+    if source[len(literal) : len(literal) + 1] in ("?", "*", "{"):
+        literal = literal[:-1]
+    return literal, re.compile(source, re.MULTILINE)
+
+
+def _signal(kind: Kind, *alternatives: str | tuple[str, str], label: str | None = None) -> _Signal:
+    """A signal; an alternative given as ``(literal, source)`` is prefiltered on that rarer literal."""
+    compiled = []
+    for alternative in alternatives:
+        if isinstance(alternative, tuple):
+            compiled.append((alternative[0], _alternative(alternative[1])[1]))
+        else:
+            compiled.append(_alternative(alternative))
+    return _Signal(kind, tuple(compiled), label)
+
+
+_OUT_OF_MEMORY = _signal(
+    Kind.EXECUTION,
+    r"memoryerror\b", r"outofmemory", r"out of memory\b", r"cannot allocate memory", r"\benomem\b",
+    r"oom[- ]?kill", r"^\s*killed\s*$", r"signal: killed\b", r"exit(?:ed)?(?:\s+with)?\s+(?:code|status)\s*:?\s*137\b",
+    label="out of memory",
+)
+_TIMEOUT = _signal(
+    Kind.TIMEOUT,
+    r"timed[ _-]?out", r"\betimedout\b", r"\besockettimedout\b", r"deadline[ _]exceeded", r"time[ _]limit[ _]exceeded",
+    r"execution[ _]time[ _]exceeded", r"took too long",
+    r"\btimeout (?:of \d+\s*\w*\s*)?(?:error|exceeded|expired|reached|occurred)", r"timeout(?:error|exception)\b",
+    r"readtimeout\b", r"connecttimeout\b", r"writetimeout\b", r"pooltimeout\b", r"socket\.timeout\b",
+    r"request timeout\b", r"gateway time-?out",
+)
+_CANCELLED = _signal(
+    Kind.CANCELLED,
+    r"\bcancel+ed\b", r"cancel+ederror", r"cancellationexception", r"aborterror", r"\baborted by (?:the )?user\b",
+    r"\boperation was aborted\b", r"\brequest (?:was )?aborted\b", r"\binterrupted\b", r"keyboardinterrupt",
+)
+
+# "tool … not found" is prefiltered on the phrase: "tool" alone is in most tool outputs.
+_TOOL_MISSING = ("not found", "does not exist", "not available")
+
+_SIGNALS: tuple[_Signal, ...] = (
+    _OUT_OF_MEMORY,
+    _signal(
+        Kind.USAGE_POOL_EXHAUSTED,
+        r"insufficient[_ ](?:quota|credits?|balance|funds)", r"credit balance is too low",
+        r"exceeded your current quota", r"out of credits", r"payment required", r"billing hard limit",
+        r"balance (?:is )?(?:too low|exhausted|insufficient|depleted)",
+        r"credits? (?:is |are )?(?:too low|exhausted|insufficient|depleted)", r"no credits? (?:left|remaining)",
+        r"usage pool",
+    ),
+    _signal(
+        Kind.USAGE_LIMIT_REACHED,
+        r"usage[ _]limits?\b", r"reached (?:your|the) (?:\w+ )?(?:usage|spend(?:ing)?) limit", r"max_uses_exceeded",
+    ),
+    _signal(
+        Kind.CONCURRENCY_LIMIT,
+        r"concurren(?:cy|t)[ _](?:limit|requests?|calls?|jobs?|executions?)",
+        r"too many (?:concurrent|parallel|simultaneous|in[- ]flight)", r"max(?:imum)? concurrency",
+    ),
+    _signal(Kind.GLOBAL_RATE_LIMIT, r"global[ _]rate[ _]?limit"),
+    _signal(
+        Kind.RATE_LIMITED,
+        r"rate[ _-]?limit", r"too many requests", r"too_many_requests", r"quota (?:has been )?exceeded",
+        r"exceeded (?:the |your )?quota", r"resource(?: has been)?[ _]exhausted", r"throttl(?:ed|ing)(?:exception)?\b",
+        r"slow down",
+    ),
+    _TIMEOUT,
+    _CANCELLED,
+    _signal(
+        Kind.UNAUTHORIZED,
+        r"\bunauthori[sz]ed\b", r"\bunauthenticated\b", r"\bnot authenticated\b",
+        r"\bauthentication (?:failed|error|required)", r"authenticationerror",
+        r"\binvalid[ _](?:api[ _-]?key|x-api-key|token|credentials|authentication|bearer)", r"\bincorrect api key\b",
+        r"\bapi[ _-]?key (?:not valid|is invalid|is missing|missing|expired)",
+        r"\bmissing (?:api[ _-]?key|credentials|authorization header)", r"\btoken (?:has )?expired\b", r"expiredtoken",
+        r"unrecognizedclientexception", r"could not validate credentials",
+        r"\bcredentials? (?:are |were |is )?(?:invalid|missing|expired)\b", r"\bno credentials\b",
+    ),
+    _signal(
+        Kind.PERMISSION_DENIED,
+        r"permission denied", r"permissionerror", r"permissiondenied", r"\baccess (?:is )?denied\b", r"accessdenied",
+        r"\bforbidden\b", r"\beacces\b", r"\beperm\b", r"\bnot permitted\b", r"\bnot authorized to\b",
+        r"insufficient (?:permissions?|privileges?|scopes?)", r"\bdoes not have (?:permission|access)\b",
+        r"rejected by (?:the )?user", r"tool use was rejected", r"doesn't want to proceed", r"read-only file system",
+        r"\berofs\b",
+    ),
+    _signal(
+        Kind.NETWORK_ERROR,
+        r"connection (?:refused|reset|aborted|closed|error|failed|lost)", r"\beconn(?:refused|reset|aborted)\b",
+        r"\benotfound\b", r"\beai_again\b", r"\behostunreach\b", r"\benetunreach\b", r"\bepipe\b", r"broken pipe",
+        r"name or service not known", r"temporary failure in name resolution", r"nodename nor servname",
+        r"getaddrinfo", r"could not resolve host", r"failed to resolve", r"failed to establish a new connection",
+        r"max retries exceeded", r"network is unreachable", r"no route to host",
+        r"connection(?:refused|reset|aborted)?error\b", r"connecterror\b", r"clientconnector\w*error\b",
+        r"serverdisconnectederror", r"remotedisconnected", r"remote end closed connection", r"socket hang up",
+        r"fetch failed", r"failed to fetch", r"\bnetwork ?error\b", r"certificate verify failed", r"sslerror",
+        r"connectexception",
+        r"unknownhostexception", r"noroutetohostexception", r"socketexception", r"\bunable to connect\b",
+        r"\bfailed to connect\b", r"\bcould not connect\b", r"\bcouldn't connect\b", r"\bcannot connect\b",
+    ),
+    _signal(
+        Kind.SERVICE_UNAVAILABLE,
+        r"service (?:is )?(?:temporarily )?unavailable", r"serviceunavailable", r"bad gateway", r"\boverloaded\b",
+        r"temporarily unavailable", r"server (?:is )?(?:busy|overloaded)", r"no healthy upstream",
+        r"upstream connect error", r"at capacity", r"high demand", r"modelnotready",
+    ),
+    _signal(
+        Kind.NOT_IMPLEMENTED,
+        r"not (?:yet )?implemented", r"notimplemented", r"unsupportedoperationexception", r"\bunimplemented\b",
+        r"operation not supported", r"unsupported operation",
+    ),
+    _signal(
+        Kind.NOT_FOUND,
+        r"unknown (?:tool|function)", r"is not a valid tool",
+        *((phrase, rf"\btool\b[^\n]{{0,80}}?\b{phrase}") for phrase in _TOOL_MISSING),
+        r"no such tool", r"no tool named",
+        r"\binvalid tool\b", r"function [\w.-]+ not found", r"method not found", r"unknown method",
+        label="unknown tool",
+    ),
+    _signal(
+        Kind.NOT_FOUND,
+        r"no such file or directory", r"\benoent\b", r"filenotfound(?:error|exception)\b", r"nosuchfileexception",
+        r"command not found", r"\bnot found\b", r"does not exist", r"doesn't exist", r"nosuch(?:key|bucket|file)",
+        r"resourcenotfound", r"notfound(?:error|exception)\b", r"cannot find (?:module|file|path)",
+        r"\bno such (?:table|column|key|bucket|host|user|container|image|process|device)\b", r"no matching \w+ found",
+    ),
+    _signal(
+        Kind.INVALID_ARGUMENTS,
+        r"invalid[ _](?:arguments?|params?|parameters?|input|value|request|json|type|format|patch|diff)",
+        r"\bvalidation (?:error|failed)", r"validation(?:error|exception)\b", r"\bmissing required",
+        r"\bfield required\b", r"\bis a required (?:property|field|parameter|argument)",
+        r"\brequired (?:property|field|parameter|argument)s? (?:is |are )?missing", r"unexpected keyword argument",
+        r"\bmissing \d+ required (?:positional |keyword-only )?arguments?\b", r"\bbad request\b",
+        r"\bunprocessable\b", r"\bis not of type\b", r"\bis not valid under\b", r"context[_ ]length[_ ]exceeded",
+        r"prompt is too long", r"\bexpected \w+, (?:got|received)\b",
+    ),
+)
+# An HTTP status ranks below the limit signals and above everything else.
+_HTTP_RANK = _SIGNALS.index(_TIMEOUT)
+
+_EXIT_CODE = re.compile(
+    r"\b(?:exit(?:ed)?(?:\s+with)?\s+(?:code|status)|exit[ _]?code|exit[ _]status|return[ _]?code"
+    r"|returncode|exited)\s*[:=]?\s*\(?(?P<n>-?\d{1,4})\b"
+    r"|\bmake(?:\[\d+\])?: \*\*\* .*?Error (?P<m>\d{1,4})\b",
+    re.IGNORECASE,
+)
+
+# Exit codes that say what happened to the process rather than what it reported.
+_EXIT_KINDS: dict[int, tuple[Kind, str]] = {
+    124: (Kind.TIMEOUT, "exit code 124 (timeout)"),
+    126: (Kind.PERMISSION_DENIED, "exit code 126 (not executable)"),
+    127: (Kind.NOT_FOUND, "exit code 127 (command not found)"),
+    130: (Kind.CANCELLED, "exit code 130 (interrupted)"),
+    143: (Kind.CANCELLED, "exit code 143 (terminated)"),
+    137: (Kind.EXECUTION, "out of memory (exit code 137)"),
+}
+
+# What the environment did to a process: the only text that refines a non-zero exit code.
+_ENVIRONMENT_SIGNALS = (_OUT_OF_MEMORY, _TIMEOUT, _CANCELLED)
+
+# --------------------------------------------------------------------------------------------------
+# Framing: does untrusted text present itself as a failure?
+
+_ERROR_START = re.compile(
+    r"""(?:
+        (?i:error|err|fatal|failure|panic|critical)(?:\s*[:!\[(]|\s+(?:code|\d)|\s*$)
+      | (?i:error)\s+(?:from|response|while|when|during|occurred|executing|calling|running|invoking|in)\b
+      | (?i:an?\s+(?:unexpected\s+)?error\s+(?:has\s+)?occurred)\b
+      | ERROR\b
+      | \[(?i:error|fatal|err)\]
+      | <(?:tool_use_error|error)>
+      | (?i:failed)(?:\s+to\b|\s+with\b|\s*[:!(]|\s*$)
+      | (?i:tool|command|request|operation|task|job|call|execution)\s+(?i:failed)\b
+      | (?:[A-Za-z_$][\w$.]{0,160}?)?(?:Error|Exception|Exit|Interrupt)(?:\s*[:(\[]|\s*$)
+      | [A-Za-z_$][\w$.]{0,160}?Timeout\s*: | [A-Za-z_][\w.]{0,160}?\.[a-z_]{0,40}?(?:error|timeout)\s*:
+      | Exception\s+(?:in\s+thread|occurred|was\s+thrown|has\s+occurred)
+      | Traceback\s+\(most\s+recent\s+call\s+last\)
+      | Uncaught\b | Unhandled\s+(?i:exception|rejection|error)
+      | npm\s+ERR! | curl:\s*\(\d+\)
+      | (?:/[\w.-]+)*/?(?:ba|z|da|fi|k)?sh(?::\s+line\s+\d+)?:\s
+      | (?:HTTP(?:/[\d.]+)?\s*(?:Error\s*)?)[45]\d\d\b
+      | [45]\d\d,?\s*(?:[-:]\s*)?(?:(?i:""" + _REASONS.replace(" ", r"\s") + r""")|message=)
+      | (?i:client|server)\s+error\b
+      | (?i:
+            connection\s+(?:refused|reset)|no\s+such\s+file|permission\s+denied|access\s+(?:is\s+)?denied
+          | rate\s+limit|too\s+many\s+requests|(?:request\s+|operation\s+)?timed\s+out|timeout\s*[:!.]?\s*$
+          | unauthori[sz]ed|forbidden|not\s+found|internal\s+server\s+error|service\s+unavailable
+          | bad\s+gateway|gateway\s+time-?out|bad\s+request
+          | (?:(?:operation|request|task|job|call|command)\s+(?:was\s+)?)?(?:cancel+ed|aborted|interrupted)
+            (?=\s*[:.!(]|\s*$|\s+by\b|\s+due\b)
+          | killed\s*$|segmentation\s+fault|out\s+of\s+memory|command\s+not\s+found|unknown\s+tool
+          | invalid\s+(?:arguments?|params|parameters|input)|validation\s+(?:error|failed)
+          | not\s+implemented|quota\s+exceeded|insufficient\s+(?:credits?|balance|funds|quota|permissions?)
+        )\b
+    )""",
+    re.VERBOSE,
+)
+
+# The final line of an uncaught Python traceback: ``pkg.module.SomeError: message``.
+_PY_EXCEPTION_LINE = re.compile(
+    r"[A-Za-z_][\w.]{0,160}?(?:Error|Exception|Exit|Interrupt|Iteration|Timeout|Failure)\b(?::.*)?$"
+)
+_PY_TRACEBACK = "Traceback (most recent call last)"
+# A stack frame or trailer that ends an uncaught JVM or Node failure.
+_FRAME_END = re.compile(
+    r"\s*at\s+\S[^\n]{0,300}?(?:\([^()\n]*:\d+(?::\d+)?\)|:\d+:\d+\)?|\((?:native|Native Method|Unknown Source)\))\s*$"
+    r"|\s*\.\.\.\s+\d+\s+more\s*$|Node\.js\s+v\d+"
+)
+_JVM_THREAD = re.compile(r"^Exception in thread \"[^\"]*\" ", re.MULTILINE)
+_CAUSED_BY = re.compile(r"^Caused by: [^\n]{1,300}", re.MULTILINE)
+_STACK_FRAME = re.compile(r"^[ \t]+at \S[^\n]{0,300}?(?:\([^()\n]*:\d+(?::\d+)?\)|:\d+:\d+\)?)[ \t]*$", re.MULTILINE)
+_PROCESS_DEATH = re.compile(r"(?i:segmentation fault|bus error|killed|aborted)(?: \(core dumped\))?\s*$")
+_GENERIC_MARKER = re.compile(
+    r"^\s*(?:(?i:error|fatal|failure|panic|exception)\b|ERROR\b|\[(?i:error)\]"
+    r"|[\w$.]{0,160}?(?:Error|Exception)\b)",
+    re.MULTILINE,
+)
+_FIRST_LINE = re.compile(rf"\s*([^\n]{{0,{_LINE_CHARS}}})")
+
+# --------------------------------------------------------------------------------------------------
+# Retry hints.
+
+_UNIT_SECONDS = (
+    (("ms", "msec", "msecs", "millisecond", "milliseconds"), 0.001),
+    (("s", "sec", "secs", "second", "seconds"), 1.0),
+    (("m", "min", "mins", "minute", "minutes"), 60.0),
+    (("h", "hr", "hrs", "hour", "hours"), 3600.0),
+)
+_SECONDS_PER_UNIT = {unit: factor for units, factor in _UNIT_SECONDS for unit in units}
+_UNIT = r"(?:milliseconds?|msecs?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)(?![a-z])"
+_DURATION_PART = re.compile(rf"(\d{{1,12}}(?:\.\d{{1,12}})?)\s*({_UNIT})", re.IGNORECASE)
+_RETRY_TEXT = re.compile(
+    rf"(?:try again|retry|retrying)(?:\s+(?:in|after))?\s+(?P<d>(?:\d{{1,12}}(?:\.\d{{1,12}})?\s*{_UNIT}\s*)+)"
+    r"|retry[-_ ]?after(?P<unit>[-_ ]?(?:ms|millis|milliseconds|secs?|seconds))?[\"']?\s*[:=]\s*[\"']?"
+    r"(?P<n>\d{1,12}(?:\.\d{1,12})?)",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"\s*(\d{1,12}(?:\.\d{1,12})?)\s*")
+_INTEGER = re.compile(r"-?[0-9]{1,6}")
+_RETRY_KEYS = {
+    "retryafter": 1.0,
+    "retryafters": 1.0,
+    "retryaftersecs": 1.0,
+    "retryafterseconds": 1.0,
+    "retryafterms": 0.001,
+    "retryaftermillis": 0.001,
+    "retryaftermilliseconds": 0.001,
+    "retryin": 1.0,
+}
+
+# --------------------------------------------------------------------------------------------------
+# Excerpts: one line a terminal, a CSV cell and a JSON report can all hold.
+
+_INVISIBLE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff\ud800-\udfff]"
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 4
+_REPR.maxstring = 2000
+_REPR.maxother = 200
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = 32
+
+
+def _clean_line(text: str, chars: int) -> str:
+    """One line with control, bidi and lone-surrogate characters gone and whitespace collapsed."""
+    return clip(" ".join(_INVISIBLE.sub(" ", text[: chars * 5]).split()), chars)
+
+
+def _quote(text: str, chars: int = 40) -> str:
+    return _clean_line(text, chars)
+
+
+def _valid_text(value: object) -> str:
+    """Text orjson can always serialise: a lone surrogate becomes U+FFFD."""
+    return _SURROGATE.sub("\ufffd", value if isinstance(value, str) else str(value))
+
+
+def _dump(value: object, limit: int) -> str:
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        text = _REPR.repr(value)
+    return text[:limit]
+
+
+def _window(text: str) -> str:
+    """The part of a long text that is read: its head and its tail."""
+    if len(text) <= HEAD_CHARS + TAIL_CHARS:
+        return text
+    return text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
+
+
+def _first_line(text: str) -> str:
+    match = _FIRST_LINE.match(text, 0, HEAD_CHARS)
+    return match.group(1).rstrip() if match else ""
+
+
+def _last_line(text: str) -> str:
+    tail = text[-TAIL_CHARS:].rstrip()
+    return tail[tail.rfind("\n") + 1 :][-_LINE_CHARS:]
+
+
+def _str(value: object, chars: int = CODE_CHARS) -> str | None:
+    return clip(value, chars) if isinstance(value, str) and value else None
+
+
+def _int(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and _INTEGER.fullmatch(value):
+        return int(value)
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# Reading retry hints.
+
+
+def _duration(text: str) -> float | None:
+    total = 0.0
+    found = False
+    for number, unit in _DURATION_PART.findall(text[:200]):
+        total += float(number) * _SECONDS_PER_UNIT.get(unit.lower(), 1.0)
+        found = True
+    return total if found and math.isfinite(total) else None
+
+
+def _seconds(value: object, factor: float) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        try:
+            seconds = float(value) * factor
+        except OverflowError:
+            return None
+    elif isinstance(value, str):
+        number = _NUMBER.fullmatch(value[:40])
+        seconds = float(number.group(1)) * factor if number else _duration(value)
+    elif isinstance(value, Mapping) and isinstance(value.get("seconds"), (int, float, str)):
+        return _seconds(value["seconds"], 1.0)  # protobuf Duration
+    else:
+        return None
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return None
+    return seconds
+
+
+def _retry_in(value: object, depth: int = 0) -> float | None:
+    """A retry hint anywhere near an error: retry_after(_ms|_secs), Retry-After, Google RetryInfo."""
+    if depth > 3:
+        return None
+    if isinstance(value, Mapping):
+        nested = []
+        for index, (key, item) in enumerate(value.items()):
+            if index >= 32:
+                break
+            if not isinstance(key, str):
+                continue
+            norm = _norm(key)
+            if norm in _RETRY_KEYS:
+                seconds = _seconds(item, _RETRY_KEYS[norm])
+                if seconds is not None:
+                    return seconds
+            elif norm == "retrydelay":
+                seconds = _seconds(item, 1.0)
+                if seconds is not None:
+                    return seconds
+            elif isinstance(item, (Mapping, list)):
+                nested.append(item)
+        for item in nested:
+            seconds = _retry_in(item, depth + 1)
+            if seconds is not None:
+                return seconds
+    elif isinstance(value, list):
+        for item in value[:8]:
+            seconds = _retry_in(item, depth + 1)
+            if seconds is not None:
+                return seconds
+    return None
+
+
+def _retry_in_text(text: str, low: str | None = None) -> float | None:
+    if "try" not in (_lowered(text) if low is None else low):
+        return None
+    match = _RETRY_TEXT.search(text)
+    if match is None:
+        return None
+    if match.group("d"):
+        return _duration(match.group("d"))
+    unit = (match.group("unit") or "").strip("-_ ").lower()
+    factor = 0.001 if unit.startswith("m") else 1.0
+    return _seconds(match.group("n"), factor)
+
+
+# --------------------------------------------------------------------------------------------------
+# Text.
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    kind: Kind
+    evidence: str
+    code: str | None = None
+
+
+def _http_hit(text: str) -> _Hit | None:
+    if _STATUS_NUMBER.search(text) is None:
+        return None
+    for index, match in enumerate(_HTTP_STATUS.finditer(text)):
+        if index >= 8:
+            break
+        number = int(match.group("a") or match.group("b") or match.group("c"))
+        if number >= 400:
+            kind = _status_kind(number)
+            if kind is not None:
+                return _Hit(kind, f"HTTP {number} in text", str(number))
+    return None
+
+
+def _lowered(text: str) -> str:
+    """``text`` in lower case, position for position, so a match in it is a match in ``text``."""
+    low = text.lower()
+    if len(low) == len(text):
+        return low
+    return "".join(char if len(char.lower()) != 1 else char.lower() for char in text)
+
+
+def _find_signal(text: str, signals: Sequence[_Signal] = _SIGNALS, low: str | None = None) -> _Hit | None:
+    """The highest-ranked cause the text states, an HTTP status ranking just below the limit signals."""
+    low = _lowered(text) if low is None else low
+    for rank, signal in enumerate(signals):
+        if rank == _HTTP_RANK and signals is _SIGNALS:
+            hit = _http_hit(text)
+            if hit is not None:
+                return hit
+        for literal, alternative in signal.alternatives:
+            match = alternative.search(low) if literal in low else None
+            if match is not None:
+                said = text[match.start() : match.end()]
+                return _Hit(signal.kind, signal.label or f"text says '{_quote(said)}'")
+    return None
+
+
+def _exit_code(line: str) -> int | None:
+    """A process's exit code stated on a frame line (``Exit code: 1``, ``exited with status 2``)."""
+    if len(line) > 160:
+        return None
+    match = _EXIT_CODE.search(line)
+    if match is None or match.start() > 40:
+        return None
+    return int(match.group("n") or match.group("m"))
+
+
+def _exit_verdict(code: int, text: str, basis: str) -> _Verdict:
+    """A non-zero exit: terminal_error, unless the exit code or the text says what ended the process."""
+    window = _window(text)
+    special = _EXIT_KINDS.get(code)
+    if special is not None:
+        return _Verdict(special[0], f"{basis}; {special[1]}" if basis else special[1], message=text)
+    hit = _find_signal(window, _ENVIRONMENT_SIGNALS)
+    evidence = f"exit code {code}; {hit.evidence}" if hit is not None else f"exit code {code}"
+    return _Verdict(hit.kind if hit is not None else Kind.TERMINAL_ERROR,
+                    f"{basis}; {evidence}" if basis else evidence, message=text)
+
+
+def _stack_kind(window: str) -> str | None:
+    """Name the uncaught-failure report in a text, if it holds one."""
+    if _PY_TRACEBACK in window:
+        return "Python traceback"
+    if _JVM_THREAD.search(window) or ("\tat " in window and _STACK_FRAME.search(window)):
+        return "JVM stack trace"
+    if _STACK_FRAME.search(window):
+        return "stack trace"
+    return None
+
+
+def _from_text(text: str, wire: _Wire) -> _Verdict:
+    """Classify plain text: framed as a failure, or flagged by the wire, or a result."""
+    if wire.flag is False:
+        return _success(wire.basis)
+    head = text[:HEAD_CHARS]
+    first = _first_line(head)
+    last = _last_line(text)
+    last_stripped = last.strip()
+    exit_code = _exit_code(first)
+    if exit_code is None:
+        exit_code = _exit_code(last_stripped)
+    window = _window(text)
+    python_end = bool(_PY_EXCEPTION_LINE.match(last_stripped)) and _PY_TRACEBACK in window
+    if wire.flag is None:
+        if exit_code == 0:
+            return _success("exit code 0")
+        if exit_code is not None:
+            basis = ""
+        elif python_end:
+            basis = "traceback ends the output"
+        elif (start := _ERROR_START.match(first)) is not None:
+            basis = f"starts with '{_quote(start.group(), 24)}'"
+        elif _FRAME_END.match(last) and _GENERIC_MARKER.search(window):
+            basis = "stack trace ends the output"
+        elif _PROCESS_DEATH.match(last_stripped):
+            basis = f"ends with '{_quote(last_stripped, 24)}'"
+        else:
+            return _success("no error signal")
+    else:
+        basis = wire.basis
+    if exit_code:
+        return _exit_verdict(exit_code, text, basis)
+    message = last_stripped if python_end else head
+    headlines = [last_stripped] if python_end else []
+    headlines.extend(_CAUSED_BY.findall(window)[-1:])
+    headlines.append(first)
+    hit = next((h for h in map(_find_signal, headlines) if h is not None), None)
+    low = _lowered(window)
+    if hit is None and not python_end:
+        hit = _find_signal(window, low=low)
+    retry = _retry_in_text(window, low)
+    if hit is not None:
+        code = hit.code
+        if code is None and (http := _http_hit(window)) is not None:
+            code = http.code
+        return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=code, retry_after=retry, message=message)
+    match = _EXIT_CODE.search(window) if "exit" in low or "return" in low or "make" in low else None
+    if match is not None and int(match.group("n") or match.group("m")) != 0:
+        return _exit_verdict(int(match.group("n") or match.group("m")), text, basis)
+    stack = _stack_kind(window)
+    if stack is not None:
+        if python_end:
+            what = f"uncaught {_quote(last_stripped.split(':', 1)[0], 60)} ({stack})"
+            evidence = what if wire.flag is None else f"{basis}; {what}"
+        else:
+            evidence = basis if stack in basis else f"{basis}; {stack}"
+        return _Verdict(Kind.EXECUTION, evidence, retry_after=retry, message=message, generic=True)
+    if wire.flag is None or _GENERIC_MARKER.search(head) is not None:
+        evidence = basis if wire.flag is None else f"{basis}; error text"
+        return _Verdict(Kind.EXECUTION, evidence, retry_after=retry, message=message, generic=True)
+    return _Verdict(Kind.UNKNOWN, f"{basis}; cause not recognised", retry_after=retry, message=message,
+                    generic=True)
+
+
+# --------------------------------------------------------------------------------------------------
+# The wire's own verdict.
+
+
+@dataclass(frozen=True, slots=True)
+class _Wire:
+    """What the wire said: ``flag`` True (error), False (success) or None, why, and a status's kind."""
+
+    flag: bool | None
+    basis: str
+    fallback: Kind | None = None
+
+
+_ERROR_STATUSES = frozenset({"error", "errored", "failed", "failure", "fail", "outputerror"})
+_SUCCESS_STATUSES = frozenset(
+    {"success", "succeeded", "ok", "completed", "complete", "done", "outputavailable", "fulfilled"}
+)
+_STATUS_KINDS: dict[str, Kind] = {
+    "outputdenied": Kind.PERMISSION_DENIED,
+    "executiondenied": Kind.PERMISSION_DENIED,
+    "denied": Kind.PERMISSION_DENIED,
+    "rejected": Kind.PERMISSION_DENIED,
+    "cancelled": Kind.CANCELLED,
+    "canceled": Kind.CANCELLED,
+    "interrupted": Kind.CANCELLED,
+    "timeout": Kind.TIMEOUT,
+    "timedout": Kind.TIMEOUT,
+    "incomplete": Kind.ABORTED,
+    "inprogress": Kind.ABORTED,
+    "aborted": Kind.ABORTED,
+}
+
+
+def _wire(is_error: bool | None, status: str | None) -> _Wire:
+    """Read the wire's flag and status; an error from either wins over a success from the other."""
+    norm = _norm(status) if isinstance(status, str) else ""
+    said = f"status '{_quote(status, 32)}'" if norm else ""
+    if norm in _STATUS_KINDS:
+        return _Wire(True, said, _STATUS_KINDS[norm])
+    if is_error:
+        return _Wire(True, "is_error flag")
+    if norm in _ERROR_STATUSES:
+        return _Wire(True, said)
+    if is_error is not None:
+        return _Wire(False, "is_error false")
+    if norm in _SUCCESS_STATUSES:
+        return _Wire(False, said)
+    return _Wire(None, "")
+
+
+def _success(evidence: str) -> _Verdict:
+    return _Verdict(Kind.SUCCESS, evidence or "no error signal")
+
+
+# --------------------------------------------------------------------------------------------------
+# Structured errors.
+
+_MESSAGE_KEYS = ("message", "Message", "msg", "detail", "description", "reason", "errorMessage", "error_message")
+_CODE_LIKE = re.compile(r"[A-Za-z][\w.:#-]{0,63}")
+_RUST_ERROR_KEYS = frozenset({"kind", "detail", "details", "source"})
+_WIRE_FIELDS = frozenset({"subcode", "message", "details", "tool_id", "elapsed_ms", "reason", "requested", "card_id"})
+_FLAT_SUBCODE_KEYS = _WIRE_FIELDS | {"type"}
+_WIRE_VARIANTS: dict[str, Kind] = {**_KIND_BY_NORM, "toolnotfound": Kind.NOT_FOUND}
+_EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code", "exit_status", "exitStatus")
+_OUTPUT_KEYS = ("stderr", "output", "stdout", "message")
+_VERDICT_KEYS = frozenset(
+    {"success", "ok", "status", "message", "msg", "error", "errors", "code", "detail", "details", "data", "reason"}
+)
+_GITHUB_ERROR_KEYS = frozenset({"message", "documentation_url", "status", "errors"})
+_WRAPPER_KEYS = ("output", "result", "content", "text", "value", "response")
+_AI_SDK_VALUE_TYPES = frozenset({"text", "json", "content"})
+_AI_SDK_ERROR_TYPES = frozenset({"error-text", "error-json"})
+
+
+def _type_of(data: Mapping[Any, Any]) -> str:
+    """A block's ``type``, or "" when it has none or it is not a string (a list there is not hashable)."""
+    kind = data.get("type")
+    return kind if isinstance(kind, str) else ""
+
+
+def _message_of(*objects: object) -> str:
+    """The first human-written message among the usual fields of the given objects."""
+    for obj in objects:
+        if isinstance(obj, str) and obj:
+            return obj
+        if isinstance(obj, Mapping):
+            for key in _MESSAGE_KEYS:
+                value = obj.get(key)
+                if isinstance(value, str) and value:
+                    return value
+    return ""
+
+
+def _decide(
+    codes: Sequence[object],
+    numbers: Sequence[object],
+    message: str,
+    basis: str,
+    *,
+    retry_after: float | None = None,
+    tool_id: str | None = None,
+) -> _Verdict:
+    """Decide an error object's kind from its codes, message and status, most specific first."""
+    words = [code.strip() for code in codes if isinstance(code, str) and code.strip()][:8]
+    statuses = [n for n in (_int(item) for item in (*numbers, *words)) if n is not None]
+    words = [word for word in words if _INTEGER.fullmatch(word) is None]
+    window = _window(message)
+    retry = retry_after if retry_after is not None else _retry_in_text(window) if message else None
+
+    def verdict(kind: Kind, evidence: str, code: str | None, generic: bool = False) -> _Verdict:
+        return _Verdict(kind, evidence, code=_str(code), retry_after=retry, tool_id=tool_id, message=message,
+                        generic=generic)
+
+    for lookup in (_known_code, _suffix_code):
+        for word in words:
+            kind = lookup(word)
+            if kind is not None:
+                return verdict(kind, f"structured code '{_quote(word)}'", word)
+    fallback_code = words[0] if words else str(statuses[0]) if statuses else None
+    hit = _find_signal(window) if message else None
+    if hit is not None:
+        return verdict(hit.kind, f"{basis}; {hit.evidence}", fallback_code or hit.code)
+    for number in statuses:
+        kind = _status_kind(number)
+        if kind is not None:
+            return verdict(kind, f"structured status {number}", str(number))
+    for word in words:
+        kind = _VAGUE_BY_NORM.get(_norm(word))
+        if kind is not None:
+            return verdict(kind, f"structured code '{_quote(word)}'", word)
+    if words:
+        return verdict(Kind.CUSTOM, f"structured code '{_quote(words[0])}'", words[0])
+    return verdict(Kind.EXECUTION, basis, fallback_code, generic=True)
+
+
+def _aws_type(value: object) -> object:
+    """``com.amazon.coral.validate#ValidationException`` → ``ValidationException``."""
+    if isinstance(value, str):
+        return value.rsplit("#", 1)[-1].rsplit(".", 1)[-1].split(":", 1)[0]
+    return value
+
+
+def _error_object(container: Mapping[Any, Any], error: object, basis: str) -> _Verdict | None:
+    """Read ``container["error"]`` (or AWS's ``Error``): a message, a code, a flag or a provider body."""
+    numbers = [container.get(key) for key in ("status", "statusCode", "status_code")]
+    retry = _retry_in(container)
+    if isinstance(error, str):
+        text = error.strip()
+        if not text:
+            return None
+        codes = [text] if _CODE_LIKE.fullmatch(text) else []
+        said = _message_of(container)
+        return _decide(codes, numbers, f"{text}: {said}" if said else text, basis, retry_after=retry)
+    if isinstance(error, list):
+        return _error_object(container, error[0], basis) if error else None
+    if not isinstance(error, Mapping):
+        if not error:
+            return None
+        return _decide([container.get("code")], numbers, _message_of(container), basis, retry_after=retry)
+    if not error:
+        return None
+    code, cause = error.get("code"), error.get("cause")
+    tool_id = _str(error.get("tool_id") or error.get("tool"))
+    if isinstance(code, str) and isinstance(cause, str):
+        # A tool's own refusal: its code is the whole verdict (the cause is prose for the model).
+        kind = _known_code(code) or Kind.CUSTOM
+        own_retry = _retry_in(error)
+        return _Verdict(kind, f"structured code '{_quote(code)}'", code=clip(code, CODE_CHARS),
+                        retry_after=retry if own_retry is None else own_retry, tool_id=tool_id, message=cause)
+    reasons = []
+    details = error.get("details")
+    if isinstance(details, list):
+        reasons = [item.get("reason") for item in details[:4] if isinstance(item, Mapping)]
+    codes = [error.get("kind"), code, error.get("Code"), *reasons, error.get("type"), error.get("status"),
+             _aws_type(error.get("__type")), error.get("name"), error.get("errorType"), error.get("error")]
+    numbers = [code, error.get("status"), error.get("http_status"), *numbers]
+    message = _message_of(error, error.get("error"))
+    retry = _retry_in(error) if retry is None else retry
+    return _decide(codes, numbers, message, basis, retry_after=retry, tool_id=tool_id)
+
+
+def _seed_error(data: Mapping[Any, Any]) -> _Verdict | None:
+    """The seed projects' shapes and threadfix's own payload."""
+    error = data.get("error")
+    if data.get(MARKER_KEY) == MARKER and isinstance(error, Mapping):
+        name, cause = error.get("kind"), error.get("cause")
+        kind = _KIND_BY_NORM.get(_norm(name)) if isinstance(name, str) else None
+        what = ", ".join(_quote(part) for part in (name, cause) if isinstance(part, str))
+        return _Verdict(kind or Kind.UNKNOWN, f"written by threadfix ({what})" if what else "written by threadfix",
+                        code=_str(cause), tool_id=_str(error.get("tool")), message=_message_of(error))
+    if error is True and data.get("aborted") is True:
+        return _Verdict(Kind.ABORTED, "aborted flag: the turn ended before the call returned",
+                        tool_id=_str(data.get("tool")), message=_message_of(data))
+    name, detail = data.get("kind"), data.get("detail")
+    if isinstance(name, str) and isinstance(detail, str) and data.keys() <= _RUST_ERROR_KEYS:
+        kind = _KIND_BY_NORM.get(_norm(name))
+        if kind is not None:
+            details = data.get("details")
+            details = details if isinstance(details, Mapping) else {}
+            return _Verdict(kind, f"structured kind '{_quote(name)}'", code=_str(details.get("code")),
+                            retry_after=_retry_in(details), tool_id=_str(details.get("tool_id")), message=detail)
+    if len(data) == 1:
+        ((variant, body),) = data.items()
+        if isinstance(variant, str) and isinstance(body, Mapping) and body and body.keys() <= _WIRE_FIELDS:
+            norm = _norm(variant)
+            if norm == "custom":
+                return _subcode_error(body)
+            kind = _WIRE_VARIANTS.get(norm)
+            if kind is not None:
+                details = body.get("details")
+                details = details if isinstance(details, Mapping) else {}
+                return _Verdict(kind, f"structured variant '{_quote(variant)}'", code=_str(details.get("code")),
+                                retry_after=_retry_in(details), tool_id=_str(body.get("tool_id")),
+                                message=_message_of(body))
+    if isinstance(data.get("subcode"), str) and data.keys() <= _FLAT_SUBCODE_KEYS:
+        return _subcode_error(data)
+    return None
+
+
+def _subcode_error(body: Mapping[Any, Any]) -> _Verdict:
+    """The Rust wire's ``Custom {subcode, message, details}``: details.code, when present, is the code."""
+    subcode = body.get("subcode")
+    details = body.get("details")
+    details = details if isinstance(details, Mapping) else {}
+    code = _str(details.get("code")) or _str(subcode)
+    kind = (_known_code(subcode) if isinstance(subcode, str) else None) or Kind.CUSTOM
+    evidence = f"structured subcode '{_quote(subcode)}'" if isinstance(subcode, str) else "structured custom error"
+    return _Verdict(kind, evidence, code=code, retry_after=_retry_in(details), tool_id=_str(details.get("tool_id")),
+                    message=_message_of(body))
+
+
+def _exit_object(data: Mapping[Any, Any], wire: _Wire) -> _Verdict | None:
+    """Shell-tool results that carry an exit code (Codex metadata, subprocess-style dicts)."""
+    holders = [data]
+    metadata = data.get("metadata")
+    if isinstance(metadata, Mapping):
+        holders.append(metadata)
+    for holder in holders:
+        if holder.get("timed_out") is True or holder.get("timedOut") is True:
+            return _Verdict(Kind.TIMEOUT, "timed_out flag", message=_message_of(*(data.get(k) for k in _OUTPUT_KEYS)))
+        for key in _EXIT_KEYS:
+            code = _int(holder.get(key))
+            if code is None:
+                continue
+            if code == 0:
+                return None if wire.flag else _success("exit code 0")
+            text = next((v for v in (data.get(k) for k in _OUTPUT_KEYS) if isinstance(v, str) and v.strip()), "")
+            return _exit_verdict(code, text, "")
+    return None
+
+
+def _other_error(data: Mapping[Any, Any]) -> _Verdict | None:
+    """AWS, GraphQL, Anthropic server-tool, FastAPI and success-flag error bodies."""
+    if "__type" in data or "$fault" in data or "errorType" in data or "errorMessage" in data:
+        metadata = data.get("$metadata")
+        status = metadata.get("httpStatusCode") if isinstance(metadata, Mapping) else None
+        codes = [_aws_type(data.get("__type")), data.get("name"), data.get("code"), data.get("errorType")]
+        return _decide(codes, [status], _message_of(data), "AWS error", retry_after=_retry_in(data))
+    errors = data.get("errors")
+    if isinstance(errors, list) and errors and isinstance(errors[0], Mapping) and data.get("data") is None:
+        first = errors[0]
+        extensions = first.get("extensions")
+        ext_code = extensions.get("code") if isinstance(extensions, Mapping) else None
+        return _decide([ext_code, first.get("code"), first.get("type")], [], _message_of(first), "errors list")
+    kind = _type_of(data)
+    if kind.endswith("_error") and isinstance(data.get("error_code"), str):
+        return _decide([data["error_code"]], [], _message_of(data), f"{_quote(kind)}")
+    if kind == "execution-denied":
+        return _Verdict(Kind.PERMISSION_DENIED, "output type 'execution-denied'", message=_message_of(data))
+    if "documentation_url" in data and data.keys() <= _GITHUB_ERROR_KEYS and isinstance(data.get("message"), str):
+        return _decide([], [data.get("status")], data["message"], "GitHub error body")
+    if data.keys() <= _VERDICT_KEYS:
+        said = (
+            "success false" if data.get("success") is False
+            else "ok false" if data.get("ok") is False
+            else f"status '{data.get('status')}'" if data.get("status") in ("error", "fail") and "success" not in data
+            else None
+        )
+        if said is not None:
+            return _decide([data.get("code")], [], _message_of(data, data.get("errors")), said,
+                           retry_after=_retry_in(data))
+    if data.keys() == {"detail"}:
+        detail = data["detail"]
+        if isinstance(detail, list) and detail and isinstance(detail[0], Mapping) and "loc" in detail[0]:
+            return _Verdict(Kind.INVALID_ARGUMENTS, "validation error list", code=_str(detail[0].get("type")),
+                            message=_message_of(detail[0], {"msg": detail[0].get("msg")}))
+        if isinstance(detail, str) and (hit := _find_signal(detail[:HEAD_CHARS])) is not None:
+            return _Verdict(hit.kind, f"detail object; {hit.evidence}", code=hit.code, message=detail)
+    return None
+
+
+def _structured(data: Mapping[Any, Any], wire: _Wire) -> _Verdict | None:
+    """An error (or an explicit success) stated by an object's fields, or None when it states neither."""
+    verdict = _seed_error(data)
+    if verdict is not None:
+        return verdict
+    for key in ("error", "Error"):
+        if key in data:
+            verdict = _error_object(data, data[key], "error object")
+            if verdict is not None:
+                return verdict
+    return _exit_object(data, wire) or _other_error(data)
+
+
+def _unwrap(data: Mapping[Any, Any], wire: _Wire) -> tuple[object, _Wire] | None:
+    """The content an envelope carries (Gemini, MCP, AI SDK, ``{"output": …}``), with its own flag."""
+    response = data.get("functionResponse")
+    if isinstance(response, Mapping):
+        return response.get("response", response), wire
+    kind = _type_of(data)
+    if "value" in data:
+        if kind in _AI_SDK_ERROR_TYPES:
+            return data["value"], _Wire(True, f"output type '{kind}'", wire.fallback)
+        if kind in _AI_SDK_VALUE_TYPES:
+            return data["value"], wire
+    for flag_key in ("isError", "is_error"):
+        if flag_key in data and ("content" in data or "structuredContent" in data):
+            flagged = data[flag_key]
+            inner = data.get("content") or data.get("structuredContent")
+            if flagged is True:
+                return inner, _Wire(True, f"{flag_key} flag", wire.fallback)
+            if wire.flag is None and flagged is False:
+                return inner, _Wire(False, f"{flag_key} false")
+            return inner, wire
+    for key in _WRAPPER_KEYS:
+        inner = data.get(key)
+        if isinstance(inner, (str, list, Mapping)):
+            return inner, wire
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# Walking any wire's content.
+
+_ENVELOPE_HEAD = re.compile(
+    r'\s*(?:\[\s*)?\{\s*"(?:error|Error|errors|output|result|content|functionResponse|response|isError|is_error|stdout'
+    r'|stderr|exit_code|returncode|type|value|text|kind|subcode)"'
+)
+_TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text", "refusal"})
+_MEDIA_PARTS = {
+    "image": "[image]", "input_image": "[image]", "image_url": "[image]", "document": "[document]",
+    "file": "[file]", "input_file": "[file]", "audio": "[audio]", "input_audio": "[audio]",
+    "resource_link": "[resource]",
+}
+
+
+def _is_content_part(part: object) -> bool:
+    if not isinstance(part, Mapping):
+        return False
+    kind = _type_of(part)
+    return kind in _TEXT_PART_TYPES or kind in _MEDIA_PARTS or "json" in part or isinstance(part.get("text"), str)
+
+
+def _parsed(text: str) -> object:
+    """``text`` as JSON when it looks like a JSON error or envelope, else None (it is then read as text)."""
+    head = text[:HEAD_CHARS].lstrip()[:1]
+    if head not in ("{", "[") or len(text) > MAX_PARSE:
+        return None
+    if len(text) > PARSE_LIMIT and _ENVELOPE_HEAD.match(text) is None:
+        return None
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _decoded(data: bytes | bytearray | memoryview) -> str:
+    """Bytes as text: all of them when they could be parsed, else the head and tail that are read."""
+    raw = bytes(data)
+    if len(raw) <= MAX_PARSE:
+        return raw.decode("utf-8", "replace")
+    return raw[: HEAD_CHARS * 4].decode("utf-8", "replace") + "\n" + raw[-TAIL_CHARS * 4 :].decode("utf-8", "replace")
+
+
+def _classify(content: object, wire: _Wire, depth: int) -> _Verdict:
+    if depth > _MAX_DEPTH:
+        return _from_text(_dump(content, HEAD_CHARS + TAIL_CHARS), wire)
+    if content is None:
+        return _from_text("", wire)
+    if isinstance(content, str):
+        parsed = _parsed(content)
+        if isinstance(parsed, (Mapping, list)):
+            return _classify(parsed, wire, depth + 1)
+        return _from_text(content, wire)
+    if isinstance(content, (bytes, bytearray, memoryview)):
+        return _classify(_decoded(content), wire, depth + 1)
+    if isinstance(content, Mapping):
+        return _from_mapping(content, wire, depth)
+    if isinstance(content, (list, tuple)):
+        return _from_parts(content, wire, depth)
+    return _from_text(_dump(content, 200), wire)
+
+
+def _from_mapping(data: Mapping[Any, Any], wire: _Wire, depth: int) -> _Verdict:
+    verdict = _structured(data, wire)
+    if verdict is not None:
+        return verdict
+    unwrapped = _unwrap(data, wire)
+    if unwrapped is not None:
+        return _classify(unwrapped[0], unwrapped[1], depth + 1)
+    if wire.flag:
+        return _from_text(_dump(data, HEAD_CHARS + TAIL_CHARS), wire)
+    return _success(wire.basis)
+
+
+def _bounded(parts: Sequence[Any]) -> Iterator[Any]:
+    if len(parts) <= _MAX_PARTS:
+        yield from parts
+    else:
+        yield from parts[: _MAX_PARTS // 2]
+        yield from parts[-(_MAX_PARTS // 2) :]
+
+
+def _from_parts(parts: Sequence[Any], wire: _Wire, depth: int) -> _Verdict:
+    """Content blocks: the first that is a structured error decides, else their text together does."""
+    if len(parts) == 1 and not _is_content_part(parts[0]):
+        return _classify(parts[0], wire, depth + 1)
+    pieces: list[str] = []
+    for part in _bounded(parts):
+        if isinstance(part, str):
+            pieces.append(_window(part))
+            continue
+        if not _is_content_part(part):
+            continue
+        structured: object = part.get("json")
+        text = part.get("text")
+        if isinstance(text, str):
+            structured = _parsed(text)
+            pieces.append(_window(text))
+        if isinstance(structured, Mapping):
+            verdict = _structured(structured, wire)
+            if verdict is not None and verdict.kind is not Kind.SUCCESS:
+                return verdict
+    return _from_text("\n".join(pieces), wire)
+
+
+def _flatten(content: object, budget: int, depth: int) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content[:budget]
+    if isinstance(content, (bytes, bytearray, memoryview)):
+        return bytes(content[: budget * 4]).decode("utf-8", "replace")[:budget]
+    if depth > _MAX_DEPTH or not isinstance(content, (Mapping, list, tuple)):
+        return _dump(content, budget)
+    if isinstance(content, Mapping):
+        return _flatten_mapping(content, budget, depth)
+    pieces: list[str] = []
+    used = 0
+    for part in content:
+        if used >= budget:
+            break
+        piece = _flatten_part(part, budget - used, depth + 1)
+        if piece:
+            pieces.append(piece)
+            used += len(piece) + 1
+    return "\n".join(pieces)[:budget]
+
+
+def _flatten_part(part: object, budget: int, depth: int) -> str:
+    if isinstance(part, Mapping):
+        kind = _type_of(part)
+        if kind in _MEDIA_PARTS:
+            return _MEDIA_PARTS[kind]
+        if isinstance(part.get("text"), str):
+            return part["text"][:budget]
+        if "json" in part:
+            return _dump(part["json"], budget)
+        resource = part.get("resource")
+        if isinstance(resource, Mapping) and isinstance(resource.get("text"), str):
+            return resource["text"][:budget]
+    return _flatten(part, budget, depth)
+
+
+def _flatten_mapping(data: Mapping[Any, Any], budget: int, depth: int) -> str:
+    response = data.get("functionResponse")
+    if isinstance(response, Mapping):
+        return _flatten(response.get("response", response), budget, depth + 1)
+    kind = _type_of(data)
+    if "value" in data and (kind in _AI_SDK_VALUE_TYPES or kind in _AI_SDK_ERROR_TYPES):
+        return _flatten(data["value"], budget, depth + 1)
+    if kind == "execution-denied":
+        return _flatten(data.get("reason"), budget, depth + 1)
+    if ("isError" in data or "structuredContent" in data) and isinstance(data.get("content"), list):
+        return _flatten(data["content"], budget, depth + 1)
+    if kind in _TEXT_PART_TYPES and isinstance(data.get("text"), str):
+        return data["text"][:budget]
+    return _dump(data, budget)
+
+
+# --------------------------------------------------------------------------------------------------
+# Public API.
+
+
+def classify(content: object, *, is_error: bool | None = None, status: str | None = None) -> Classification:
+    """Classify one stored tool output, whatever wire format it came from.
+
+    ``is_error`` is the wire's own error flag and ``status`` any other status it stores; the module
+    docstring gives the precedence between them and the content. Never raises on content that JSON,
+    a store or a dialect can produce.
+    """
+    wire = _wire(is_error, status)
+    verdict = _classify(content, wire, 0)
+    if verdict.kind is Kind.SUCCESS:
+        if wire.flag:
+            verdict = _Verdict(Kind.UNKNOWN, f"{wire.basis}; cause not recognised", generic=True)
+        else:
+            return Classification(Kind.SUCCESS, False, verdict.evidence, code=verdict.code)
+    kind, evidence = verdict.kind, verdict.evidence
+    if verdict.generic and wire.fallback is not None:
+        # The status names the kind; the content only said "some error".
+        kind = wire.fallback
+        evidence = wire.basis if verdict.kind is Kind.UNKNOWN else (
+            evidence if evidence.startswith(wire.basis) else f"{wire.basis}; {evidence}")
+    return Classification(
+        kind=kind,
+        is_error=True,
+        evidence=evidence,
+        code=verdict.code,
+        retry_after=verdict.retry_after,
+        tool_id=verdict.tool_id,
+        excerpt=_clean_line(verdict.message, EXCERPT_CHARS) if verdict.message else "",
+    )
+
+
+def output_text(content: object, limit: int = 8192) -> str:
+    """Flatten any dialect's output content to the text a person would read, cut to ``limit`` characters.
+
+    Text parts are joined by newlines, media become placeholders (``[image]``), envelopes (Gemini,
+    MCP, AI SDK) give their content, and any other structure is its compact JSON.
+    """
+    if limit <= 0:
+        return ""
+    return clip(_flatten(content, limit + 1, 0), limit)
+
+
+def refusal_payload(code: str, cause: str, fix: str | None = None) -> str:
+    """A tool's own refusal as ``{"error": {"code", "cause", "fix"}}`` JSON, bounded before serialising.
+
+    Fields are clipped before ``orjson.dumps``, never the serialised text, because a later cut through
+    the middle of the JSON leaves a string the model (and :func:`classify`) cannot read.
+    """
+    error = {"code": clip(_valid_text(code), CODE_CHARS), "cause": clip(_valid_text(cause), CAUSE_CHARS)}
+    if fix is not None:
+        error["fix"] = clip(_valid_text(fix), FIX_CHARS)
+    return orjson.dumps({"error": error}).decode()
