@@ -76,6 +76,8 @@ class RunResult:
     changed: int = 0
     edits: dict[str, int] = field(default_factory=dict)
     recent: int = 0
+    #: threads that need repair but cannot be rewritten safely (an input error: exit 2)
+    left_alone: int = 0
     skipped_calls: int = 0
     problems: list[Problem] = field(default_factory=list)
     journal: Path | None = None
@@ -85,6 +87,8 @@ class RunResult:
     def exit_code(self, check: bool = False) -> ExitCode:
         if self.problems:
             return max((p.exit_code for p in self.problems), key=lambda c: (c == ExitCode.BUSY, c))
+        if self.left_alone:
+            return ExitCode.ERROR
         if check and self.changed:
             return ExitCode.FINDINGS
         return ExitCode.OK
@@ -98,10 +102,15 @@ def resolve_dialect(thread: Thread, forced: str | None) -> Dialect | None:
     return dialects.sniff(thread.items)
 
 
-def iter_stores(specs: Iterable[str], options: StoreOptions, stdin: Any = None) -> Iterator[Store | Problem]:
+def iter_stores(specs: Iterable[str], options: StoreOptions, stdin: Any = None,
+                on_store: Callable[[Store], None] | None = None) -> Iterator[Store | Problem]:
+    """Every store the paths name; ``on_store`` sees each as it opens (to show what was detected)."""
     for spec in specs:
         try:
-            yield from open_stores(spec, options, stdin=stdin)
+            for store in open_stores(spec, options, stdin=stdin):
+                if on_store is not None:
+                    on_store(store)
+                yield store
         except ThreadfixError as exc:
             yield Problem(exc.where or spec, exc.message, exc.exit_code)
 
@@ -115,9 +124,10 @@ class Scanned:
     index: ThreadIndex | None
 
 
-def scan(specs: Iterable[str], options: StoreOptions = StoreOptions(), stdin: Any = None) -> Iterator[Scanned | Problem]:
+def scan(specs: Iterable[str], options: StoreOptions = StoreOptions(), stdin: Any = None,
+         on_store: Callable[[Store], None] | None = None) -> Iterator[Scanned | Problem]:
     """Every thread of every store, indexed by its dialect, read-only; unreadable parts as Problems."""
-    for store in iter_stores(specs, options, stdin):
+    for store in iter_stores(specs, options, stdin, on_store):
         if isinstance(store, Problem):
             yield store
             continue
@@ -127,7 +137,12 @@ def scan(specs: Iterable[str], options: StoreOptions = StoreOptions(), stdin: An
                     yield Problem(thread.where, thread.message)
                     continue
                 dialect = resolve_dialect(thread, options.dialect)
-                yield Scanned(thread, dialect, dialect.index(thread.items) if dialect else None)
+                try:
+                    index = dialect.index(thread.items) if dialect else None
+                except MALFORMED as exc:
+                    yield Problem(str(thread.address), not_in_format(dialect, exc))
+                    continue
+                yield Scanned(thread, dialect, index)
         except ThreadfixError as exc:
             yield Problem(exc.where or store.display, exc.message, exc.exit_code)
 
@@ -136,9 +151,12 @@ class RepairRun:
     """One ``repair`` over many paths. Iterate :meth:`outcomes`; read :attr:`result` afterwards."""
 
     def __init__(self, specs: list[str], options: RunOptions = RunOptions(), stdin: Any = None,
-                 progress: Callable[[str, int], None] | None = None) -> None:
-        """``progress(store, threads_read)`` is called every few hundred threads (for a progress bar)."""
+                 progress: Callable[[str, int], None] | None = None,
+                 on_store: Callable[[Store], None] | None = None) -> None:
+        """``progress(store, threads_read)`` is called every few hundred threads (for a progress bar);
+        ``on_store(store)`` as each store opens (to show what was detected about it)."""
         self.progress = progress
+        self.on_store = on_store
         self.specs = specs
         self.options = options
         self.stdin = stdin
@@ -148,7 +166,7 @@ class RepairRun:
     def outcomes(self) -> Iterator[ThreadOutcome | Problem]:
         options = self.options
         try:
-            for store in iter_stores(self.specs, options.store, self.stdin):
+            for store in iter_stores(self.specs, options.store, self.stdin, self.on_store):
                 if isinstance(store, Problem):
                     self.result.problems.append(store)
                     yield store
@@ -194,6 +212,8 @@ class RepairRun:
             self.result.skipped_calls += len(outcome.plan.skips)
             if outcome.status == "recent":
                 self.result.recent += 1
+            if outcome.status == "left_alone":
+                self.result.left_alone += 1
             if outcome.status in ("repaired", "would_repair"):
                 self.result.changed += 1
                 for edit in outcome.plan.edits:
@@ -203,6 +223,8 @@ class RepairRun:
         options = self.options
         writer = None if options.dry_run else store.writer(options.output)
         entries: list[Entry] = []
+        #: outcomes of the threads handed to the writer, by thread, to correct those it left alone
+        written: dict[int, ThreadOutcome] = {}
         now = options.now if options.now is not None else time.time()
         try:
             for count, thread in enumerate(store.threads(), 1):
@@ -216,15 +238,22 @@ class RepairRun:
                     if options.output is None and (entry := store.journal_entry(thread, data)) is not None:
                         entries.append(entry)
                     writer.replace(thread, data)
+                    written[id(thread)] = outcome
                 yield outcome
             if writer is not None:
                 if entries:
                     if self.journal is None:
                         self.journal = Journal(options.journal_dir or default_folder(), list(options.argv))
                     self.journal.record(entries)
-                committed = writer.commit()
+                try:
+                    committed = writer.commit()
+                finally:
+                    busy = _left_alone(writer.unwritten(), written)
                 if isinstance(committed, bytes):
                     self.result.stdout = committed
+                if busy:
+                    yield Problem(store.display, f"{busy} thread{'s' if busy != 1 else ''} changed while threadfix "
+                                  "worked on them and were left alone; run again", ExitCode.BUSY)
         except BaseException:
             if writer is not None:
                 writer.abort()
@@ -239,10 +268,12 @@ class RepairRun:
             return ThreadOutcome(address, None, RepairPlan(), "left_alone", exc.message), None
         if dialect is None:
             return ThreadOutcome(address, None, RepairPlan(), "healthy", "no tool calls in a known format"), None
-        if dialect.quick_healthy(thread.items):
-            return ThreadOutcome(address, dialect.name, RepairPlan(), "healthy"), None
-        index = dialect.index(thread.items)
-        plan = plan_repair(index, dialect, thread.items, options.repair)
+        try:
+            if dialect.quick_healthy(thread.items):
+                return ThreadOutcome(address, dialect.name, RepairPlan(), "healthy"), None
+            plan = plan_repair(dialect.index(thread.items), dialect, thread.items, options.repair)
+        except MALFORMED as exc:
+            return ThreadOutcome(address, dialect.name, RepairPlan(), "left_alone", not_in_format(dialect, exc)), None
         if not plan:
             return ThreadOutcome(address, dialect.name, plan, "healthy"), None
         changed = thread.last_changed()
@@ -251,15 +282,35 @@ class RepairRun:
             return ThreadOutcome(address, dialect.name, plan, "recent",
                                  f"changed {format_age(age)} ago, under --min-age; its calls may still be running",
                                  age=age), None
-        new_items = dialect.apply(thread.items, plan)
         try:
-            data = store.encode(thread, new_items)
+            data = store.encode(thread, dialect.apply(thread.items, plan))
+        except MALFORMED as exc:
+            return ThreadOutcome(address, dialect.name, plan, "left_alone", not_in_format(dialect, exc)), None
         except ThreadfixError as exc:
             return ThreadOutcome(address, dialect.name, plan, "left_alone", exc.message), None
         before = _thread_bytes(store, thread) if options.keep_bytes else None
         status = "would_repair" if options.dry_run else "repaired"
         return ThreadOutcome(address, dialect.name, plan, status, before=before,
                              after=data if options.keep_bytes else None, age=age), data
+
+
+def _left_alone(unwritten: list[tuple[Thread, ThreadfixError]], written: dict[int, ThreadOutcome]) -> int:
+    """Mark the threads a writer did not write as left alone; how many of them someone else had changed."""
+    busy = 0
+    for thread, error in unwritten:
+        outcome = written.get(id(thread))
+        if outcome is not None:
+            outcome.status, outcome.message = "left_alone", error.message
+        busy += error.exit_code == ExitCode.BUSY
+    return busy
+
+
+#: what a dialect raises on items that are not in its format (it reads untrusted JSON)
+MALFORMED = (TypeError, AttributeError, KeyError, ValueError, IndexError, RecursionError)
+
+
+def not_in_format(dialect: Dialect, exc: BaseException) -> str:
+    return f"its items do not follow the {dialect.name} format ({type(exc).__name__}); left alone"
 
 
 def _thread_bytes(store: Store, thread: Thread) -> bytes:

@@ -69,7 +69,7 @@ def plan_repair(index: ThreadIndex, dialect: Dialect, items: Sequence[Any], opti
 def _answer(call: Call, outputs: list[Output], index: ThreadIndex, dialect: Dialect, items: Sequence[Any],
             options: RepairOptions, skips: list[Skip]) -> list[Edit]:
     if not outputs:
-        if dialect.is_pending(index, call):
+        if dialect.is_pending(index, call, items):
             return []
         if call.unanswerable:
             skips.append(Skip(call.call_id, call.name, call.at,

@@ -25,12 +25,13 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from threadfix.batch import Problem, Scanned
+from threadfix.batch import PROGRESS_EVERY, Problem, Scanned
+from threadfix.dialects import Dialect
 from threadfix.failures import clip, info
 from threadfix.failures.classify import classify, output_text
 from threadfix.failures.dangling import TOOL_NAME_CHARS
 from threadfix.failures.kinds import Kind
-from threadfix.model import Action, Loc, Thread
+from threadfix.model import Action, Edit, Loc, Thread, ThreadIndex
 from threadfix.repair import plan_repair
 from threadfix.stores.base import ITEM_TIME_KEYS, modified_time, parse_time
 
@@ -180,7 +181,7 @@ class Report:
 
     # ------------------------------------------------------------------ adding
 
-    def add(self, thread: Thread, dialect: Any, index: Any) -> None:
+    def add(self, thread: Thread, dialect: Dialect | None, index: ThreadIndex | None) -> None:
         """Count one thread read by ``dialect`` (None when no dialect recognised it)."""
         totals = self.totals
         totals.threads += 1
@@ -194,22 +195,40 @@ class Report:
         if dialect is None or index is None:
             totals.unrecognised_threads += 1
             return
+        tool_of = self._add_calls(index, times)
+        self._add_outputs(thread, index, times, tool_of)
+        plan = plan_repair(index, dialect, thread.items)
+        totals.calls_left_alone += len(plan.skips)
+        dangling = [edit for edit in plan.edits if edit.action is Action.INSERT_OUTPUT]
+        if dangling:
+            self._add_dangling(thread, dialect, index, times, dangling)
+            if day is not None:
+                day.stuck_threads += 1
+        if dialect.check(thread.items):
+            totals.refused_threads += 1
+
+    def _add_calls(self, index: ThreadIndex, times: _Times) -> dict[str, str]:
+        """Count calls per tool and day; returns the tool of each call id."""
         tool_of: dict[str, str] = {}
         for call in index.calls:
-            tool = self._tool_name(call.name)
-            self._tool(tool).calls += 1
+            self._tool(call.name).calls += 1
             if call.call_id is not None:
-                tool_of.setdefault(call.call_id, tool)
-            if (call_day := self._day(times.of(call.at))) is not None:
-                call_day.calls += 1
-        totals.calls += len(index.calls)
+                tool_of.setdefault(call.call_id, call.name)
+            if (day := self._day(times.of(call.at))) is not None:
+                day.calls += 1
+        self.totals.calls += len(index.calls)
+        return tool_of
+
+    def _add_outputs(self, thread: Thread, index: ThreadIndex, times: _Times, tool_of: dict[str, str]) -> None:
+        """Classify each output once; count the failures by tool, kind, day and message."""
+        totals = self.totals
         totals.outputs += len(index.outputs)
-        repaired = False
+        ours = 0
         for output in index.outputs:
             tool = tool_of.get(output.call_id, NO_CALL) if output.call_id is not None else NO_CALL
             stats = self._tool(tool)
             stats.outputs += 1
-            repaired = repaired or output.by_threadfix
+            ours += output.by_threadfix
             found = classify(output.content, is_error=output.is_error, status=output.status)
             if not found.is_error:
                 continue
@@ -217,31 +236,25 @@ class Report:
             totals.error_outputs += 1
             stats.error_outputs += 1
             stats.error_kinds[kind] += 1
-            if (output_day := self._day(times.of(output.at))) is not None:
-                output_day.error_outputs += 1
-            text = found.excerpt or output_text(output.content)
+            if (day := self._day(times.of(output.at))) is not None:
+                day.error_outputs += 1
+            text = found.excerpt or output_text(output.content, MESSAGE_CHARS)
             self._cluster(kind, text, _item_address(thread, output.at), tool)
-        totals.threadfix_outputs += sum(1 for output in index.outputs if output.by_threadfix)
-        if repaired:
-            totals.repaired_threads += 1
+        totals.threadfix_outputs += ours
+        totals.repaired_threads += ours > 0
 
-        plan = plan_repair(index, dialect, thread.items)
-        totals.calls_left_alone += len(plan.skips)
-        dangling = [edit for edit in plan.edits if edit.action is Action.INSERT_OUTPUT]
+    def _add_dangling(self, thread: Thread, dialect: Dialect, index: ThreadIndex, times: _Times,
+                      dangling: list[Edit]) -> None:
+        """Count the calls repair would answer, and remember the thread if it is among the worst."""
         for edit in dangling:
-            stats = self._tool(self._tool_name(edit.tool or "unknown"))
+            stats = self._tool(edit.tool or "unknown")
             stats.dangling_calls += 1
             stats.dangling_kinds[edit.kind.value if edit.kind else Kind.ABORTED.value] += 1
-            if (call_day := self._day(times.of(edit.at))) is not None:
-                call_day.dangling_calls += 1
-        totals.dangling_calls += len(dangling)
-        if dangling:
-            totals.stuck_threads += 1
-            if day is not None:
-                day.stuck_threads += 1
-            self._add_stuck(thread, dialect.name, index, dangling, times.thread_day)
-        if dialect.check(thread.items):
-            totals.refused_threads += 1
+            if (day := self._day(times.of(edit.at))) is not None:
+                day.dangling_calls += 1
+        self.totals.dangling_calls += len(dangling)
+        self.totals.stuck_threads += 1
+        self._add_stuck(thread, dialect.name, index, dangling, times.thread_day)
 
     def add_problem(self) -> None:
         """Count a file, line or row that could not be read."""
@@ -300,13 +313,9 @@ class Report:
 
     # ------------------------------------------------------------------ internals
 
-    def _tool_name(self, name: str) -> str:
-        name = clip(name, TOOL_NAME_CHARS)
-        if name in self.tools or len(self.tools) < MAX_TOOLS:
-            return name
-        return OTHER_TOOLS
-
     def _tool(self, name: str) -> ToolStats:
+        """A tool's tally; once :data:`MAX_TOOLS` tools have one, new tools share :data:`OTHER_TOOLS`."""
+        name = clip(name, TOOL_NAME_CHARS)
         stats = self.tools.get(name)
         if stats is None:
             if len(self.tools) >= MAX_TOOLS:
@@ -343,7 +352,7 @@ class Report:
             self.unclustered += cluster.count
             del self.clusters[key]
 
-    def _add_stuck(self, thread: Thread, dialect: str, index: Any, dangling: list[Any], day: str | None) -> None:
+    def _add_stuck(self, thread: Thread, dialect: str, index: ThreadIndex, dangling: list[Edit], day: str | None) -> None:
         first = min(dangling, key=lambda edit: edit.at)
         turns = len(index.user_turns) - bisect_right(index.user_turns, first.at[0])
         self.stuck_by_turns[min(turns, TURNS_CAP)] += 1
@@ -365,12 +374,18 @@ class Report:
 
 
 def build_report(scanned: Iterable[Scanned | Problem], *, keep: int = 10,
-                 on_problem: Callable[[Problem], None] | None = None) -> Report:
-    """A report over what :func:`threadfix.batch.scan` yields; each unreadable part goes to ``on_problem``."""
+                 on_problem: Callable[[Problem], None] | None = None,
+                 progress: Callable[[str, int], None] | None = None) -> Report:
+    """A report over what :func:`threadfix.batch.scan` yields; each unreadable part goes to ``on_problem``.
+
+    ``progress(store, threads_read)`` is called every few hundred threads (for a progress line).
+    """
     report = Report(keep=keep)
     for entry in scanned:
         if isinstance(entry, Scanned):
             report.add(entry.thread, entry.dialect, entry.index)
+            if progress is not None and report.totals.threads % PROGRESS_EVERY == 0:
+                progress(entry.thread.address.source, report.totals.threads)
         else:
             report.add_problem()
             if on_problem is not None:
@@ -388,7 +403,9 @@ class _Times:
 
     def __init__(self, thread: Thread) -> None:
         self.items = thread.items
-        moment = modified_time(thread.container, thread.items, None)
+        # the store's exact time (a row's time column), else the thread's and its last items' own; never
+        # a file's mtime, which says when the file was written, not when its threads happened
+        moment = thread.modified if thread.modified is not None else modified_time(thread.container, thread.items, None)
         if moment is None and thread.container:
             moment = next((t for key in THREAD_START_KEYS if (t := parse_time(thread.container.get(key))) is not None), None)
         self.thread_day = day_of(moment)
@@ -399,11 +416,17 @@ class _Times:
         message = at[0]
         if message not in self._by_message:
             item = self.items[message] if 0 <= message < len(self.items) else None
-            moment = None
-            if isinstance(item, dict):
-                moment = next((t for key in ITEM_TIME_KEYS if (t := parse_time(item.get(key))) is not None), None)
+            moment = _item_time(item) if isinstance(item, dict) else None
             self._by_message[message] = day_of(moment) if moment is not None else self.thread_day
         return self._by_message[message]
+
+
+def _item_time(item: dict[str, Any]) -> float | None:
+    for key in ITEM_TIME_KEYS:
+        value = item.get(key)
+        if value is not None and (moment := parse_time(value)) is not None:
+            return moment
+    return None
 
 
 def day_of(moment: float | None) -> str | None:
@@ -418,16 +441,21 @@ def day_of(moment: float | None) -> str | None:
 
 # --------------------------------------------------------------------------- clustering
 
-_MASKS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern, flags), mask) for pattern, mask, flags in (
+QUOTED_VALUE_CHARS = 34
+_SPACE = re.compile(r"\s")
+_MASKS: tuple[tuple[re.Pattern[str], Any], ...] = tuple((re.compile(pattern, flags), mask) for pattern, mask, flags in (
     (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>", re.I),
     (r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b", "<time>", 0),
     (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<time>", 0),
     (r"\b[a-z][a-z0-9+.-]*://\S+", "<url>", re.I),
     (r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b", "<email>", 0),
-    (r"\"[^\"\n]{0,200}\"|(?<!\w)'[^'\n]{0,200}'(?!\w)|`[^`\n]{0,200}`", "<str>", 0),
+    (r"\b(?=[\w.-]*\d)[a-z0-9-]+(?:\.[a-z0-9-]+){2,}(?::\d+)?\b", "<host>", re.I),
+    # a quoted name or value varies; a quoted sentence (a nested message) is kept, its ids masked below
+    (r"\"[^\"\n]{0,200}\"|(?<!\w)'[^'\n]{0,200}'(?!\w)|`[^`\n]{0,200}`",
+     lambda m: "<str>" if len(m.group()) <= QUOTED_VALUE_CHARS or not _SPACE.search(m.group()) else m.group(), 0),
     (r"(?:\b[A-Za-z]:|~|\.{1,2})?(?:[\\/][\w.@~+-]+)+[\\/]?|\b[\w.-]+(?:/[\w.@~+-]+)+", "<path>", 0),
     (r"\b0x[0-9a-f]+\b|\b(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{8,}\b", "<hex>", re.I),
-    (r"\b(?=\w*\d)(?=\w*[A-Za-z])\w*(?:[_-]\w+)+\b|\b(?=\w*\d)(?=\w*[A-Za-z])\w{8,}\b", "<id>", 0),
+    (r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])\w+(?:[_-]\w+)+\b|\b(?=\w*\d)(?=\w*[A-Za-z])\w{8,}\b", "<id>", 0),
     (r"[-+]?\b\d+(?:[.,]\d+)*", "<n>", 0),
     (r"\s+", " ", 0),
 ))
@@ -480,12 +508,13 @@ def kind_rows(report: Report, top: int) -> list[dict[str, Any]]:
 
 
 def matrix(report: Report, kinds: int, tools: int) -> tuple[list[str], list[str], dict[tuple[str, str], int]]:
-    """Failures by kind × tool for the commonest ``kinds`` and ``tools`` (others left out)."""
+    """Failures by kind × tool for the commonest ``kinds`` and ``tools`` (others, and kinds none of those
+    tools had, left out)."""
     kind_names = [row["kind"] for row in kind_rows(report, kinds)]
     tool_names = [row["tool"] for row in tool_rows(report, tools) if row["failures"]]
     cells = {(kind, tool): count for tool in tool_names for kind, count in report.tools[tool].kinds.items()
              if kind in kind_names}
-    return kind_names, tool_names, cells
+    return [kind for kind in kind_names if any((kind, tool) in cells for tool in tool_names)], tool_names, cells
 
 
 def message_rows(report: Report, top: int) -> list[dict[str, Any]]:
@@ -508,7 +537,8 @@ def day_rows(report: Report, top: int) -> list[dict[str, Any]]:
     """The last ``top`` days that have threads or items, oldest first."""
     days = sorted(report.days.items())[-top:] if top > 0 else []
     return [{"day": day, "threads": s.threads, "stuck_threads": s.stuck_threads, "calls": s.calls,
-             "error_outputs": s.error_outputs, "dangling_calls": s.dangling_calls} for day, s in days]
+             "error_outputs": s.error_outputs, "dangling_calls": s.dangling_calls,
+             "failures": s.error_outputs + s.dangling_calls} for day, s in days]
 
 
 def turn_rows(report: Report) -> list[dict[str, Any]]:

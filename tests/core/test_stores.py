@@ -102,6 +102,7 @@ def test_a_thread_that_cannot_be_written_back_exactly_is_left_alone(tmp_path: Pa
     outcomes = list(repair.outcomes())
     assert outcomes[0].status == "left_alone" and reason in outcomes[0].message
     assert path.read_bytes() == raw
+    assert repair.result.exit_code() == ExitCode.ERROR
 
 
 def test_duplicate_keys_block_a_rewrite(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import sys
@@ -33,6 +34,9 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+STDOUT = "<stdout>"
 
 
 class State:
@@ -71,6 +75,15 @@ def note(message: str) -> None:
     sys.stderr.write(f"threadfix: {message}\n")
 
 
+def describe_store(store: object) -> None:
+    """Say on stderr what was detected about a store (a SQLite layout), for ``on_store`` callbacks."""
+    description = getattr(store, "description", None)
+    if description:
+        from threadfix.render.safe import terminal_safe
+
+        note(terminal_safe(description, 500))
+
+
 def stdout_is_terminal() -> bool:
     return sys.stdout.isatty()
 
@@ -98,6 +111,7 @@ def _on_sigterm(signum: int, frame: object) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning every failure into one line and a documented exit code."""
     _register()
+    _name_stdout()
     if os.name == "posix":
         signal.signal(signal.SIGTERM, _on_sigterm)
     traceback = "--traceback" in (argv if argv is not None else sys.argv[1:])
@@ -109,21 +123,23 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         note("interrupted; nothing half-written was left behind")
         code = ExitCode.INTERRUPTED
-    except BrokenPipeError:
+    except (BrokenPipeError, StdoutClosed):
         _silence_stdout()
         code = ExitCode.OK
     except SystemExit as exc:
         code = exc.code
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
-        import click
-
-        if isinstance(exc, click.exceptions.Abort):
+        aborts, usage_errors = _click_exception_types()
+        if isinstance(exc, aborts):
             code = ExitCode.INTERRUPTED
-        elif isinstance(exc, click.ClickException):
-            exc.show()
+        elif isinstance(exc, usage_errors):
+            error_line(None, f"{exc.format_message()} (see --help)")
             code = ExitCode.ERROR
         elif isinstance(exc, OSError) and exc.errno is not None:
-            error_line(getattr(exc, "filename", None), os.strerror(exc.errno).lower())
+            where = getattr(exc, "filename", None)
+            error_line(where, os.strerror(exc.errno).lower())
+            if where == STDOUT:
+                _silence_stdout()  # Python's own flush at exit would complain a second time
             code = ExitCode.ERROR
         else:
             if traceback:
@@ -134,12 +150,60 @@ def main(argv: list[str] | None = None) -> None:
             code = ExitCode.ERROR
     try:
         sys.stdout.flush()
-    except BrokenPipeError:
+    except (BrokenPipeError, StdoutClosed):
         _silence_stdout()
     except OSError as exc:
-        error_line("<stdout>", os.strerror(exc.errno).lower() if exc.errno else str(exc))
+        error_line(STDOUT, os.strerror(exc.errno).lower() if exc.errno else str(exc))
+        _silence_stdout()
         code = ExitCode.ERROR
     sys.exit(int(code) if isinstance(code, int) else 0 if code is None else ExitCode.ERROR)
+
+
+class StdoutClosed(Exception):
+    """The reader of stdout went away (``threadfix lint | head``). Not an OSError, so that click, which turns
+    EPIPE into exit 1 ("findings") on its own, lets it through to :func:`main`."""
+
+
+class _NamedStdout(io.FileIO):
+    """Descriptor 1 naming itself in the errors it raises, so ``> /dev/full`` reads ``<stdout>: no space left``."""
+
+    def write(self, data) -> int:  # type: ignore[override]
+        try:
+            return super().write(data)
+        except BrokenPipeError as exc:
+            raise StdoutClosed() from exc
+        except OSError as exc:
+            if exc.filename is None:
+                exc.filename = STDOUT
+            raise
+
+
+def _name_stdout() -> None:
+    out = sys.stdout
+    try:
+        if not isinstance(out, io.TextIOWrapper) or out.fileno() != 1:
+            return
+    except (OSError, ValueError):  # no real stdout (embedded, captured): leave it alone
+        return
+    out.flush()
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(_NamedStdout(1, "w", closefd=False)), encoding=out.encoding,
+                                  errors=out.errors, line_buffering=out.line_buffering)
+
+
+def _click_exception_types() -> tuple[tuple[type, ...], tuple[type, ...]]:
+    """Abort and usage-error classes of click and of the copy of click that newer typer bundles."""
+    import importlib
+
+    aborts: list[type] = []
+    usage: list[type] = []
+    for name in ("typer._click.exceptions", "click.exceptions", "typer.exceptions"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        aborts.extend(getattr(module, attr) for attr in ("Abort",) if hasattr(module, attr))
+        usage.extend(getattr(module, attr) for attr in ("ClickException",) if hasattr(module, attr))
+    return tuple(aborts), tuple(usage)
 
 
 def _silence_stdout() -> None:

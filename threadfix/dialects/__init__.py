@@ -15,6 +15,16 @@ REGISTRY: dict[str, str] = {
     "openai-responses": "threadfix.dialects.openai_responses:OpenAIResponses",
     "anthropic": "threadfix.dialects.anthropic:Anthropic",
     "openai-chat": "threadfix.dialects.openai_chat:OpenAIChat",
+    # speakers named by ``type`` (human/ai/tool), never ``role``: no overlap with openai-chat
+    "langchain": "threadfix.dialects.langchain:LangChain",
+    # messages with ``kind`` request/response and ``parts`` with ``part_kind``: no overlap with any other
+    "pydantic-ai": "threadfix.dialects.pydantic_ai:PydanticAI",
+    # ``parts`` whose keys are Gemini Part fields (no ``type``), roles user/model/function
+    "gemini": "threadfix.dialects.gemini:Gemini",
+    # ``content`` lists of one-key ContentBlock unions (no ``type``): Anthropic and Chat both refuse those
+    "bedrock": "threadfix.dialects.bedrock:Bedrock",
+    # ``parts`` that all carry a ``type`` (text, step-start, tool-<name>...), roles user/assistant/system
+    "ai-sdk": "threadfix.dialects.ai_sdk:AISDK",
 }
 
 

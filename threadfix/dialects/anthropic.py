@@ -188,7 +188,7 @@ class Anthropic(Dialect):
         role, first, last = groups[call_turn + 1]
         return role == "user" and output.at in leading_results(items, first, last)
 
-    def is_pending(self, index: ThreadIndex, call: Call) -> bool:
+    def is_pending(self, index: ThreadIndex, call: Call, items: Sequence[Any]) -> bool:
         # a final assistant turn ending on a server tool is the pause_turn continuation, not a fault
         return call.server and not any(m > call.at[0] for m in (*index.user_turns, *index.model_turns))
 

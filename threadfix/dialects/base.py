@@ -20,6 +20,7 @@ from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any, ClassVar
 
 from threadfix.model import Action, Call, Edit, Output, RepairPlan, ThreadIndex
@@ -79,7 +80,7 @@ class Dialect(ABC):
         """Whether ``output`` is of a type that can answer ``call`` at all (same id is not always enough)."""
         return True
 
-    def is_pending(self, index: ThreadIndex, call: Call) -> bool:
+    def is_pending(self, index: ThreadIndex, call: Call, items: Sequence[Any]) -> bool:
         """A call the provider itself may still be answering (not a fault yet)."""
         return False
 
@@ -105,6 +106,12 @@ def text_of(value: Any, limit: int = 4000) -> str:
         except (TypeError, orjson.JSONEncodeError):
             return ""
     return "" if value is None else str(value)[:limit]
+
+
+def list_under(value: Any, key: str) -> list[Any]:
+    """``value[key]`` when ``value`` is an object holding a list there, else ``[]`` (hostile input reads as empty)."""
+    found = value.get(key) if isinstance(value, dict) else None
+    return found if isinstance(found, list) else []
 
 
 def orphan_text(output: Output, duplicate: bool) -> str:
@@ -203,7 +210,9 @@ class ToolBlocks:
         return self.owner(items, output.at[0]) == call.at[0]
 
     def violations(self, items: Sequence[Any]) -> list[Violation]:
-        """Every breach of the block rule, worded as OpenAI Chat Completions words it."""
+        """Every breach of the block rule, worded as OpenAI Chat Completions words it.
+
+        An id that is not a string is no id (the provider refuses it on its schema first)."""
         violations: list[Violation] = []
         i = 0
         while i < len(items):
@@ -211,17 +220,17 @@ class ToolBlocks:
                 violations.append(Violation(
                     "tool-without-call", i,
                     "Invalid parameter: messages with role 'tool' must be a response to a preceeding message "
-                    "with 'tool_calls'.", self.output_id(items[i])))
+                    "with 'tool_calls'.", str_or_none(self.output_id(items[i]))))
                 i += 1
                 continue
-            wanted = self.call_ids(items[i])
+            wanted = [str_or_none(c) for c in self.call_ids(items[i])]
             if not wanted:
                 i += 1
                 continue
             seen: dict[Any, int] = {}
             j = i + 1
             while j < len(items) and self.is_output(items[j]):
-                call_id = self.output_id(items[j])
+                call_id = str_or_none(self.output_id(items[j]))
                 if call_id not in wanted:
                     violations.append(Violation(
                         "unknown-tool-call-id", j,
@@ -254,6 +263,11 @@ class ToolBlocks:
 
         return apply_flat(items, plan, anchor=lambda call: self.end(items, call.at[0]), build=build, convert=convert,
                           defer=defer)
+
+
+def str_or_none(value: Any) -> str | None:
+    """A wire value that must be a string (an id, a name), or None when it is anything else."""
+    return value if isinstance(value, str) else None
 
 
 # --------------------------------------------------------------------------- blocks family
@@ -365,7 +379,7 @@ def join_clashing(
     is what Anthropic's API does implicitly. Messages that already stood side by side in ``original``
     (same objects, untouched) are left alone: that is not repair's to change.
     """
-    adjacent = {(id(a), id(b)) for a, b in zip(original, original[1:])}
+    adjacent = {(id(a), id(b)) for a, b in pairwise(original)}
     joined: list[Any] = []
     for message in result:
         before = joined[-1] if joined else None

@@ -62,7 +62,9 @@ class RepairPrinter:
         if isinstance(outcome, Problem):
             self.on_problem(outcome.where, outcome.message)
             return
-        if outcome.status == "healthy" or self.quiet:
+        if outcome.status == "left_alone":  # an input error: one line on stderr, whatever the format
+            self.on_problem(outcome.address, outcome.message or "left alone")
+        if outcome.status == "healthy" or self.quiet or (outcome.status == "left_alone" and self.fmt != "json"):
             return
         if self.fmt == "json":
             self._json(outcome)
@@ -73,9 +75,8 @@ class RepairPrinter:
 
     def _text(self, outcome: ThreadOutcome) -> None:
         address = outcome.address
-        if outcome.status in ("recent", "left_alone"):
-            label = "skipped" if outcome.status == "recent" else "left alone"
-            self.out.write(f"{terminal_safe(address, 300)}: {label}: {terminal_safe(outcome.message or '', 300)}\n")
+        if outcome.status == "recent":
+            self.out.write(f"{terminal_safe(address, 300)}: skipped: {terminal_safe(outcome.message or '', 300)}\n")
             return
         for edit in outcome.plan.edits:
             self.out.write(edit_line(address, edit) + "\n")
@@ -112,6 +113,8 @@ class RepairPrinter:
             parts[0] += f" ({edits})"
         if result.recent:
             parts.append(f"{result.recent} skipped as recent (--min-age)")
+        if result.left_alone:
+            parts.append(f"{result.left_alone} left alone")
         if result.skipped_calls:
             parts.append(f"{result.skipped_calls} call{'s' if result.skipped_calls != 1 else ''} left alone")
         if result.problems:

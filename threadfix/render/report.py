@@ -55,13 +55,15 @@ class View:
 
     by: str = "tool"
     top: int = 10
+    #: colour and terminal layout even when the stream is not a terminal (``--color always``); None: ask it
+    color: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Column:
     key: str
     title: str
-    #: int | rate | text | map (a dict of counts) | list
+    #: int | rate | key (a name: never wrapped) | text | map (a dict of counts) | list
     kind: str = "int"
     #: shown by the rich renderer only when the terminal is wide
     wide: bool = False
@@ -75,6 +77,8 @@ class Section:
     rows: list[dict[str, Any]]
     #: the column a bar chart is drawn from (rich only)
     bar: str | None = None
+    #: rows there are in all (``--top`` shows the first ones)
+    total: int = 0
 
 
 def _c(key: str, title: str, kind: str = "int", wide: bool = False) -> Column:
@@ -83,31 +87,30 @@ def _c(key: str, title: str, kind: str = "int", wide: bool = False) -> Column:
 
 _SECTIONS: dict[str, tuple[str, tuple[Column, ...], Callable[[Report, int], list[dict[str, Any]]], str | None]] = {
     "tool": ("Failures by tool", (
-        _c("tool", "tool", "text"), _c("calls", "calls"), _c("failures", "failures"),
-        _c("error_rate", "rate", "rate"), _c("error_outputs", "error outputs", wide=True),
-        _c("dangling_calls", "dangling", wide=True), _c("kinds", "commonest kinds", "map"),
+        _c("tool", "tool", "key"), _c("calls", "calls"), _c("failures", "failed"), _c("error_rate", "rate", "rate"),
+        _c("error_outputs", "errors", wide=True), _c("dangling_calls", "dangling", wide=True),
+        _c("kinds", "commonest kinds", "map"),
     ), tool_rows, "failures"),
     "kind": ("Failures by kind", (
-        _c("kind", "kind", "text"), _c("failures", "failures"), _c("error_outputs", "error outputs"),
-        _c("dangling_calls", "dangling"), _c("retryable", "retry?", "text", wide=True),
-        _c("tools", "tools hit", "map"),
+        _c("kind", "kind", "key"), _c("failures", "failed"), _c("error_outputs", "errors"),
+        _c("dangling_calls", "dangling"), _c("retryable", "retry", "key", wide=True), _c("tools", "tools hit", "map"),
     ), kind_rows, "failures"),
-    "messages": ("Top error messages", (
-        _c("count", "count"), _c("kind", "kind", "text"), _c("pattern", "message (ids, numbers, paths masked)", "text"),
-        _c("tool", "tool", "text", wide=True), _c("example", "example", "text"),
+    "messages": ("Top error messages (ids, numbers, paths, quoted text masked)", (
+        _c("count", "count"), _c("kind", "kind", "key"), _c("pattern", "message", "text"),
+        _c("tool", "tool", "key", wide=True), _c("example", "example", "text"),
     ), message_rows, None),
     "thread": ("Stuck threads, worst first", (
-        _c("address", "thread", "text"), _c("later_user_turns", "user turns since"),
-        _c("dangling_calls", "dangling"), _c("first", "first at", "text", wide=True), _c("kind", "kind", "text"),
-        _c("cause", "cause", "text", wide=True), _c("tools", "tools", "list"), _c("day", "day", "text", wide=True),
+        _c("address", "thread", "key"), _c("later_user_turns", "turns since"), _c("dangling_calls", "dangling"),
+        _c("first", "first at", "key", wide=True), _c("kind", "kind", "key"), _c("cause", "cause", "key", wide=True),
+        _c("tools", "tools", "list"), _c("day", "day", "key", wide=True),
     ), thread_rows, None),
-    "turns": ("Stuck threads by user turns since the first dangling call", (
-        _c("later_user_turns", "user turns since", "text"), _c("stuck_threads", "stuck threads"),
+    "turns": ("Stuck threads by user turns since their first dangling call", (
+        _c("later_user_turns", "turns since", "key"), _c("stuck_threads", "stuck threads"),
     ), lambda report, top: turn_rows(report), "stuck_threads"),
     "day": ("By day (UTC)", (
-        _c("day", "day", "text"), _c("threads", "threads"), _c("stuck_threads", "stuck"), _c("calls", "calls"),
-        _c("error_outputs", "error outputs"), _c("dangling_calls", "dangling"),
-    ), day_rows, "error_outputs"),
+        _c("day", "day", "key"), _c("threads", "threads"), _c("stuck_threads", "stuck"), _c("calls", "calls"),
+        _c("error_outputs", "errors"), _c("dangling_calls", "dangling"), _c("failures", "failed"),
+    ), day_rows, "failures"),
 }
 #: the order of the sections after the main one
 ORDER = ("tool", "kind", "matrix", "messages", "thread", "turns", "day")
@@ -118,30 +121,40 @@ TOTALS: tuple[tuple[str, str], ...] = (
     ("refused_threads", "refused by the provider now"), ("repaired_threads", "repaired by threadfix"),
     ("threadfix_outputs", "outputs threadfix wrote"), ("calls_left_alone", "calls repair leaves alone"),
     ("unrecognised_threads", "threads in no known format"), ("undated_threads", "threads with no date"),
-    ("unreadable", "inputs not read"),
+    ("unreadable", "unreadable inputs"),
 )
+
+
+#: how many rows each table has before ``--top`` cuts it
+_TOTAL_ROWS: dict[str, Callable[[Report], int]] = {
+    "tool": lambda report: len(report.tools), "kind": lambda report: len(report.kinds()),
+    "messages": lambda report: len(report.clusters), "thread": lambda report: report.totals.stuck_threads,
+    "turns": lambda report: len(report.stuck_by_turns), "day": lambda report: len(report.days),
+}
 
 
 def section(report: Report, key: str, top: int) -> Section:
     title, columns, rows, bar = _SECTIONS[key]
-    return Section(key, title, columns, [clean_row(row) for row in rows(report, top)], bar)
+    return Section(key, title, columns, [clean_row(row) for row in rows(report, top)], bar, _TOTAL_ROWS[key](report))
 
 
-def sections(report: Report, view: View) -> list[Section]:
-    """The tables in print order: the ``--by`` one first, empty ones left out (the matrix is not here)."""
-    keys = [view.by] + [key for key in ORDER if key not in (view.by, "matrix")]
-    return [s for s in (section(report, key, view.top) for key in keys) if s.rows]
+def more(shown: int, total: int, what: str = "") -> str | None:
+    """``… 12 more (raise --top to see them)`` when a table was cut, else None."""
+    return f"… {total - shown:,} more{what} (raise --top to see them)" if total > shown else None
 
 
 def order(view: View) -> list[str]:
     return [view.by] + [key for key in ORDER if key != view.by]
 
 
-def kind_tool_matrix(report: Report, tools: int, kinds: int = 10) -> tuple[list[str], list[str], dict[tuple[str, str], int]]:
-    """Failures by kind × tool (commonest kinds and tools), tool names made safe."""
+def kind_tool_matrix(report: Report, tools: int, kinds: int) -> tuple[list[str], list[str], dict[tuple[str, str], int]]:
+    """Failures by kind × tool (the commonest kinds and tools), tool names made safe."""
     kind_names, tool_names, cells = matrix(report, kinds, tools)
     safe = {tool: clean(tool, LIMITS["tool"]) for tool in tool_names}
-    return kind_names, [safe[t] for t in tool_names], {(k, safe[t]): n for (k, t), n in cells.items()}
+    merged: dict[tuple[str, str], int] = {}
+    for (kind, tool), count in cells.items():  # two names may look the same once made safe
+        merged[(kind, safe[tool])] = merged.get((kind, safe[tool]), 0) + count
+    return kind_names, list(dict.fromkeys(safe.values())), merged
 
 
 def flat(value: Any, kind: str) -> str:
@@ -192,6 +205,9 @@ class JsonRenderer(Renderer):
         for key, name in (("tool", "tools"), ("kind", "kinds"), ("messages", "messages"),
                           ("thread", "stuck_threads"), ("turns", "stuck_by_turns"), ("day", "days")):
             document[name] = section(report, key, view.top).rows
+        kinds, tools, cells = kind_tool_matrix(report, view.top, view.top)
+        document["kind_tool"] = [{"kind": kind, "tool": tool, "failures": cells[(kind, tool)]}
+                                 for kind in kinds for tool in tools if cells.get((kind, tool))]
         return document
 
     def write(self, report: Report, out: TextIO) -> None:
@@ -211,7 +227,7 @@ class CsvRenderer(Renderer):
     name = "csv"
 
     def write(self, report: Report, out: TextIO) -> None:
-        title, columns, _, _ = _SECTIONS[self.view.by]
+        columns = _SECTIONS[self.view.by][1]
         rows = section(report, self.view.by, self.view.top).rows
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow([column.key for column in columns])
@@ -238,7 +254,7 @@ class TsvRenderer(Renderer):
             out.write(f"{key}\t{value}\n")
         for key in order(self.view):
             if key == "matrix":
-                kinds, tools, cells = kind_tool_matrix(report, self.view.top)
+                kinds, tools, cells = kind_tool_matrix(report, self.view.top, self.view.top)
                 if cells:
                     out.write("\n# failures by kind and tool\nkind\ttool\tfailures\n")
                     for kind in kinds:
@@ -289,6 +305,8 @@ class MarkdownRenderer(Renderer):
             out.write("|" + "|".join("---:" if c.kind in ("int", "rate") else "---" for c in found.columns) + "|\n")
             for row in found.rows:
                 out.write("| " + " | ".join(self._cell(row[c.key], c) for c in found.columns) + " |\n")
+            if note := more(len(found.rows), found.total):
+                out.write(f"\n_{note}_\n")
         if report.approximate:
             out.write("\n_Some counts are folded: very many distinct tools, messages or days._\n")
 
@@ -299,14 +317,15 @@ class MarkdownRenderer(Renderer):
         return markdown_text(flat(value, column.kind))
 
     def _matrix(self, report: Report, out: TextIO) -> None:
-        kinds, tools, cells = kind_tool_matrix(report, self.view.top)
+        kinds, tools, cells = kind_tool_matrix(report, self.view.top, self.view.top)
         if not cells:
             return
         out.write("\n### Failures by kind and tool\n\n")
         out.write("| kind | " + " | ".join(markdown_text(t) for t in tools) + " |\n")
         out.write("|---|" + "---:|" * len(tools) + "\n")
         for kind in kinds:
-            out.write(f"| {kind} | " + " | ".join(_n(cells.get((kind, t), 0)) or "·" for t in tools) + " |\n")
+            out.write(f"| {markdown_text(kind)} | " + " | ".join(_n(cells[(kind, t)]) if cells.get((kind, t)) else "·"
+                                                          for t in tools) + " |\n")
 
 
 def _n(value: int | None) -> str:
@@ -316,10 +335,11 @@ def _n(value: int | None) -> str:
 class RichRenderer(Renderer):
     """Tables and small bar charts for a terminal; narrow terminals get fewer columns.
 
-    Untrusted text only ever reaches rich as ``Text`` (never as markup) and already made safe.
+    Untrusted text only ever reaches rich as ``Text`` (never as markup), already made safe.
     """
 
     name = "rich"
+    #: from this many columns on, every column is shown
     WIDE = 120
 
     def __init__(self, view: View = View(), console: Any = None) -> None:
@@ -331,24 +351,28 @@ class RichRenderer(Renderer):
         if console is None:
             from rich.console import Console
 
-            console = Console(file=out, highlight=False, emoji=False, markup=False)
+            console = Console(file=out, highlight=False, emoji=False, markup=False, force_terminal=self.view.color)
         self.print(console, report)
 
     def print(self, console: Any, report: Report) -> None:
         from rich.text import Text
 
-        wide = console.width >= self.WIDE
-        console.print(self._header(report))
-        console.print(self._totals(report, wide))
+        width = console.width
+        console.print(self._header(report), no_wrap=True, overflow="ellipsis")
+        console.print(self._totals(report, width >= self.WIDE))
         for key in order(self.view):
             if key == "matrix":
-                table = self._matrix(report, console.width)
+                title, (table, note) = "Failures by kind and tool", self._matrix(report, width)
             else:
                 found = section(report, key, self.view.top)
-                table = self._table(found, wide) if found.rows else None
+                title, table = found.title, self._table(found, width) if found.rows else None
+                note = more(len(found.rows), found.total)
             if table is not None:
                 console.print()
+                console.print(Text(title, style="bold"))
                 console.print(table)
+                if note:
+                    console.print(Text(note, style="dim"))
         if report.approximate:
             console.print(Text("\nSome counts are folded: very many distinct tools, messages or days.", style="dim"))
 
@@ -362,7 +386,7 @@ class RichRenderer(Renderer):
         text.append(f" · {_n(totals.stuck_threads)} stuck", style="bold red" if totals.stuck_threads else "green")
         text.append(f" · {_n(totals.error_outputs)} error outputs", style="yellow" if totals.error_outputs else "green")
         if totals.unreadable:
-            text.append(f" · {_n(totals.unreadable)} inputs not read", style="bold red")
+            text.append(f" · {_n(totals.unreadable)} unreadable", style="bold red")
         return text
 
     @staticmethod
@@ -372,52 +396,70 @@ class RichRenderer(Renderer):
 
         totals = totals_row(report)
         alarming = {"stuck_threads", "dangling_calls", "refused_threads", "unreadable"}
-        pairs = [(label, totals[key], key) for key, label in TOTALS if totals[key] or key in ("threads", "calls", "outputs",
-                 "error_outputs", "dangling_calls", "stuck_threads", "refused_threads")]
+        always = {"threads", "calls", "outputs", "error_outputs", "dangling_calls", "stuck_threads", "refused_threads"}
+        pairs = [(label, totals[key], key) for key, label in TOTALS if totals[key] or key in always]
         per_row = 3 if wide else 2
         grid = Table.grid(padding=(0, 1), pad_edge=True)
         for _ in range(per_row):
-            grid.add_column(justify="right", style="bold", no_wrap=True)
-            grid.add_column(style="dim", no_wrap=True, min_width=10)
+            grid.add_column(justify="right", no_wrap=True)
+            grid.add_column(style="dim", no_wrap=True)
         for start in range(0, len(pairs), per_row):
             cells: list[Any] = []
             for label, value, key in pairs[start:start + per_row]:
-                style = "bold red" if key in alarming and value else "bold"
-                cells += [Text(_n(value), style=style), Text(label + "   ")]
+                cells += [Text(_n(value), style="bold red" if key in alarming and value else "bold"), Text(label + "  ")]
             grid.add_row(*cells)
         return grid
 
-    def _table(self, found: Section, wide: bool) -> Any:
+    def _table(self, found: Section, width: int) -> Any:
+        """Numbers and names get the width they need (names within a cap); free text gets the rest."""
         from rich import box
         from rich.table import Table
-        from rich.text import Text
 
-        columns = [c for c in found.columns if wide or not c.wide]
-        if found.key == "messages":
-            columns = [c for c in columns if c.key != "example"]
-        table = Table(title=found.title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD,
-                      header_style="dim", pad_edge=False, show_edge=False)
+        wide = width >= self.WIDE
+        columns = [c for c in found.columns if (wide or not c.wide) and c.key != "example"]
+        bar_width = (20 if wide else 8) if found.bar else 0
+        widths = {c.key: self._width(found, c, width) for c in columns if c.kind in ("int", "rate", "key")}
+        free_columns = [c for c in columns if c.key not in widths]
+        gaps = 2 * (len(columns) - 1 + (1 if found.bar else 0))  # a divider and a pad between columns
+        room = width - sum(widths.values()) - gaps - bar_width
+        free = room // len(free_columns) if free_columns else 0
+        if free_columns and free < 10:  # too narrow for a list of names: leave it out
+            columns = [c for c in columns if c.key in widths or c.key == "pattern"]
+            free_columns = [c for c in columns if c.key not in widths]
+            free = max(10, room + 2) if free_columns else 0
+        table = Table(box=box.SIMPLE_HEAD, header_style="dim", pad_edge=False, show_edge=False, padding=(0, 0, 0, 1))
         peak = max((row[found.bar] or 0 for row in found.rows), default=0) if found.bar else 0
-        bar_width = 20 if wide else 10
         for column in columns:
             numeric = column.kind in ("int", "rate")
-            table.add_column(column.title, justify="right" if numeric else "left", no_wrap=column.key != "pattern",
+            size = widths.get(column.key, free)
+            table.add_column(column.title, justify="right" if numeric else "left", width=size, no_wrap=column.key != "pattern",
                              overflow="fold" if column.key == "pattern" else "ellipsis",
-                             ratio=1 if column.kind in ("text", "map", "list") else None,
-                             min_width=8 if not numeric else None)
+                             style="magenta" if column.key == "kind" else None)
             if column.key == found.bar:
-                table.add_column("", no_wrap=True, min_width=bar_width)
+                table.add_column("", no_wrap=True, width=bar_width)
         for row in found.rows:
             cells: list[Any] = []
             for column in columns:
-                cells.append(self._cell(row, column, found.key))
+                cells.append(self._cell(row, column, widths.get(column.key, free)))
                 if column.key == found.bar:
                     cells.append(_bar(row[column.key] or 0, peak, bar_width))
             table.add_row(*cells)
         return table
 
     @staticmethod
-    def _cell(row: dict[str, Any], column: Column, section_key: str) -> Any:
+    def _width(found: Section, column: Column, width: int) -> int:
+        """Numbers as wide as their header or widest value; names as their longest value, within a cap."""
+        values = [flat(row[column.key], column.kind) for row in found.rows]
+        if column.kind == "int":
+            values = [_n(row[column.key]) for row in found.rows]
+        longest = max([len(column.title)] + [len(value) for value in values])
+        if column.kind in ("int", "rate"):
+            return longest
+        cap = max(16, width * 45 // 100) if column.key == "address" else max(14, width // 4)
+        return min(cap, longest)
+
+    @staticmethod
+    def _cell(row: dict[str, Any], column: Column, size: int) -> Any:
         from rich.text import Text
 
         value = row[column.key]
@@ -435,37 +477,50 @@ class RichRenderer(Renderer):
                 text.append(name)
                 text.append(f" {_n(count)}", style="dim")
             return text
-        if column.key == "pattern" and section_key == "messages":
+        if column.key == "pattern":
             text = Text(value)
-            text.append(f"\n  e.g. {row['example']}", style="dim")
+            text.append("\ne.g. ", style="dim")
+            text.append(_left_cut(row["example"], size - 5), style="dim")
             return text
-        if column.key == "kind":
-            return Text(flat(value, column.kind), style="magenta")
+        if column.key == "address":
+            return Text(_left_cut(value, size))
+        if column.key == "first":
+            return Text(f"#{value}")
         return Text(flat(value, column.kind))
 
-    def _matrix(self, report: Report, width: int) -> Any:
+    def _matrix(self, report: Report, width: int) -> tuple[Any, str | None]:
+        """The commonest kinds × as many of the most failing tools as the width holds."""
         from rich import box
         from rich.table import Table
         from rich.text import Text
 
-        room = max(1, (width - 26) // 13)
-        kinds, tools, cells = kind_tool_matrix(report, min(room, self.view.top))
+        room = max(1, (width - 22) // 13)
+        kinds, tools, cells = kind_tool_matrix(report, min(room, self.view.top), self.view.top)
         if not cells:
-            return None
-        table = Table(title="Failures by kind and tool", title_justify="left", title_style="bold",
-                      box=box.SIMPLE_HEAD, header_style="dim", pad_edge=False, show_edge=False)
+            return None, None
+        failing = sum(1 for stats in report.tools.values() if stats.failures)
+        note = None
+        if failing > len(tools):
+            note = (more(len(tools), failing, " tools") if len(tools) == self.view.top else
+                    f"… {failing - len(tools):,} more tools (a wider terminal shows more)")
+        table = Table(box=box.SIMPLE_HEAD, header_style="dim", pad_edge=False, show_edge=False)
         table.add_column("kind", no_wrap=True, style="magenta")
         for tool in tools:
-            table.add_column(Text(tool), justify="right", no_wrap=True, overflow="ellipsis", max_width=18)
+            table.add_column(Text(tool), justify="right", no_wrap=True, overflow="ellipsis", max_width=12)
         peak = max(cells.values())
         for kind in kinds:
             row: list[Any] = [Text(kind)]
             for tool in tools:
                 count = cells.get((kind, tool), 0)
-                row.append(Text(_n(count), style="bold red" if count == peak else "")
-                           if count else Text("·", style="dim"))
+                style = "bold red" if count == peak else "red" if count * 2 >= peak else ""
+                row.append(Text(_n(count), style=style) if count else Text("·", style="dim"))
             table.add_row(*row)
-        return table
+        return table, note
+
+
+def _left_cut(text: str, width: int) -> str:
+    """Keep the end of a long address (the line, id and item are what tell threads apart)."""
+    return text if len(text) <= width else "…" + text[-(width - 1):]
 
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
@@ -491,4 +546,4 @@ def get(name: str) -> type[Renderer]:
     return RENDERERS[name]
 
 
-__all__ = ["RENDERERS", "Column", "Renderer", "Section", "View", "clean", "clean_row", "flat", "get", "sections"]
+__all__ = ["RENDERERS", "Column", "Renderer", "Section", "View", "clean", "clean_row", "flat", "get", "section"]

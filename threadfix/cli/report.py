@@ -1,0 +1,68 @@
+"""``threadfix report``."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from threadfix.cli import State, app, error_line, stdout_is_terminal
+from threadfix.cli.options import (
+    BusyTimeout, Dialect, IdColumn, ItemColumn, JsonColumn, MaxDocMb, OrderColumn, Paths, Table,
+    ThreadColumn, check_format, store_options,
+)
+from threadfix.errors import ConfigError, ExitCode
+
+FORMATS = ("text", "json", "csv", "markdown")
+
+
+@app.command()
+def report(
+    paths: Paths,
+    by: Annotated[str, typer.Option("--by", help="The main table: tool, kind, thread (the stuck ones, worst first) or day.")] = "tool",
+    top: Annotated[int, typer.Option("--top", help="Rows per table.", min=1)] = 10,
+    output_format: Annotated[str, typer.Option("--format", "-f", help="text (tables on a terminal, tab-separated when piped), json, csv (the --by table) or markdown.")] = "text",
+    dialect: Dialect = None,
+    max_doc_mb: MaxDocMb = 256,
+    table: Table = None,
+    id_column: IdColumn = None,
+    json_column: JsonColumn = None,
+    thread_column: ThreadColumn = None,
+    order_column: OrderColumn = None,
+    item_column: ItemColumn = None,
+    busy_timeout: BusyTimeout = 5.0,
+) -> None:
+    """What failed, where, and how often, across whole stores. Reads only.
+
+    Totals (threads, calls, error outputs, dangling calls, stuck threads, threads a provider would refuse
+    now, threads threadfix already repaired), failures by tool and by kind, the commonest error messages
+    with ids and numbers masked, the stuck threads worst first, and counts by day when threads carry
+    timestamps. Exit 0, or 2 when some inputs could not be read (the report covers the rest).
+    """
+    from threadfix.batch import Problem, scan
+    from threadfix.cli.progress import progress_line
+    from threadfix.render.report import RENDERERS, View
+    from threadfix.report import BREAKDOWNS, build_report
+
+    check_format(output_format, FORMATS)
+    if by not in BREAKDOWNS:
+        raise ConfigError(f"unknown --by {by!r}; choose one of: {', '.join(BREAKDOWNS)}")
+    if "-" in paths and len(paths) > 1:
+        raise ConfigError("- (stdin) cannot be combined with other paths")
+    options = store_options(dialect=dialect, max_doc_mb=max_doc_mb, table=table, id_column=id_column,
+                            json_column=json_column, thread_column=thread_column, order_column=order_column,
+                            item_column=item_column, busy_timeout=busy_timeout)
+    codes: list[ExitCode] = []
+
+    def on_problem(problem: Problem) -> None:
+        codes.append(problem.exit_code)
+        error_line(problem.where, problem.message)
+
+    with progress_line("reading") as progress:
+        result = build_report(scan(list(paths), options), keep=top, on_problem=on_problem, progress=progress)
+    name = output_format
+    if name == "text":
+        name = "rich" if State.color == "always" or (State.color != "never" and stdout_is_terminal()) else "tsv"
+    RENDERERS[name](View(by=by, top=top, color=True if State.color == "always" else None)).write(result, sys.stdout)
+    raise typer.Exit(int(max(codes, key=lambda c: (c == ExitCode.BUSY, c))) if codes else 0)

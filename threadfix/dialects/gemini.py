@@ -1,0 +1,251 @@
+"""Google Gemini ``generateContent`` ``contents`` (``{role, parts}``), as the API or google-genai stores them.
+
+A model content with ``functionCall`` parts is a *call turn*. The content right after it must carry as
+many ``functionResponse`` parts as the call turn has calls (all responses of parallel calls in that one
+content); a response turn must come right after a call turn, and a call turn right after a user or
+response turn. ``id`` is optional on both sides, so a response pairs with its call by ``id`` when it has
+one, else by order and name among the calls of the call turn before it. An error response is
+``{"functionResponse": {"name", "id"?, "response": {"error": {...}}}}`` — the API's own convention
+("Use "output" key to specify function output and "error" key to specify error details").
+
+Both spellings are read: the API's camelCase (``functionCall``) and the snake_case google-genai's
+``model_dump()`` writes (``function_call``); a synthetic response is written in the spelling of its call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from threadfix.dialects.base import Dialect, Slot, Violation, apply_blocks, join_clashing, orphan_text
+from threadfix.failures import is_threadfix_output
+from threadfix.model import Call, Edit, Loc, Output, RepairPlan, ThreadIndex
+
+CALL_KEYS = ("functionCall", "function_call")
+RESPONSE_KEYS = ("functionResponse", "function_response")
+#: every key a Gemini part may carry, in both spellings (google-genai ``types.Part``)
+_PART_KEYS = frozenset({
+    "text", "thought", "thoughtSignature", "thought_signature", "inlineData", "inline_data", "fileData", "file_data",
+    "functionCall", "function_call", "functionResponse", "function_response", "executableCode", "executable_code",
+    "codeExecutionResult", "code_execution_result", "videoMetadata", "video_metadata", "partMetadata",
+    "part_metadata", "mediaResolution", "media_resolution", "toolCall", "tool_call", "toolResponse", "tool_response",
+})
+#: ``function`` is the response role of older Vertex AI and Firebase samples
+ROLES = frozenset({"user", "model", "function"})
+_TRUNCATING = frozenset({"MAX_TOKENS"})
+
+SAY_COUNT = ("Please ensure that the number of function response parts is equal to the number of function call "
+             "parts of the function call turn.")
+SAY_RESPONSE_TURN = "Please ensure that function response turn comes immediately after a function call turn."
+SAY_CALL_TURN = ("Please ensure that function call turn comes immediately after a user turn or after a function "
+                 "response turn.")
+SAY_INVALID = "Request contains an invalid argument."
+
+
+def parts(content: Any) -> list[Any]:
+    if isinstance(content, dict) and isinstance(content.get("parts"), list):
+        return content["parts"]
+    return []
+
+
+def role(content: Any) -> Any:
+    # a content without a role is the user's (single-turn requests omit it)
+    return content.get("role", "user") if isinstance(content, dict) else None
+
+
+def _field(part: Any, keys: tuple[str, str]) -> tuple[str, dict[str, Any]] | None:
+    if isinstance(part, dict):
+        for key in keys:
+            if isinstance(part.get(key), dict):
+                return key, part[key]
+    return None
+
+
+def call_of(part: Any) -> dict[str, Any] | None:
+    found = _field(part, CALL_KEYS)
+    return found[1] if found else None
+
+
+def response_of(part: Any) -> dict[str, Any] | None:
+    found = _field(part, RESPONSE_KEYS)
+    return found[1] if found else None
+
+
+def _id(value: dict[str, Any]) -> str | None:
+    return value.get("id") if isinstance(value.get("id"), str) and value.get("id") else None
+
+
+def _name(value: dict[str, Any]) -> str:
+    return value["name"] if isinstance(value.get("name"), str) else "unknown"
+
+
+def is_call_turn(content: Any) -> bool:
+    return role(content) == "model" and any(call_of(p) is not None for p in parts(content))
+
+
+def is_response_turn(content: Any) -> bool:
+    return role(content) != "model" and any(response_of(p) is not None for p in parts(content))
+
+
+def pair(items: Sequence[Any]) -> tuple[dict[Loc, str], dict[Loc, str | None]]:
+    """The key of every call part and the key of the call each response part answers (None: none).
+
+    A call's key is its ``id``, or ``#M.P`` (its place) when it has none. A response with an ``id`` answers
+    the call with that id wherever it stands (so a misplaced one can be moved); one without pairs, by
+    order and name, with the calls of the last call turn before it, from the contents up to the next
+    model turn.
+    """
+    call_keys: dict[Loc, str] = {}
+    response_keys: dict[Loc, str | None] = {}
+    for m, content in enumerate(items):
+        for p, part in enumerate(parts(content)):
+            if (call := call_of(part)) is not None and role(content) == "model":
+                call_keys[(m, p)] = _id(call) or f"#{m}.{p}"
+            elif (response := response_of(part)) is not None:
+                response_keys[(m, p)] = _id(response)
+    m = 0
+    while m < len(items):
+        if not is_call_turn(items[m]):
+            m += 1
+            continue
+        turn = [(loc, call_of(parts(items[m])[loc[1]])) for loc in call_keys if loc[0] == m]
+        end = m + 1
+        while end < len(items) and role(items[end]) != "model":
+            end += 1
+        window = [(m2, p) for m2 in range(m + 1, end) for p, part in enumerate(parts(items[m2]))
+                  if response_of(part) is not None]
+        claimed = {_id(call) for _, call in turn if _id(call) in {response_keys[loc] for loc in window}}
+        for loc in window:
+            response = response_of(parts(items[loc[0]])[loc[1]])
+            if _id(response) is not None:
+                continue
+            same_name = [(c, call) for c, call in turn if _name(call) == _name(response)]
+            free = next((c for c, call in same_name if call_keys[c] not in claimed), None)
+            # a second response for a call: keep it paired, so the planner sees a duplicate, not an orphan
+            chosen = free if free is not None else (same_name[0][0] if same_name else None)
+            if chosen is not None:
+                response_keys[loc] = call_keys[chosen]
+                claimed.add(call_keys[chosen])
+        m = end
+    return call_keys, response_keys
+
+
+def _response_content(response: dict[str, Any]) -> Any:
+    return response.get("response")
+
+
+def _is_error(response: dict[str, Any]) -> bool | None:
+    body = response.get("response")
+    if not isinstance(body, dict):
+        return None
+    if "error" in body:
+        return True
+    return False if "output" in body else None
+
+
+class Gemini(Dialect):
+    name = "gemini"
+    title = "Google Gemini generateContent contents"
+
+    def sniff(self, items: Sequence[Any]) -> int:
+        score = 0
+        for content in items[:200]:
+            if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
+                return 0
+            if content.get("role", "user") not in ROLES:
+                return 0
+            for part in content["parts"]:
+                if not isinstance(part, dict) or not part or not set(part) <= _PART_KEYS:
+                    return 0
+                if call_of(part) is not None or response_of(part) is not None:
+                    score = 100
+            score = max(score, 70 if content.get("role") == "model" else 50)
+        return score
+
+    def index(self, items: Sequence[Any]) -> ThreadIndex:
+        call_keys, response_keys = pair(items)
+        calls: list[Call] = []
+        outputs: list[Output] = []
+        users: list[int] = []
+        models: list[int] = []
+        for m, content in enumerate(items):
+            if not isinstance(content, dict):
+                continue
+            who = role(content)
+            if who == "model":
+                models.append(m)
+            truncated = (content.get("finishReason") or content.get("finish_reason")) in _TRUNCATING
+            content_parts = parts(content)
+            last_call = max((p for p in range(len(content_parts)) if (m, p) in call_keys), default=-1)
+            for p, part in enumerate(content_parts):
+                if (m, p) in call_keys:
+                    call = call_of(part)
+                    streaming = call.get("willContinue", call.get("will_continue")) is True
+                    calls.append(Call(
+                        call_id=call_keys[(m, p)], name=_name(call), wire_type=_field(part, CALL_KEYS)[0], at=(m, p),
+                        arguments=call.get("args"), truncated=streaming or (truncated and p == last_call),
+                    ))
+                elif (m, p) in response_keys:
+                    response = response_of(part)
+                    body = _response_content(response)
+                    outputs.append(Output(
+                        call_id=response_keys[(m, p)], wire_type=_field(part, RESPONSE_KEYS)[0], at=(m, p),
+                        content=body, is_error=_is_error(response),
+                        by_threadfix=is_threadfix_output(body) or (isinstance(body, dict) and is_threadfix_output(body.get("error"))),
+                    ))
+            if who != "model" and any(call_of(p) is None and response_of(p) is None for p in content_parts):
+                users.append(m)
+        return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
+
+    def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
+        return output.at[0] == call.at[0] + 1 and role(items[output.at[0]]) != "model"
+
+    def check(self, items: Sequence[Any]) -> list[Violation]:
+        violations: list[Violation] = []
+        for m, content in enumerate(items):
+            if is_call_turn(content):
+                calls = [call_of(p) for p in parts(content) if call_of(p) is not None]
+                ids = [_id(c) for c in calls if _id(c) is not None]
+                if len(ids) != len(set(ids)):
+                    violations.append(Violation("duplicate-call-id", m, SAY_INVALID))
+                if m == 0 or role(items[m - 1]) == "model":
+                    violations.append(Violation("call-turn-misplaced", m, SAY_CALL_TURN))
+                following = items[m + 1] if m + 1 < len(items) else None
+                answered = 0 if following is None or role(following) == "model" else sum(
+                    response_of(p) is not None for p in parts(following))
+                if answered != len(calls):
+                    violations.append(Violation("response-count", m + 1, SAY_COUNT, _id(calls[0]) or f"#{m}.0"))
+            if is_response_turn(content) and (m == 0 or not is_call_turn(items[m - 1])):
+                first = next(response_of(p) for p in parts(content) if response_of(p) is not None)
+                violations.append(Violation("response-turn-misplaced", m, SAY_RESPONSE_TURN, _id(first)))
+        return sorted(violations, key=lambda v: v.at)
+
+    def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
+        response_role = "function" if any(is_response_turn(c) and role(c) == "function" for c in items) else "user"
+
+        def slot(call: Call) -> Slot:
+            following = call.at[0] + 1
+            if following < len(items) and is_response_turn(items[following]):
+                return Slot("into", following)
+            return Slot("before", following)
+
+        def build(edit: Edit) -> dict[str, Any]:
+            key, call = _field(parts(items[edit.call.at[0]])[edit.call.at[1]], CALL_KEYS)
+            response: dict[str, Any] = {"name": _name(call)}
+            if _id(call) is not None:
+                response["id"] = _id(call)
+            # the payload object itself under "error", so it stays structured for the model
+            response["response"] = {"error": edit.payload}
+            return {RESPONSE_KEYS[CALL_KEYS.index(key)]: response}
+
+        repaired = apply_blocks(
+            items, plan, content_key="parts", slot=slot, build=build, convert=_convert,
+            is_result=lambda part: response_of(part) is not None,
+            new_message=lambda new_parts: {"role": response_role, "parts": new_parts},
+            blocks_of=lambda content: parts(content),
+        )
+        return join_clashing(items, repaired, role_of=role, roles=frozenset({"model"}), content_key="parts")
+
+
+def _convert(edit: Edit, part: Any) -> dict[str, Any]:
+    return {"text": orphan_text(edit.output, edit.action.value.endswith("duplicate"))}

@@ -1,0 +1,270 @@
+"""LangChain / LangGraph message lists, in the three shapes langchain-core writes.
+
+* ``messages_to_dict``: ``{"type": "ai", "data": {"content": ..., "tool_calls": [...], ...}}``;
+* the plain dict (``message.model_dump()``, LangGraph API thread state): ``{"type": "ai", "content": ...}``;
+* ``langchain_core.load.dumpd``: ``{"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs": {...}}``.
+
+A thread may mix them; each item is read on its own, and what threadfix writes takes the shape of the
+message it answers (or replaces).
+
+**LangChain or OpenAI Chat?** The key that names the speaker decides. LangChain messages carry
+``type`` (``human``, ``ai``, ``tool``, ``system``...) and never ``role`` (except ``type: "chat"``);
+OpenAI Chat messages carry ``role`` and no ``type``. LangChain's own ``convert_to_messages`` also reads
+role-keyed dicts, but those are OpenAI's shape (what ``convert_to_openai_messages`` writes), so they
+belong to the ``openai-chat`` dialect whatever their ``tool_calls`` look like.
+
+**Calls** of an ``AIMessage``: ``tool_calls`` (``{name, args, id}``, or OpenAI's ``{id, function}``),
+``invalid_tool_calls`` (arguments that did not parse: providers still receive them as calls, so they need
+an answer too), the legacy ``additional_kwargs.tool_calls`` when neither is set (langchain-core parses
+them on load), and call blocks inside ``content``: OpenAI Responses ``function_call`` (paired by
+``call_id``; deepagents #5781), Anthropic ``tool_use`` and standard ``tool_call`` /
+``invalid_tool_call`` blocks. A block repeating an id already listed in the same message is the same call.
+Legacy ``FunctionMessage`` pairs by name, not id, and is left alone.
+
+**Placement.** LangGraph only checks that every ``tool_calls`` id has a ``ToolMessage`` somewhere
+(``_validate_chat_history``, INVALID_CHAT_HISTORY), but the chat models send the list on to providers
+that need the ``ToolMessage``\\ s right after their ``AIMessage`` (OpenAI's block rule), so that is the rule
+repaired to. A synthetic answer is a ``ToolMessage`` with ``status: "error"`` and the payload as its
+JSON-text content; an orphan becomes a ``HumanMessage`` that keeps its text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from threadfix.dialects.base import Dialect, ToolBlocks, Violation, orphan_text, str_or_none
+from threadfix.failures import ArgumentsState, is_threadfix_output, read_arguments
+from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
+
+_KINDS = {"human": "Human", "ai": "AI", "tool": "Tool", "system": "System", "chat": "Chat", "function": "Function"}
+#: ``type`` values langchain-core's ``messages_from_dict`` reads, by the part they play
+_TYPES: dict[str, str] = {**{kind: kind for kind in _KINDS}, **{f"{cls}MessageChunk": kind for kind, cls in _KINDS.items()},
+                          "remove": "remove"}
+#: class names in a ``dumpd`` constructor's ``id``
+_CLASSES: dict[str, str] = {**{f"{cls}Message{chunk}": kind for kind, cls in _KINDS.items() for chunk in ("", "Chunk")},
+                            "RemoveMessage": "remove"}
+#: content blocks that are client tool calls, and the key holding the id their answer names
+_CALL_BLOCKS: dict[str, str] = {"function_call": "call_id", "tool_use": "id", "tool_call": "id", "invalid_tool_call": "id"}
+_TRUNCATING = {
+    "finish_reason": frozenset({"length", "max_tokens", "MAX_TOKENS"}),
+    "stop_reason": frozenset({"max_tokens", "model_context_window_exceeded"}),
+    "stopReason": frozenset({"max_tokens"}),
+}
+_LANGGRAPH_HELP = ("Every tool call (LLM requesting to call a tool) in the message history MUST have a corresponding "
+                   "ToolMessage (result of a tool invocation to return to the LLM) - this is required by most LLM "
+                   "providers.")
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One item read: the part it plays, its fields, and which of the three shapes held them."""
+
+    kind: str
+    fields: dict[str, Any]
+    shape: str  # "wrapped" | "plain" | "constructor"
+
+
+def read(item: Any) -> Message | None:
+    """The LangChain message an item holds, or None when it is not one."""
+    if not isinstance(item, dict):
+        return None
+    kind = item.get("type")
+    if kind == "constructor" and item.get("lc") == 1:
+        path = item.get("id")
+        kwargs = item.get("kwargs")
+        if isinstance(path, list) and path and isinstance(path[-1], str) and path[-1] in _CLASSES and isinstance(kwargs, dict):
+            return Message(_CLASSES[path[-1]], kwargs, "constructor")
+        return None
+    if not isinstance(kind, str) or kind not in _TYPES:
+        return None
+    if isinstance(item.get("data"), dict):
+        return Message(_TYPES[kind], item["data"], "wrapped")
+    if "content" in item and ("role" not in item or kind == "chat"):
+        return Message(_TYPES[kind], item, "plain")
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _CallSite:
+    call_id: str | None
+    name: str
+    wire_type: str
+    arguments: Any
+
+
+def _entry(entry: Any, wire_type: str) -> _CallSite | None:
+    """A ``tool_calls`` / ``invalid_tool_calls`` entry, in LangChain's shape or OpenAI's."""
+    if not isinstance(entry, dict):
+        return None
+    spec = entry.get("function")
+    if isinstance(spec, dict):  # OpenAI's shape, which langchain-core converts on load
+        arguments = spec.get("arguments")
+        if wire_type == "tool_call" and read_arguments(arguments).state is ArgumentsState.MALFORMED:
+            wire_type = "invalid_tool_call"
+        return _CallSite(str_or_none(entry.get("id")), str_or_none(spec.get("name")) or "unknown", wire_type, arguments)
+    return _CallSite(str_or_none(entry.get("id")), str_or_none(entry.get("name")) or "unknown", wire_type, entry.get("args"))
+
+
+def call_sites(fields: dict[str, Any]) -> list[_CallSite]:
+    """Every client tool call an AI message makes, in the order its provider would receive them."""
+    sites: list[_CallSite] = []
+    for key, wire_type in (("tool_calls", "tool_call"), ("invalid_tool_calls", "invalid_tool_call")):
+        entries = fields.get(key)
+        if isinstance(entries, list):
+            sites.extend(site for site in (_entry(e, wire_type) for e in entries) if site is not None)
+    extra = fields.get("additional_kwargs")
+    if not any(fields.get(k) for k in ("tool_calls", "invalid_tool_calls", "tool_call_chunks")) and isinstance(extra, dict):
+        legacy = extra.get("tool_calls")  # read into tool_calls by langchain-core when nothing else is set
+        if isinstance(legacy, list):
+            sites.extend(site for site in (_entry(e, "tool_call") for e in legacy) if site is not None)
+    content = fields.get("content")
+    if isinstance(content, list):
+        known = {site.call_id for site in sites}
+        for block in content:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if not isinstance(kind, str) or kind not in _CALL_BLOCKS:
+                continue
+            call_id = str_or_none(block.get(_CALL_BLOCKS[kind]))
+            if call_id is not None and call_id in known:
+                continue  # the same call, listed in tool_calls too
+            known.add(call_id)
+            arguments = block.get("arguments", block.get("args", block.get("input")))
+            sites.append(_CallSite(call_id, str_or_none(block.get("name")) or "unknown", kind, arguments))
+    return sites
+
+
+def _truncated(fields: dict[str, Any]) -> bool:
+    metadata = fields.get("response_metadata")
+    if not isinstance(metadata, dict):
+        return False
+    return any(isinstance(metadata.get(key), str) and metadata[key] in values for key, values in _TRUNCATING.items())
+
+
+def _is_tool(item: Any) -> bool:
+    message = read(item)
+    return message is not None and message.kind == "tool"
+
+
+def _call_ids(item: Any) -> list[Any]:
+    message = read(item)
+    if message is None or message.kind != "ai":
+        return []
+    return [site.call_id for site in call_sites(message.fields)]
+
+
+def _output_id(item: Any) -> Any:
+    message = read(item)
+    return message.fields.get("tool_call_id") if message is not None else None
+
+
+BLOCKS = ToolBlocks(is_output=_is_tool, call_ids=_call_ids, output_id=_output_id)
+
+
+class LangChain(Dialect):
+    name = "langchain"
+    title = "LangChain / LangGraph messages (messages_to_dict, plain dicts, dumpd)"
+
+    def sniff(self, items: Sequence[Any]) -> int:
+        score = 0
+        for item in items[:200]:
+            message = read(item)
+            if message is None:
+                return 0
+            # no other format names its speakers human/ai/tool; system alone is weaker evidence
+            score = max(score, 100 if message.kind in ("human", "ai", "tool") else 60)
+        return score
+
+    def index(self, items: Sequence[Any]) -> ThreadIndex:
+        calls: list[Call] = []
+        outputs: list[Output] = []
+        users: list[int] = []
+        models: list[int] = []
+        for i, item in enumerate(items):
+            message = read(item)
+            if message is None:
+                continue
+            fields = message.fields
+            if message.kind == "ai":
+                models.append(i)
+                truncated = _truncated(fields)
+                calls.extend(Call(call_id=site.call_id, name=site.name, wire_type=site.wire_type, at=(i, -1),
+                                  arguments=site.arguments, truncated=truncated) for site in call_sites(fields))
+            elif message.kind == "tool":
+                content = fields.get("content")
+                # langchain-core writes status "success" unless a tool node caught an exception, whatever
+                # the content says: only "error" is a verdict (and the output reads as Chat's would)
+                failed = fields.get("status") == "error"
+                outputs.append(Output(
+                    call_id=str_or_none(fields.get("tool_call_id")),
+                    wire_type="tool",
+                    at=(i, -1),
+                    content=content,
+                    is_error=True if failed else None,
+                    status="error" if failed else None,
+                    by_threadfix=is_threadfix_output(content),
+                ))
+            elif message.kind == "human":
+                users.append(i)
+        return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
+
+    def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
+        return BLOCKS.in_place(call, output, items)
+
+    def check(self, items: Sequence[Any]) -> list[Violation]:
+        """LangGraph's ``_validate_chat_history``, then the block rule providers apply."""
+        violations: list[Violation] = []
+        answered = {str_or_none(_output_id(item)) for item in items if _is_tool(item)}
+        unanswered: list[tuple[int, _CallSite]] = []
+        for i, item in enumerate(items):
+            message = read(item)
+            if message is not None and message.kind == "ai":
+                unanswered.extend((i, site) for site in call_sites(message.fields)
+                                  if site.wire_type == "tool_call" and site.call_id not in answered)
+        if unanswered:
+            shown = [{"name": site.name, "args": site.arguments, "id": site.call_id, "type": "tool_call"}
+                     for _, site in unanswered[:3]]
+            violations.append(Violation(
+                "invalid-chat-history", unanswered[0][0],
+                "Found AIMessages with tool_calls that do not have a corresponding ToolMessage. Here are the first few "
+                f"of those tool calls: {shown}.\n\n{_LANGGRAPH_HELP}", unanswered[0][1].call_id))
+        violations.extend(BLOCKS.violations(items))
+        return sorted(violations, key=lambda v: v.at)
+
+    def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
+        def build(edit: Edit) -> dict[str, Any]:
+            shape = read(items[edit.call.at[0]]).shape
+            return _tool_message(shape, edit.call, orjson.dumps(edit.payload).decode())
+
+        def convert(edit: Edit, item: Any) -> dict[str, Any]:
+            text = orphan_text(edit.output, edit.action.value.endswith("duplicate"))
+            return _human_message(read(item).shape, text)
+
+        return BLOCKS.apply(items, plan, build=build, convert=convert)
+
+
+# The exact keys langchain-core (1.x) writes for these classes, so its loaders read them back unchanged.
+
+
+def _tool_message(shape: str, call: Call, content: str) -> dict[str, Any]:
+    if shape == "constructor":
+        return _constructor("ToolMessage", {"content": content, "type": "tool", "name": call.name,
+                                            "tool_call_id": call.call_id, "status": "error"})
+    fields = {"content": content, "additional_kwargs": {}, "response_metadata": {}, "type": "tool", "name": call.name,
+              "id": None, "tool_call_id": call.call_id, "artifact": None, "status": "error"}
+    return {"type": "tool", "data": fields} if shape == "wrapped" else fields
+
+
+def _human_message(shape: str, text: str) -> dict[str, Any]:
+    if shape == "constructor":
+        return _constructor("HumanMessage", {"content": text, "type": "human"})
+    fields = {"content": text, "additional_kwargs": {}, "response_metadata": {}, "type": "human", "name": None,
+              "id": None}
+    return {"type": "human", "data": fields} if shape == "wrapped" else fields
+
+
+def _constructor(cls: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", cls], "kwargs": kwargs}

@@ -1,0 +1,227 @@
+"""Pydantic AI message histories: the JSON of ``ModelMessagesTypeAdapter``.
+
+A history is a list of ``{"kind": "request" | "response", "parts": [...]}``; parts name themselves with
+``part_kind``. A ``tool-call`` part of a response is answered by a ``tool-return`` part (or a legacy
+``retry-prompt`` part bound to a tool) in the request right after it. Pydantic AI merges consecutive
+requests into one before sending, so the answer may sit in any request of the run that follows the
+response; a result further away reaches the provider after other turns and is refused there.
+
+A synthetic answer is what Pydantic AI itself synthesises for an interrupted call (its
+``_repair_dangling_tool_calls``): a ``tool-return`` with ``outcome: "interrupted"``, the timestamp of
+the response being repaired (never the clock), and ``pydantic_ai_synthesized_tool_return`` in its
+``metadata`` (next to threadfix's marker), so the library and its UIs treat it as a placeholder. Its
+``content`` is threadfix's payload object. It goes into the next request after the results already
+there and before user-facing parts, or into a new request when another response or nothing follows.
+Native (``builtin-tool-*``) parts are answered inside their own response by the provider and are left
+alone, as Pydantic AI leaves them. An orphan becomes a ``user-prompt`` part that keeps its text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from threadfix.dialects.base import Dialect, Slot, Violation, apply_blocks, orphan_text, str_or_none
+from threadfix.failures import MARKER, MARKER_KEY, ArgumentsState, is_threadfix_output, read_arguments
+from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
+
+#: Pydantic AI's own mark on the tool returns it synthesises (``SYNTHESIZED_TOOL_RETURN_METADATA_KEY``)
+SYNTHESIZED_KEY = "pydantic_ai_synthesized_tool_return"
+#: the ``outcome`` Pydantic AI gives a call that never produced a result
+INTERRUPTED = "interrupted"
+#: outcomes that reach the model as an error (Pydantic AI's ``ERROR_OUTCOMES``)
+_ERROR_OUTCOMES = frozenset({"failed", "retried"})
+
+
+def parts(message: Any) -> list[Any]:
+    if isinstance(message, dict) and isinstance(message.get("parts"), list):
+        return message["parts"]
+    return []
+
+
+def _kind(message: Any) -> Any:
+    return message.get("kind") if isinstance(message, dict) else None
+
+
+def _part_kind(part: Any) -> Any:
+    return part.get("part_kind") if isinstance(part, dict) else None
+
+
+def is_result(part: Any) -> bool:
+    """A part that answers a tool call: a ``tool-return``, or a ``retry-prompt`` bound to a tool."""
+    kind = _part_kind(part)
+    return kind == "tool-return" or (kind == "retry-prompt" and isinstance(part.get("tool_name"), str))
+
+
+def _is_user_facing(part: Any) -> bool:
+    """Parts the model reads as the next turn's input; tool results must come before them."""
+    kind = _part_kind(part)
+    return kind in ("user-prompt", "retry-feedback") or (kind == "retry-prompt" and not is_result(part))
+
+
+def _arguments(args: Any) -> Any:
+    """``args`` as stored: a dict, a JSON string, or the early ``{"args_json": ...}`` / ``{"args_dict": ...}``."""
+    if isinstance(args, dict) and len(args) == 1:
+        for key in ("args_json", "args_dict"):
+            if key in args:
+                return args[key]
+    return args
+
+
+def next_requests(items: Sequence[Any], response: int) -> range:
+    """The run of requests right after message ``response`` (Pydantic AI sends them as one)."""
+    end = response + 1
+    while end < len(items) and _kind(items[end]) == "request":
+        end += 1
+    return range(response + 1, end)
+
+
+class PydanticAI(Dialect):
+    name = "pydantic-ai"
+    title = "Pydantic AI message history (ModelMessagesTypeAdapter JSON)"
+
+    def sniff(self, items: Sequence[Any]) -> int:
+        for message in items[:200]:
+            if _kind(message) not in ("request", "response") or not isinstance(message.get("parts"), list):
+                return 0
+            if any(not isinstance(_part_kind(part), str) for part in message["parts"]):
+                return 0
+        return 100 if items else 0
+
+    def index(self, items: Sequence[Any]) -> ThreadIndex:
+        calls: list[Call] = []
+        outputs: list[Output] = []
+        users: list[int] = []
+        models: list[int] = []
+        for m, message in enumerate(items):
+            kind = _kind(message)
+            if kind == "response":
+                models.append(m)
+                cut_off = message.get("finish_reason") == "length"
+                interrupted = message.get("state") == "interrupted"
+                for b, part in enumerate(parts(message)):
+                    if _part_kind(part) != "tool-call":
+                        continue
+                    arguments = _arguments(part.get("args"))
+                    malformed = read_arguments(arguments).state is ArgumentsState.MALFORMED
+                    calls.append(Call(
+                        call_id=str_or_none(part.get("tool_call_id")),
+                        name=str_or_none(part.get("tool_name")) or "unknown",
+                        wire_type="tool-call",
+                        at=(m, b),
+                        arguments=arguments,
+                        # a stream cut off mid-call leaves unparsable arguments on an interrupted response
+                        truncated=cut_off or (interrupted and malformed),
+                    ))
+            elif kind == "request":
+                if any(_part_kind(part) == "user-prompt" for part in parts(message)):
+                    users.append(m)
+                for b, part in enumerate(parts(message)):
+                    if not is_result(part):
+                        continue
+                    # "success" is the default outcome, whatever the tool returned: no verdict, so the
+                    # output reads as Chat's would; the others name what happened
+                    outcome = "retried" if _part_kind(part) == "retry-prompt" else str_or_none(part.get("outcome"))
+                    status = None if outcome == "success" else outcome
+                    metadata = part.get("metadata")
+                    marked = isinstance(metadata, dict) and metadata.get(MARKER_KEY) == MARKER
+                    outputs.append(Output(
+                        call_id=str_or_none(part.get("tool_call_id")),
+                        wire_type=_part_kind(part),
+                        at=(m, b),
+                        content=part.get("content"),
+                        is_error=True if status in _ERROR_OUTCOMES else None,
+                        status=status,
+                        by_threadfix=marked or is_threadfix_output(part.get("content")),
+                    ))
+        return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
+
+    def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
+        return output.at[0] in next_requests(items, call.at[0])
+
+    def check(self, items: Sequence[Any]) -> list[Violation]:
+        violations: list[Violation] = []
+        checked: set[int] = set()
+        for m, message in enumerate(items):
+            if _kind(message) != "response":
+                continue
+            call_ids = [str_or_none(part.get("tool_call_id")) for part in parts(message) if _part_kind(part) == "tool-call"]
+            repeated = sorted({str(c) for c in call_ids if call_ids.count(c) > 1})
+            if repeated:
+                violations.append(Violation("duplicate-tool-call-id", m,
+                                            f"messages[{m}]: tool call ids must be unique: {', '.join(repeated)}",
+                                            repeated[0]))
+            seen: set[Any] = set()
+            for r in next_requests(items, m):
+                checked.add(r)
+                for part in filter(is_result, parts(items[r])):
+                    call_id = str_or_none(part.get("tool_call_id"))
+                    if call_id not in call_ids:
+                        violations.append(_unexpected(r, call_id))
+                    elif call_id in seen:
+                        violations.append(Violation(
+                            "duplicate-tool-result", r,
+                            f"messages[{r}]: tool call {call_id} has more than one result", call_id))
+                    seen.add(call_id)
+            missing = [str(c) for c in call_ids if c not in seen]
+            if not missing:
+                continue
+            if m == len(items) - 1:
+                text = ("Cannot provide a new user prompt when the message history contains unprocessed tool calls: "
+                        f"{', '.join(missing)}")
+            else:
+                text = (f"messages[{m}]: tool calls without a tool-return or retry-prompt part in the next request: "
+                        f"{', '.join(missing)}")
+            violations.append(Violation("tool-call-without-result", m, text, missing[0]))
+        for r, message in enumerate(items):
+            if _kind(message) == "request" and r not in checked:
+                violations.extend(_unexpected(r, str_or_none(part.get("tool_call_id"))) for part in filter(is_result, parts(message)))
+        return sorted(violations, key=lambda v: v.at)
+
+    def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
+        def slot(call: Call) -> Slot:
+            following = call.at[0] + 1
+            if following < len(items) and _kind(items[following]) == "request" and isinstance(items[following].get("parts"), list):
+                return Slot("into", following)
+            return Slot("before", following)
+
+        def build(edit: Edit) -> dict[str, Any]:
+            call = edit.call
+            response = items[call.at[0]]
+            part: dict[str, Any] = {"tool_name": call.name, "content": edit.payload, "tool_call_id": call.call_id}
+            tool_kind = parts(response)[call.at[1]].get("tool_kind")
+            if isinstance(tool_kind, str):
+                part["tool_kind"] = tool_kind
+            part["metadata"] = {SYNTHESIZED_KEY: True, MARKER_KEY: MARKER}
+            if isinstance(response.get("timestamp"), str):
+                part["timestamp"] = response["timestamp"]
+            part["outcome"] = INTERRUPTED
+            part["part_kind"] = "tool-return"
+            return part
+
+        def convert(edit: Edit, part: Any) -> dict[str, Any]:
+            text = orphan_text(edit.output, edit.action.value.endswith("duplicate"))
+            converted: dict[str, Any] = {"content": text}
+            if isinstance(part.get("timestamp"), str):
+                converted["timestamp"] = part["timestamp"]
+            converted["part_kind"] = "user-prompt"
+            return converted
+
+        return apply_blocks(items, plan, content_key="parts", slot=slot, build=build, convert=convert,
+                            is_result=lambda part: not _is_user_facing(part), new_message=_new_request)
+
+
+def _new_request(new_parts: list[Any]) -> dict[str, Any]:
+    """A request holding only answers; it takes the time of the first (the repaired response's time)."""
+    request: dict[str, Any] = {"parts": new_parts}
+    stamp = new_parts[0].get("timestamp") if new_parts and isinstance(new_parts[0], dict) else None
+    if isinstance(stamp, str):
+        request["timestamp"] = stamp
+    request["kind"] = "request"
+    return request
+
+
+def _unexpected(at: int, call_id: Any) -> Violation:
+    return Violation("tool-result-without-call", at,
+                     f"messages[{at}]: tool result {call_id} answers no tool call of the response right before it",
+                     call_id)
