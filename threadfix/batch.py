@@ -277,8 +277,9 @@ class RepairRun:
         if not plan:
             return ThreadOutcome(address, dialect.name, plan, "healthy"), None
         changed = thread.last_changed()
-        age = None if changed is None else now - changed
-        if age is not None and age < options.min_age:
+        # a time in the future (clock skew) counts as "just now": recent, unless --min-age is 0
+        age = None if changed is None else max(0.0, now - changed)
+        if age is not None and options.min_age > 0 and age < options.min_age:
             return ThreadOutcome(address, dialect.name, plan, "recent",
                                  f"changed {format_age(age)} ago, under --min-age; its calls may still be running",
                                  age=age), None

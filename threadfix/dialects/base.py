@@ -108,6 +108,12 @@ def text_of(value: Any, limit: int = 4000) -> str:
     return "" if value is None else str(value)[:limit]
 
 
+def str_under(value: Any, key: str) -> str | None:
+    """``value[key]`` when ``value`` is an object holding a string there, else None."""
+    found = value.get(key) if isinstance(value, dict) else None
+    return found if isinstance(found, str) else None
+
+
 def list_under(value: Any, key: str) -> list[Any]:
     """``value[key]`` when ``value`` is an object holding a list there, else ``[]`` (hostile input reads as empty)."""
     found = value.get(key) if isinstance(value, dict) else None

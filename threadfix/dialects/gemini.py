@@ -9,15 +9,19 @@ one, else by order and name among the calls of the call turn before it. An error
 ("Use "output" key to specify function output and "error" key to specify error details").
 
 Both spellings are read: the API's camelCase (``functionCall``) and the snake_case google-genai's
-``model_dump()`` writes (``function_call``); a synthetic response is written in the spelling of its call.
+``model_dump()`` writes (``function_call``); a synthetic response is written in the spelling of its call,
+in the thread's response role (``user``, or ``function`` where the thread uses it). A call without ``id``
+is named by its place (``#M.P``). When a move empties a content, the model turns it separated are joined,
+since a call turn may not follow a model turn.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
-from threadfix.dialects.base import Dialect, Slot, Violation, apply_blocks, join_clashing, orphan_text
+from threadfix.dialects.base import Dialect, Slot, Violation, apply_blocks, join_clashing, list_under, orphan_text
 from threadfix.failures import is_threadfix_output
 from threadfix.model import Call, Edit, Loc, Output, RepairPlan, ThreadIndex
 
@@ -43,14 +47,13 @@ SAY_INVALID = "Request contains an invalid argument."
 
 
 def parts(content: Any) -> list[Any]:
-    if isinstance(content, dict) and isinstance(content.get("parts"), list):
-        return content["parts"]
-    return []
+    return list_under(content, "parts")
 
 
-def role(content: Any) -> Any:
+def role(content: Any) -> str | None:
     # a content without a role is the user's (single-turn requests omit it)
-    return content.get("role", "user") if isinstance(content, dict) else None
+    value = content.get("role", "user") if isinstance(content, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def _field(part: Any, keys: tuple[str, str]) -> tuple[str, dict[str, Any]] | None:
@@ -108,13 +111,14 @@ def pair(items: Sequence[Any]) -> tuple[dict[Loc, str], dict[Loc, str | None]]:
         if not is_call_turn(items[m]):
             m += 1
             continue
-        turn = [(loc, call_of(parts(items[m])[loc[1]])) for loc in call_keys if loc[0] == m]
+        turn = [((m, p), call_of(part)) for p, part in enumerate(parts(items[m])) if (m, p) in call_keys]
         end = m + 1
         while end < len(items) and role(items[end]) != "model":
             end += 1
         window = [(m2, p) for m2 in range(m + 1, end) for p, part in enumerate(parts(items[m2]))
                   if response_of(part) is not None]
-        claimed = {_id(call) for _, call in turn if _id(call) in {response_keys[loc] for loc in window}}
+        named = {response_keys[loc] for loc in window}
+        claimed = {_id(call) for _, call in turn if _id(call) in named}
         for loc in window:
             response = response_of(parts(items[loc[0]])[loc[1]])
             if _id(response) is not None:
@@ -131,7 +135,11 @@ def pair(items: Sequence[Any]) -> tuple[dict[Loc, str], dict[Loc, str | None]]:
 
 
 def _response_content(response: dict[str, Any]) -> Any:
-    return response.get("response")
+    """What a response says: the value under the API's ``output`` or ``error`` key, else the whole object."""
+    body = response.get("response")
+    if isinstance(body, dict) and len(body) == 1 and ("output" in body or "error" in body):
+        return next(iter(body.values()))
+    return body
 
 
 def _is_error(response: dict[str, Any]) -> bool | None:
@@ -152,7 +160,7 @@ class Gemini(Dialect):
         for content in items[:200]:
             if not isinstance(content, dict) or not isinstance(content.get("parts"), list):
                 return 0
-            if content.get("role", "user") not in ROLES:
+            if role(content) not in ROLES:
                 return 0
             for part in content["parts"]:
                 if not isinstance(part, dict) or not part or not set(part) <= _PART_KEYS:
@@ -161,6 +169,28 @@ class Gemini(Dialect):
                     score = 100
             score = max(score, 70 if content.get("role") == "model" else 50)
         return score
+
+    def quick_healthy(self, items: Sequence[Any]) -> bool:
+        """Each call turn followed by a content answering exactly its calls (same ids and names), no other
+        response anywhere, and no call id used twice."""
+        expected: list[tuple[Any, str]] | None = None
+        seen_ids: set[str] = set()
+        for content in items:
+            found = [(_id(c), _name(c)) for p in parts(content) if (c := call_of(p)) is not None]
+            answers = [(_id(r), _name(r)) for p in parts(content) if (r := response_of(p)) is not None]
+            ids = [i for i, _ in found if i is not None]
+            if seen_ids.intersection(ids) or len(set(ids)) != len(ids) or (found and role(content) != "model"):
+                return False
+            seen_ids.update(ids)
+            if role(content) == "model":
+                if expected or answers:
+                    return False
+                expected = found or None
+            elif sorted(answers, key=repr) != sorted(expected or [], key=repr):
+                return False
+            else:
+                expected = None
+        return expected is None
 
     def index(self, items: Sequence[Any]) -> ThreadIndex:
         call_keys, response_keys = pair(items)
@@ -174,7 +204,8 @@ class Gemini(Dialect):
             who = role(content)
             if who == "model":
                 models.append(m)
-            truncated = (content.get("finishReason") or content.get("finish_reason")) in _TRUNCATING
+            reason = content.get("finishReason", content.get("finish_reason"))
+            truncated = isinstance(reason, str) and reason in _TRUNCATING
             content_parts = parts(content)
             last_call = max((p for p in range(len(content_parts)) if (m, p) in call_keys), default=-1)
             for p, part in enumerate(content_parts):
@@ -190,8 +221,7 @@ class Gemini(Dialect):
                     body = _response_content(response)
                     outputs.append(Output(
                         call_id=response_keys[(m, p)], wire_type=_field(part, RESPONSE_KEYS)[0], at=(m, p),
-                        content=body, is_error=_is_error(response),
-                        by_threadfix=is_threadfix_output(body) or (isinstance(body, dict) and is_threadfix_output(body.get("error"))),
+                        content=body, is_error=_is_error(response), by_threadfix=is_threadfix_output(body),
                     ))
             if who != "model" and any(call_of(p) is None and response_of(p) is None for p in content_parts):
                 users.append(m)
@@ -248,4 +278,8 @@ class Gemini(Dialect):
 
 
 def _convert(edit: Edit, part: Any) -> dict[str, Any]:
-    return {"text": orphan_text(edit.output, edit.action.value.endswith("duplicate"))}
+    output = edit.output
+    if output.call_id is None or output.call_id.startswith("#"):
+        # without an id, the function's name is what tells the model which call this answered
+        output = replace(output, call_id=f"{_name(response_of(part) or {})} (no id)")
+    return {"text": orphan_text(output, edit.action.value.endswith("duplicate"))}

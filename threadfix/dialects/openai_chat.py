@@ -53,7 +53,7 @@ class OpenAIChat(Dialect):
                 return 0
             if role == "tool" or "tool_calls" in item:
                 score = max(score, 95)
-            elif isinstance(item.get("content"), (str, type(None))):
+            elif "content" in item and isinstance(item["content"], (str, type(None))):
                 score = max(score, 30)
             elif isinstance(item.get("content"), list):
                 types = {p.get("type") for p in item["content"] if isinstance(p, dict)}

@@ -8,6 +8,7 @@ model can act on, and is deterministic (no timestamps), so the same input always
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from enum import Enum, unique
 from typing import TYPE_CHECKING, Any
@@ -83,13 +84,19 @@ def explain(call: Call, index: ThreadIndex) -> Explanation:
             f"its {arguments.chars} characters of arguments are not valid JSON and the turn was not cut off",
         )
     message = call.at[0]
-    later_user = next((turn for turn in index.user_turns if turn > message), None)
+    later_user = _first_after(index.user_turns, message)
     if later_user is not None:
         return Explanation(Kind.ABORTED, Cause.USER_MOVED_ON, f"item {later_user} is a later user message")
-    later_model = next((turn for turn in index.model_turns if turn > message), None)
+    later_model = _first_after(index.model_turns, message)
     if later_model is not None:
         return Explanation(Kind.ABORTED, Cause.OUTPUT_LOST, f"item {later_model} continues the turn without the output")
     return Explanation(Kind.ABORTED, Cause.THREAD_ENDED, "the thread ends on this call")
+
+
+def _first_after(turns: tuple[int, ...], message: int) -> int | None:
+    """The first turn after ``message`` (turns are in document order; a thread may have thousands)."""
+    at = bisect_right(turns, message)
+    return turns[at] if at < len(turns) else None
 
 
 def clip(text: str, chars: int) -> str:
@@ -117,5 +124,12 @@ def is_threadfix_output(content: Any) -> bool:
     if isinstance(content, str):
         return any(marker in content for marker in _MARKER_TEXT)
     if isinstance(content, list):
-        return any(is_threadfix_output(part.get("text") if isinstance(part, dict) else part) for part in content[:4])
+        return any(is_threadfix_output(_part_body(part)) for part in content[:4])
     return False
+
+
+def _part_body(part: Any) -> Any:
+    """The payload a content part carries: its text, or its JSON (Bedrock ``{"json": ...}`` blocks)."""
+    if isinstance(part, dict):
+        return part.get("text", part.get("json"))
+    return part

@@ -1,0 +1,261 @@
+"""Amazon Bedrock Converse ``messages`` (``{role, content: [ContentBlock]}``).
+
+Roles alternate strictly (no merging, unlike Anthropic) and the first message is the user's. Every
+``toolUse`` of an assistant message needs a ``toolResult`` with its ``toolUseId`` in the *next* message,
+and that message may hold no more results than the turn had calls. So a synthetic result is merged into
+the next user message, never sent as a second user message; when an assistant message follows the call
+directly, a new user message between them restores alternation. Results go in the leading run of that
+message: Claude models on Bedrock add Anthropic's "tool results first" rule, and every model accepts it
+(``check`` reports that rule in the words of the Anthropic dialect, behind Bedrock's prefix for model
+errors; the other messages are Bedrock's own, verbatim).
+
+When a move empties a user message, the assistant messages it separated are joined (alternation again).
+A ``toolUse`` of ``type: "server_tool_use"`` is Bedrock's own: answered in the same turn, never invented.
+
+A synthetic result uses the wire's error channel, ``status: "error"``, which requires non-empty
+``content``. ``status`` is only supported by Amazon Nova and Anthropic Claude models, so a thread whose
+results never carry one gets none; the content is a ``json`` block when the thread's results use them,
+else a ``text`` block (every model reads text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import pairwise
+from typing import Any
+
+import orjson
+
+from threadfix.dialects.base import (
+    Dialect,
+    Slot,
+    Violation,
+    apply_blocks,
+    join_clashing,
+    list_under,
+    orphan_text,
+    str_under,
+)
+from threadfix.failures import is_threadfix_output
+from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
+
+#: ContentBlock members (botocore ``bedrock-runtime`` service model)
+_BLOCK_KEYS = frozenset({
+    "text", "image", "document", "video", "audio", "toolUse", "toolResult", "guardContent", "cachePoint",
+    "reasoningContent", "citationsContent", "searchResult", "toolAddition", "toolRemoval",
+})
+_USER_INPUT = frozenset({"text", "image", "document", "video", "audio"})
+_TRUNCATING = frozenset({"max_tokens", "model_context_window_exceeded"})
+ROLES = frozenset({"user", "assistant", "system"})
+
+SAY_START = "A conversation must start with a user message. Try again with a conversation that starts with a user message."
+SAY_ALTERNATE = ("A conversation must alternate between user and assistant roles. Make sure the conversation "
+                 "alternates between user and assistant roles and try again.")
+
+
+def blocks(message: Any) -> list[Any]:
+    return list_under(message, "content")
+
+
+def role(message: Any) -> str | None:
+    return str_under(message, "role")
+
+
+def tool_use(block: Any) -> dict[str, Any] | None:
+    value = block.get("toolUse") if isinstance(block, dict) else None
+    return value if isinstance(value, dict) else None
+
+
+def tool_result(block: Any) -> dict[str, Any] | None:
+    value = block.get("toolResult") if isinstance(block, dict) else None
+    return value if isinstance(value, dict) else None
+
+
+def _id(value: dict[str, Any]) -> str | None:
+    return str_under(value, "toolUseId")
+
+
+def _is_server(use: dict[str, Any]) -> bool:
+    return use.get("type") == "server_tool_use"
+
+
+def leading_results(message: Any) -> int:
+    """How many blocks at the start of ``message`` are toolResults."""
+    run = 0
+    for block in blocks(message):
+        if tool_result(block) is None:
+            break
+        run += 1
+    return run
+
+
+def _result_is_threadfix(result: dict[str, Any]) -> bool:
+    content = result.get("content")
+    if not isinstance(content, list):
+        return is_threadfix_output(content)
+    return any(is_threadfix_output(b.get("json", b.get("text"))) for b in content[:4] if isinstance(b, dict))
+
+
+def _is_empty(content: Any) -> bool:
+    """No content, or only blank text: what Bedrock refuses next to ``status: "error"``."""
+    if not isinstance(content, list) or not content:
+        return True
+    return all(isinstance(b, dict) and set(b) == {"text"} and not str(b["text"]).strip() for b in content)
+
+
+class Bedrock(Dialect):
+    name = "bedrock"
+    title = "Amazon Bedrock Converse messages"
+
+    def sniff(self, items: Sequence[Any]) -> int:
+        score = 0
+        for message in items[:200]:
+            if not isinstance(message, dict) or role(message) not in ROLES or not isinstance(message.get("content"), list):
+                return 0
+            for block in message["content"]:
+                # a ContentBlock is a union: exactly one member, and never a "type" key (Anthropic has one)
+                if not isinstance(block, dict) or len(block) != 1 or not set(block) <= _BLOCK_KEYS:
+                    return 0
+                if tool_use(block) is not None or tool_result(block) is not None:
+                    score = 100
+            score = max(score, 50)
+        return score
+
+    def quick_healthy(self, items: Sequence[Any]) -> bool:
+        """Each assistant's toolUse ids answered exactly by the leading toolResults of the next (user)
+        message, no other toolResult anywhere, no server tool, no id used twice."""
+        expected: list[Any] = []
+        seen: set[Any] = set()
+        for message in items:
+            content = blocks(message)
+            uses = [tool_use(b) for b in content if tool_use(b) is not None]
+            lead = leading_results(message)
+            answers = [_id(tool_result(b)) for b in content[:lead]]
+            if lead != sum(tool_result(b) is not None for b in content):
+                return False  # a result after other blocks
+            if role(message) == "assistant":
+                ids = [_id(u) for u in uses]
+                if expected or answers or None in ids or seen.intersection(ids) or len(set(ids)) != len(ids) \
+                        or any(_is_server(u) for u in uses):
+                    return False
+                seen.update(ids)
+                expected = ids
+            elif uses or sorted(answers, key=str) != sorted(expected, key=str) or (answers and role(message) != "user"):
+                return False
+            else:
+                expected = []
+        return not expected
+
+    def index(self, items: Sequence[Any]) -> ThreadIndex:
+        calls: list[Call] = []
+        outputs: list[Output] = []
+        users: list[int] = []
+        models: list[int] = []
+        for m, message in enumerate(items):
+            who = role(message)
+            content = blocks(message)
+            if who == "assistant":
+                models.append(m)
+            elif who == "user" and any(set(b) & _USER_INPUT for b in content if isinstance(b, dict)):
+                users.append(m)
+            reason = message.get("stopReason") if isinstance(message, dict) else None
+            truncated = isinstance(reason, str) and reason in _TRUNCATING
+            for b, block in enumerate(content):
+                if who == "assistant" and (use := tool_use(block)) is not None:
+                    server = _is_server(use)
+                    calls.append(Call(
+                        call_id=_id(use), name=use["name"] if isinstance(use.get("name"), str) else "unknown",
+                        wire_type="toolUse", at=(m, b), arguments=use.get("input"),
+                        truncated=truncated and b == len(content) - 1,
+                        # a server tool's result comes from Bedrock in the same turn; none can be invented
+                        server=server, unanswerable=server,
+                    ))
+                elif (result := tool_result(block)) is not None:
+                    status = result.get("status") if isinstance(result.get("status"), str) else None
+                    outputs.append(Output(
+                        call_id=_id(result), wire_type="toolResult", at=(m, b), content=result.get("content"),
+                        is_error=None if status is None else status == "error", status=status,
+                        by_threadfix=_result_is_threadfix(result),
+                    ))
+        return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
+
+    def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
+        m, b = output.at
+        if call.server:
+            return m == call.at[0] and b > call.at[1]
+        return m == call.at[0] + 1 and role(items[m]) == "user" and b < leading_results(items[m])
+
+    def is_pending(self, index: ThreadIndex, call: Call, items: Sequence[Any]) -> bool:
+        return call.server and not any(m > call.at[0] for m in (*index.user_turns, *index.model_turns))
+
+    def check(self, items: Sequence[Any]) -> list[Violation]:
+        violations: list[Violation] = []
+        turns = [(m, role(message)) for m, message in enumerate(items) if role(message) != "system"]
+        if turns and turns[0][1] != "user":
+            violations.append(Violation("first-not-user", turns[0][0], SAY_START))
+        for (_, before), (m, now) in pairwise(turns):
+            if before == now:
+                violations.append(Violation("roles-not-alternating", m, SAY_ALTERNATE))
+        for m, message in enumerate(items):
+            if role(message) == "assistant":
+                ids = [_id(u) for b in blocks(message) if (u := tool_use(b)) is not None and not _is_server(u)]
+                duplicates = sorted({str(i) for i in ids if ids.count(i) > 1})
+                if duplicates:
+                    violations.append(Violation("duplicate-tool-use-ids", m, f"The toolUse blocks at messages.{m}.content "
+                                                f"contain duplicate Ids: {', '.join(duplicates)}", duplicates[0]))
+                following = items[m + 1] if m + 1 < len(items) else None
+                answered = {_id(r) for b in blocks(following) if (r := tool_result(b)) is not None} if role(following) == "user" else set()
+                missing = [str(i) for i in dict.fromkeys(ids) if i not in answered]
+                if missing:
+                    violations.append(Violation("missing-tool-results", m + 1, f"Expected toolResult blocks at "
+                                                f"messages.{m + 1}.content for the following Ids: {', '.join(missing)}",
+                                                missing[0]))
+            elif role(message) == "user":
+                results = [(b, r) for b, block in enumerate(blocks(message)) if (r := tool_result(block)) is not None]
+                previous = items[m - 1] if m > 0 and role(items[m - 1]) == "assistant" else None
+                uses = sum(1 for b in blocks(previous) if (u := tool_use(b)) is not None and not _is_server(u))
+                if len(results) > uses:
+                    violations.append(Violation("too-many-tool-results", m, f"The number of toolResult blocks at "
+                                                f"messages.{m}.content exceeds the number of toolUse blocks of previous "
+                                                "turn.", _id(results[0][1])))
+                lead = leading_results(message)
+                for b, result in results:
+                    if b >= lead and previous is not None:
+                        violations.append(Violation("claude-tool-result-not-first", m, f"The model returned the following "
+                                                    f"errors: messages.{m}.content.{b}: tool_result blocks must come first "
+                                                    "in the user message, before any other content", _id(result)))
+                    if result.get("status") == "error" and _is_empty(result.get("content")):
+                        violations.append(Violation("empty-error-result", m, f"The content field at messages.{m}."
+                                                    f"content.{b}.toolResult cannot be empty when status value is "
+                                                    "error.", _id(result)))
+        return sorted(violations, key=lambda v: v.at)
+
+    def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
+        results = [r for message in items for b in blocks(message) if (r := tool_result(b)) is not None]
+        use_json = any(isinstance(r.get("content"), list) and any(isinstance(c, dict) and "json" in c for c in r["content"])
+                       for r in results)
+        use_status = not results or any("status" in r for r in results)
+
+        def slot(call: Call) -> Slot:
+            following = call.at[0] + 1
+            if following < len(items) and role(items[following]) == "user" and isinstance(items[following].get("content"), list):
+                return Slot("into", following)
+            return Slot("before", following)
+
+        def build(edit: Edit) -> dict[str, Any]:
+            content = {"json": edit.payload} if use_json else {"text": orjson.dumps(edit.payload).decode()}
+            result: dict[str, Any] = {"toolUseId": edit.call.call_id, "content": [content]}
+            if use_status:
+                result["status"] = "error"
+            return {"toolResult": result}
+
+        repaired = apply_blocks(
+            items, plan, content_key="content", slot=slot, build=build, convert=_convert,
+            is_result=lambda block: tool_result(block) is not None,
+            new_message=lambda content: {"role": "user", "content": content}, blocks_of=blocks,
+        )
+        return join_clashing(items, repaired, role_of=role, roles=frozenset({"user", "assistant"}), content_key="content")
+
+
+def _convert(edit: Edit, block: Any) -> dict[str, Any]:
+    return {"text": orphan_text(edit.output, edit.action.value.endswith("duplicate"))}
