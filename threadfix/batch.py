@@ -127,7 +127,12 @@ class Scanned:
 def scan(specs: Iterable[str], options: StoreOptions = StoreOptions(), stdin: Any = None,
          on_store: Callable[[Store], None] | None = None) -> Iterator[Scanned | Problem]:
     """Every thread of every store, indexed by its dialect, read-only; unreadable parts as Problems."""
-    for store in iter_stores(specs, options, stdin, on_store):
+    return scan_stores(iter_stores(specs, options, stdin, on_store), options)
+
+
+def scan_stores(stores: Iterable[Store | Problem], options: StoreOptions = StoreOptions()) -> Iterator[Scanned | Problem]:
+    """:func:`scan` over stores already opened (a ``--jobs`` worker's byte range of a file)."""
+    for store in stores:
         if isinstance(store, Problem):
             yield store
             continue

@@ -15,32 +15,35 @@ A batch job uses it like repair::
     run = LintRun(["chats/"], LintOptions(select=("TF0",)))
     for result in run.results():
         ...
-    run.summary.exit_code(Severity.ERROR)
+    exit_code = run.summary.exit_code()
 """
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any
+from functools import cached_property, partial
+from typing import TYPE_CHECKING, Any
 
 from threadfix import dialects
-from threadfix.batch import Problem, Scanned, scan
+from threadfix.batch import MALFORMED, PROGRESS_EVERY, Problem, Scanned, not_in_format, scan, scan_stores
 from threadfix.dialects import Dialect, Violation
 from threadfix.errors import ExitCode
+from threadfix.failures import Arguments, read_arguments
 from threadfix.model import Address, Call, Finding, Output, RepairPlan, Severity, Thread, ThreadIndex
+from threadfix.parallel import Shard, run_sharded, shard_stores, sharded
 from threadfix.repair import plan_repair
 from threadfix.rules import Rule, select_rules
 from threadfix.stores import StoreOptions
 
+if TYPE_CHECKING:
+    from threadfix.failures.classify import Classification
+
 DEFAULT_OVERSIZED_BYTES = 100_000
 #: characters of each output the text rules (secrets, stack traces, paths) read; the rest is not scanned
 DEFAULT_SCAN_CHARS = 32_768
-#: statuses some wires give a failed output (Bedrock, Vercel AI SDK, LangGraph)
-ERROR_STATUSES = frozenset({"failed", "error", "output-error", "incomplete"})
 _RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 
 
@@ -68,46 +71,74 @@ class LintOptions:
     now: float | None = None
 
 
+class NotInFormat(Exception):
+    """The thread's items broke its dialect's own code: reported for the thread, the batch goes on."""
+
+
 class Context:
     """One thread as the rules see it. Every view is computed on first use and kept for the next rule."""
 
     def __init__(self, thread: Thread, dialect: Dialect | None, index: ThreadIndex | None, options: LintOptions,
-                 recent: bool = False) -> None:
+                 now: float) -> None:
         self.thread = thread
         self.items: Sequence[Any] = thread.items
         self.address: Address = thread.address
         self.dialect = dialect
         self.index = index if index is not None else ThreadIndex((), ())
         self.options = options
-        #: changed under --min-age ago: its open calls may still be running
-        self.recent = recent
-        self._texts: dict[Any, str] = {}
-        self._failures: dict[Any, Any] = {}
+        self.now = now
+        # per-item caches, keyed by the index's objects (a Chat message's calls share one location)
+        self._failures: dict[int, Classification | None] = {}
+        self._arguments: dict[int, Arguments] = {}
+
+    @cached_property
+    def recent(self) -> bool:
+        """Changed under ``min_age`` ago, so its open calls may still be running (asked only when it has some)."""
+        if self.options.min_age <= 0:
+            return False
+        changed = self.thread.last_changed()
+        return changed is not None and self.now - changed < self.options.min_age
 
     @cached_property
     def plan(self) -> RepairPlan:
-        """What repair would do to this thread (the same call repair makes, with its default options)."""
+        """What repair would do to this thread: the same calls repair makes, with its default options.
+
+        Like repair, a thread the dialect's quick check finds healthy is not planned at all.
+        """
         assert self.dialect is not None
-        return plan_repair(self.index, self.dialect, self.items)
+        try:
+            healthy = self.dialect.quick_healthy(self.items)
+        except MALFORMED:  # its contract is "False: look closer"; the index below read the thread already
+            healthy = False
+        return RepairPlan() if healthy else self._dialect_call(plan_repair, self.index, self.dialect, self.items)
 
     @cached_property
     def violations(self) -> list[Violation]:
         """Everything the provider would refuse, in its own words."""
         assert self.dialect is not None
-        return self.dialect.check(self.items)
+        return self._dialect_call(self.dialect.check, self.items)
+
+    @cached_property
+    def residual(self) -> list[Violation]:
+        """What the provider would still refuse once repair's plan is applied (nothing to apply: all of it)."""
+        assert self.dialect is not None
+        if not self.plan:
+            return self.violations
+        return self._dialect_call(lambda: self.dialect.check(self.dialect.apply(self.items, self.plan)))
+
+    def _dialect_call(self, function: Callable[..., Any], *args: Any) -> Any:
+        """Run the dialect's own code on the thread; items it chokes on are the thread's fault, as in repair."""
+        try:
+            return function(*args)
+        except MALFORMED as exc:
+            assert self.dialect is not None
+            raise NotInFormat(not_in_format(self.dialect, exc)) from exc
 
     @cached_property
     def calls_by_id(self) -> dict[str | None, list[Call]]:
         grouped: dict[str | None, list[Call]] = defaultdict(list)
         for call in self.index.calls:
             grouped[call.call_id].append(call)
-        return grouped
-
-    @cached_property
-    def outputs_by_id(self) -> dict[str | None, list[Output]]:
-        grouped: dict[str | None, list[Output]] = defaultdict(list)
-        for output in self.index.outputs:
-            grouped[output.call_id].append(output)
         return grouped
 
     def call_of(self, output: Output) -> Call | None:
@@ -119,28 +150,41 @@ class Context:
         call = self.call_of(output)
         return call.name if call is not None else None
 
+    def arguments(self, call: Call) -> Arguments:
+        """The call's arguments as a careful runtime reads them (parsed once per call)."""
+        found = self._arguments.get(id(call))
+        if found is None:
+            found = self._arguments[id(call)] = read_arguments(call.arguments)
+        return found
+
     def text(self, output: Output) -> str:
-        """The output's text as the model read it (parts joined), in full."""
-        text = self._texts.get(output.at)
-        if text is None:
-            from threadfix.failures.classify import output_text
+        """The output's text as the model read it (parts joined), cut to ``scan_chars`` characters."""
+        content, limit = output.content, self.options.scan_chars
+        if isinstance(content, str) and len(content) <= limit:
+            return content  # what output_text gives, without its cost: most outputs are short strings
+        from threadfix.failures.classify import output_text
 
-            text = self._texts[output.at] = output_text(output.content)
-        return text
+        return output_text(content, limit)
 
-    def head(self, output: Output) -> str:
-        """The part of the output's text the text rules scan (bounded, so huge outputs cost little)."""
-        return self.text(output)[: self.options.scan_chars]
+    @cached_property
+    def texts(self) -> list[str]:
+        """:meth:`text` of every output, in index order."""
+        return [self.text(output) for output in self.index.outputs]
 
-    def failure(self, output: Output) -> Any:
-        """The output's classification when it is an error output, else None."""
-        if output.at in self._failures:
-            return self._failures[output.at]
+    @cached_property
+    def all_text(self) -> str:
+        """Every output's text, each after a newline: one string for rules that search them all at once."""
+        return "\n".join(["", *self.texts])
+
+    def failure(self, output: Output) -> Classification | None:
+        """The output's classification when it is an error output, else None (classified once, on demand)."""
+        if id(output) in self._failures:
+            return self._failures[id(output)]
         from threadfix.failures.classify import classify
 
         found = classify(output.content, is_error=output.is_error, status=output.status)
         result = found if found.is_error else None
-        self._failures[output.at] = result
+        self._failures[id(output)] = result
         return result
 
     def is_error(self, output: Output) -> bool:
@@ -154,7 +198,7 @@ class ThreadResult:
     address: Address
     dialect: str | None
     findings: list[Finding]
-    #: changed under --min-age ago; its open calls were not reported
+    #: changed under --min-age ago, and its open calls were not reported
     recent: bool = False
 
 
@@ -162,6 +206,7 @@ class ThreadResult:
 class LintSummary:
     threads: int = 0
     recent: int = 0
+    fixable: int = 0
     by_severity: dict[Severity, int] = field(default_factory=lambda: {s: 0 for s in Severity})
     by_code: dict[str, int] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
@@ -175,6 +220,7 @@ class LintSummary:
         self.recent += result.recent
         for finding in result.findings:
             self.by_severity[finding.severity] += 1
+            self.fixable += finding.fixable
             self.by_code[finding.code] = self.by_code.get(finding.code, 0) + 1
 
     def failing(self, fail_on: Severity) -> int:
@@ -190,20 +236,15 @@ class LintSummary:
         return ExitCode.OK
 
 
-def is_recent(thread: Thread, options: LintOptions, now: float) -> bool:
-    return options.min_age > 0 and thread.modified is not None and now - thread.modified < options.min_age
-
-
 def lint_thread(scanned: Scanned, rules: Sequence[Rule], options: LintOptions, now: float | None = None) -> ThreadResult:
     """Every finding of ``rules`` in one scanned thread, in item order."""
-    thread = scanned.thread
     now = now if now is not None else options.now if options.now is not None else time.time()
-    recent = is_recent(thread, options, now)
-    ctx = Context(thread, scanned.dialect, scanned.index, options, recent)
+    ctx = Context(scanned.thread, scanned.dialect, scanned.index, options, now)
     known = scanned.dialect is not None
     findings = [f for rule in rules if rule.on_unknown_format is not known for f in rule.check(ctx)]
     findings.sort(key=_order)
-    return ThreadResult(thread.address, scanned.dialect.name if known else None, findings, recent)
+    recent = "recent" in ctx.__dict__ and ctx.recent  # asked (and so counted) only for threads with open calls
+    return ThreadResult(scanned.thread.address, scanned.dialect.name if known else None, findings, recent)
 
 
 def _order(finding: Finding) -> tuple[Any, ...]:
@@ -223,8 +264,13 @@ class LintRun:
     """One ``lint`` over many paths. Iterate :meth:`results`; read :attr:`summary` afterwards."""
 
     def __init__(self, specs: Iterable[str], options: LintOptions = LintOptions(),
-                 store: StoreOptions = StoreOptions(), stdin: Any = None) -> None:
+                 store: StoreOptions = StoreOptions(), stdin: Any = None,
+                 progress: Callable[[str, int], None] | None = None, jobs: int | None = 1) -> None:
+        """``progress(store, threads_read)`` is called every few hundred threads (for a progress line);
+        ``jobs``: processes to spread large inputs over (None: by input size)."""
+        self.jobs = jobs
         self.specs = list(specs)
+        self.progress = progress
         self.options = options
         self.store = store
         self.stdin = stdin
@@ -233,18 +279,39 @@ class LintRun:
 
     def results(self) -> Iterator[ThreadResult | Problem]:
         now = self.options.now if self.options.now is not None else time.time()
-        for scanned in scan(self.specs, self.store, self.stdin):
-            if isinstance(scanned, Problem):
-                self.summary.problems.append(scanned)
-                yield scanned
-                continue
-            try:
-                result = lint_thread(scanned, self.rules, self.options, now)
-            except Exception as exc:  # noqa: BLE001 - one thread's surprise must not stop a gigabyte batch
-                problem = Problem(str(scanned.thread.address),
-                                  f"internal error while linting ({type(exc).__name__}: {exc}); please report it")
-                self.summary.problems.append(problem)
-                yield problem
+        spread = sharded(self.specs, self.jobs)
+        if spread is None:
+            found = lint_scanned(scan(self.specs, self.store, self.stdin), self.rules, self.options, now)
+        else:
+            work = partial(_lint_shard, options=self.options, store=self.store, now=now)
+            found = (result for results in run_sharded(spread[1], work, spread[0]) for result in results)
+        for result in found:
+            if isinstance(result, Problem):
+                self.summary.problems.append(result)
+                yield result
                 continue
             self.summary.add(result)
+            if self.progress is not None and self.summary.threads % PROGRESS_EVERY == 0:
+                self.progress(result.address.source, self.summary.threads)
             yield result
+
+
+def lint_scanned(scanned: Iterable[Scanned | Problem], rules: Sequence[Rule], options: LintOptions,
+                 now: float) -> Iterator[ThreadResult | Problem]:
+    """:func:`lint_thread` over scanned threads; a thread the rules choke on becomes a Problem."""
+    for entry in scanned:
+        if isinstance(entry, Problem):
+            yield entry
+            continue
+        try:
+            yield lint_thread(entry, rules, options, now)
+        except Exception as exc:  # noqa: BLE001 - one thread's surprise must not stop a gigabyte batch
+            message = (str(exc) if isinstance(exc, NotInFormat)
+                       else f"internal error while linting ({type(exc).__name__}: {exc}); please report it")
+            yield Problem(str(entry.thread.address), message)
+
+
+def _lint_shard(shard: Shard, *, options: LintOptions, store: StoreOptions, now: float) -> list[ThreadResult | Problem]:
+    """A ``--jobs`` worker: the results of one shard, in order."""
+    rules = select_rules(options.select, options.ignore)
+    return list(lint_scanned(scan_stores(shard_stores(shard, store), store), rules, options, now))

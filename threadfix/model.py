@@ -104,13 +104,19 @@ class Thread:
     #: store-private data needed to write the thread back (line number, row id...)
     locator: Any = None
 
-    def last_changed(self) -> float | None:
-        """When the thread last changed; computed only when asked (most threads never need it)."""
-        if self.modified is not None:
-            return self.modified
+    def exact_time(self) -> float | None:
+        """The store's own record of the thread's last change (a row's time column), if it keeps one."""
+        return self.modified
+
+    def last_changed(self, fallback: bool = True) -> float | None:
+        """When the thread last changed: the store's record, else its items' times, else (``fallback``)
+        the file's mtime. Computed only when asked (most threads never need it)."""
+        exact = self.exact_time()
+        if exact is not None:
+            return exact
         from threadfix.stores.base import modified_time
 
-        return modified_time(self.container, self.items, self.mtime)
+        return modified_time(self.container, self.items, self.mtime if fallback else None)
 
 
 @unique
@@ -187,7 +193,8 @@ class Finding:
     severity: Severity
     message: str
     address: Address
-    item: int | None = None
+    #: the call's or output's location (as in edits: a block inside a message), None for the whole thread
+    item: Loc | None = None
     call_id: str | None = None
     tool: str | None = None
     kind: Kind | None = None

@@ -22,18 +22,21 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from datetime import datetime, timezone
 from typing import Any
 
-from threadfix.batch import PROGRESS_EVERY, Problem, Scanned
+from threadfix.batch import PROGRESS_EVERY, Problem, Scanned, scan, scan_stores
 from threadfix.dialects import Dialect
 from threadfix.failures import clip, info
 from threadfix.failures.classify import classify, output_text
 from threadfix.failures.dangling import TOOL_NAME_CHARS
 from threadfix.failures.kinds import Kind
 from threadfix.model import Action, Edit, Loc, Thread, ThreadIndex
+from threadfix.parallel import Shard, run_sharded, shard_stores, sharded
 from threadfix.repair import plan_repair
-from threadfix.stores.base import ITEM_TIME_KEYS, modified_time, parse_time
+from threadfix.stores import Store, StoreOptions
+from threadfix.stores.base import ITEM_TIME_KEYS, parse_time
 
 #: distinct tools counted one by one; the rest share the row :data:`OTHER_TOOLS`
 MAX_TOOLS = 1000
@@ -393,6 +396,39 @@ def build_report(scanned: Iterable[Scanned | Problem], *, keep: int = 10,
     return report
 
 
+def report_paths(specs: list[str], options: StoreOptions = StoreOptions(), *, keep: int = 10, jobs: int | None = 1,
+                 on_problem: Callable[[Problem], None] | None = None,
+                 progress: Callable[[str, int], None] | None = None,
+                 on_store: Callable[[Store], None] | None = None) -> Report:
+    """:func:`build_report` over paths, spread over ``jobs`` processes when the input is large (None: by its size).
+
+    Each worker reports on its share of the threads; the parts are merged in input order, so the report is the
+    one a single process builds.
+    """
+    spread = sharded(specs, jobs)
+    if spread is None:
+        return build_report(scan(specs, options, on_store=on_store), keep=keep, on_problem=on_problem,
+                            progress=progress)
+    report = Report(keep=keep)
+    work = partial(_report_shard, options=options, keep=keep)
+    processes, shards = spread
+    for shard, (part, problems) in zip(shards, run_sharded(shards, work, processes)):
+        for problem in problems:
+            if on_problem is not None:
+                on_problem(problem)
+        report.merge(part)
+        if progress is not None:
+            progress(shard.spec, report.totals.threads)
+    return report
+
+
+def _report_shard(shard: Shard, *, options: StoreOptions, keep: int) -> tuple[Report, list[Problem]]:
+    """A ``--jobs`` worker: the report over one shard, and what could not be read there."""
+    problems: list[Problem] = []
+    part = build_report(scan_stores(shard_stores(shard, options), options), keep=keep, on_problem=problems.append)
+    return part, problems
+
+
 # --------------------------------------------------------------------------- time
 
 
@@ -405,7 +441,7 @@ class _Times:
         self.items = thread.items
         # the store's exact time (a row's time column), else the thread's and its last items' own; never
         # a file's mtime, which says when the file was written, not when its threads happened
-        moment = thread.modified if thread.modified is not None else modified_time(thread.container, thread.items, None)
+        moment = thread.last_changed(fallback=False)
         if moment is None and thread.container:
             moment = next((t for key in THREAD_START_KEYS if (t := parse_time(thread.container.get(key))) is not None), None)
         self.thread_day = day_of(moment)

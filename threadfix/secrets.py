@@ -19,8 +19,13 @@ SECRET = re.compile(
     r"|AIza[0-9A-Za-z_\-]{30,}"
     r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
-    r"|(?i:bearer)\s+[A-Za-z0-9._\-]{16,})"
+    r"|(?:[Bb]earer|BEARER)\s+[A-Za-z0-9._\-]{16,})"
 )
+#: Text every match of SECRET contains (each alternative holds one), for a cheap check of much text at once:
+#: ``str.__contains__`` and a regex with a literal prefix run far faster than SECRET, which then only reads
+#: text that may hold a secret.
+ANCHORS = ("sk-", "AKIA", "xox", "AIza", "eyJ", "-----BEGIN", "earer", "EARER")
+_GITHUB_ANCHOR = re.compile(r"gh[pousr]_")
 #: How many characters of a secret stay visible once masked (enough to tell keys apart, not to use one).
 VISIBLE = 4
 REDACTED = "…[redacted]"
@@ -30,6 +35,11 @@ def mask(match: re.Match[str]) -> str:
     return match.group()[:VISIBLE] + REDACTED
 
 
+def may_hold_secret(text: str) -> bool:
+    """False only when ``text`` holds no SECRET match."""
+    return any(anchor in text for anchor in ANCHORS) or _GITHUB_ANCHOR.search(text) is not None
+
+
 def mask_secrets(text: str) -> str:
     """Replace anything that looks like a credential with a marker that keeps its first characters."""
-    return SECRET.sub(mask, text)
+    return SECRET.sub(mask, text) if may_hold_secret(text) else text

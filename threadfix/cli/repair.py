@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from threadfix.cli import app, error_line, note
+from threadfix.cli import app, describe_store, error_line, note
 from threadfix.cli.options import (
     BusyTimeout, Dialect, Format, IdColumn, ItemColumn, JsonColumn, MaxDocMb, OrderColumn, Paths, Table,
     ThreadColumn, check_format, store_options,
@@ -71,7 +71,7 @@ def repair(
 
     printer = RepairPrinter(output_format, on_problem=error_line, diff=diff, quiet_stdout=reading_stdin and writes)
     with progress_line("reading" if not writes else "repairing") as progress:
-        run = RepairRun(list(paths), options, progress=progress)
+        run = RepairRun(list(paths), options, progress=progress, on_store=describe_store)
         for outcome in run.outcomes():
             printer.outcome(outcome)
     result = run.result

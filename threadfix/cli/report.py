@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from threadfix.cli import State, app, error_line, stdout_is_terminal
+from threadfix.cli import State, app, describe_store, error_line, stdout_is_terminal
 from threadfix.cli.options import (
     BusyTimeout, Dialect, IdColumn, ItemColumn, JsonColumn, MaxDocMb, OrderColumn, Paths, Table,
     ThreadColumn, check_format, store_options,
@@ -40,10 +40,10 @@ def report(
     with ids and numbers masked, the stuck threads worst first, and counts by day when threads carry
     timestamps. Exit 0, or 2 when some inputs could not be read (the report covers the rest).
     """
-    from threadfix.batch import Problem, scan
+    from threadfix.batch import Problem
     from threadfix.cli.progress import progress_line
     from threadfix.render.report import RENDERERS, View
-    from threadfix.report import BREAKDOWNS, build_report
+    from threadfix.report import BREAKDOWNS, report_paths
 
     check_format(output_format, FORMATS)
     if by not in BREAKDOWNS:
@@ -60,7 +60,8 @@ def report(
         error_line(problem.where, problem.message)
 
     with progress_line("reading") as progress:
-        result = build_report(scan(list(paths), options), keep=top, on_problem=on_problem, progress=progress)
+        result = report_paths(list(paths), options, keep=top, jobs=State.jobs, on_problem=on_problem,
+                              progress=progress, on_store=describe_store)
     name = output_format
     if name == "text":
         name = "rich" if State.color == "always" or (State.color != "never" and stdout_is_terminal()) else "tsv"

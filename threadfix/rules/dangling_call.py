@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 from threadfix.model import Finding, Severity
 from threadfix.rules.base import Fix, Rule, call_label
-from threadfix.rules.structure import dangling
+from threadfix.rules.structure import reported_dangling
 
 if TYPE_CHECKING:
     from threadfix.lint import Context
@@ -54,9 +54,7 @@ class DanglingCall(Rule):
     summary = "a tool call has no output; the provider refuses every later turn"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        if ctx.recent:
-            return
-        for found in dangling(ctx):
+        for found in reported_dangling(ctx):
             call = found.call
             message = f"call {call_label(call.call_id, call.name)} has no output: {found.kind}, {found.evidence}"
             if found.note:

@@ -3,12 +3,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from threadfix.failures import clip
 from threadfix.model import Finding, Severity
 from threadfix.rules.base import Rule
 from threadfix.rules.structure import covers
 
 if TYPE_CHECKING:
     from threadfix.lint import Context
+
+
+#: provider messages quote call ids, which are untrusted and unbounded
+MESSAGE_CHARS = 400
 
 
 class ProviderRefusal(Rule):
@@ -46,7 +51,7 @@ class ProviderRefusal(Rule):
     def check(self, ctx: Context) -> Iterator[Finding]:
         for violation in ctx.violations:
             if not covers(ctx, violation):
-                yield self.finding(ctx, f"{ctx.dialect.title} refuses this: {violation.message}", at=(violation.at, -1),
+                yield self.finding(ctx, f"{ctx.dialect.title} refuses this: {clip(violation.message, MESSAGE_CHARS)}", at=(violation.at, -1),
                                    call_id=violation.call_id, violation=violation.rule)
 
 

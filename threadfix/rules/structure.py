@@ -48,7 +48,7 @@ def edits(ctx: Context, *actions: Action) -> Iterator[Edit]:
 
 def skip_kind(ctx: Context, skip: Skip) -> tuple[SkipKind, Call]:
     """Why the planner left a call alone, read from the call itself (a Skip carries only prose)."""
-    call = next(c for c in ctx.index.calls if c.at == skip.at and c.call_id == skip.call_id)
+    call = next(c for c in ctx.index.calls if c.at == skip.at and c.call_id == skip.call_id and c.name == skip.tool)
     if call.call_id is None:
         return SkipKind.NO_ID, call
     if len(ctx.calls_by_id[call.call_id]) > 1:
@@ -57,6 +57,7 @@ def skip_kind(ctx: Context, skip: Skip) -> tuple[SkipKind, Call]:
 
 
 def skips(ctx: Context, kind: SkipKind) -> Iterator[tuple[Skip, Call]]:
+    """The calls the planner left alone for this reason, with its Skip."""
     for skip in ctx.plan.skips:
         found, call = skip_kind(ctx, skip)
         if found is kind:
@@ -74,16 +75,27 @@ def dangling(ctx: Context) -> list[Dangling]:
     return found
 
 
+def reported_dangling(ctx: Context) -> list[Dangling]:
+    """The dangling calls lint reports: none in a thread changed under ``min_age`` ago (they are pending)."""
+    found = dangling(ctx)
+    return [] if not found or ctx.recent else found
+
+
 def covers(ctx: Context, violation: Violation) -> bool:
     """Whether a structural finding already reports this provider violation.
 
-    A violation naming a call id is covered when the planner acts on (or refuses) that id; one without
-    an id, when the planner acts on an id-less call or output at the same item.
+    It does when the planner acts on (or refuses) the call the violation names, or refuses a call at
+    the violation's item; for a violation that names no call, when the planner acts on an id-less
+    output at the same item. Failing
+    that, a violation of a kind the repaired thread no longer has was caused by what the plan fixes
+    (a Bedrock turn order broken by a missing result, a Gemini part count).
     """
     plan = ctx.plan
+    if any(s.call_id == violation.call_id or s.at[0] == violation.at for s in plan.skips):
+        return True  # a call repair refuses is reported by its own rule, with everything at its item
     if violation.call_id is not None:
-        return any(e.call_id == violation.call_id for e in plan.edits) or any(
-            s.call_id == violation.call_id for s in plan.skips)
-    at = violation.at
-    return any(e.call_id is None and e.at[0] == at for e in plan.edits) or any(
-        s.call_id is None and s.at[0] == at for s in plan.skips)
+        if any(e.call_id == violation.call_id for e in plan.edits):
+            return True
+    elif any(e.call_id is None and e.at[0] == violation.at for e in plan.edits):
+        return True
+    return bool(plan.edits) and all(left.rule != violation.rule for left in ctx.residual)

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 from threadfix.model import Finding, Severity
 from threadfix.rules.base import Fix, Rule, call_label
-from threadfix.rules.structure import dangling
+from threadfix.rules.structure import reported_dangling
 
 if TYPE_CHECKING:
     from threadfix.lint import Context
@@ -47,9 +47,7 @@ class StuckThread(Rule):
     summary = "users kept writing after a call was left unanswered; each turn was refused"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        if ctx.recent:
-            return
-        for found in dangling(ctx):
+        for found in reported_dangling(ctx):
             call = found.call
             turns = sum(1 for turn in ctx.index.user_turns if turn > call.at[0])
             if turns >= ctx.options.stuck_turns:

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from threadfix.errors import ThreadfixError
 from threadfix.journal import Entry
 from threadfix.model import Thread
 
@@ -41,11 +42,21 @@ class StoreWriter(ABC):
     def abort(self) -> None:
         """Drop everything not yet committed."""
 
+    def unwritten(self) -> list[tuple[Thread, ThreadfixError]]:
+        """Threads :meth:`commit` left alone, and why (a BusyError: someone else changed it meanwhile).
+
+        A store that writes threads one by one (SQLite) re-checks each at commit time; the others write
+        all or nothing and have none.
+        """
+        return []
+
 
 class Store(ABC):
     """A place threads live: a file, stdin, a database table."""
 
     display: str
+    #: what was detected about the store (a SQLite layout), for the person at the terminal
+    description: str | None = None
 
     @abstractmethod
     def threads(self) -> Iterator[Thread | ReadProblem]:

@@ -1,0 +1,187 @@
+"""Settings from ``[tool.threadfix]`` in ``pyproject.toml``, or from ``threadfix.toml``.
+
+The file is found from the current folder upwards: in each folder a ``threadfix.toml`` wins over a
+``pyproject.toml``, and a ``pyproject.toml`` without a ``[tool.threadfix]`` table is passed over (as
+ruff and black do). In ``threadfix.toml`` the same tables stand at the top level::
+
+    # pyproject.toml                  # threadfix.toml
+    [tool.threadfix.lint]             [lint]
+    ignore = ["TF207"]                ignore = ["TF207"]
+    oversized-bytes = 200_000         oversized-bytes = 200_000
+
+Every key is checked: an unknown one is refused by name (with the closest known key), so a typo
+never silently does nothing. Command-line options override the file.
+
+A command that reads settings declares its table in :data:`SECTIONS`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from threadfix.errors import ConfigError
+
+CONFIG_FILE = "threadfix.toml"
+PYPROJECT = "pyproject.toml"
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    """One setting: its kebab-case name in the file, the option field it sets, and how it is read."""
+
+    name: str
+    read: Callable[[Any, str], Any]
+    help: str
+
+    @property
+    def field(self) -> str:
+        return self.name.replace("-", "_")
+
+
+# --------------------------------------------------------------------------- value readers
+# Each takes the raw TOML value and the place to name in an error ("pyproject.toml: [tool.threadfix.lint] ...").
+
+
+def _int(minimum: int) -> Callable[[Any, str], int]:
+    def read(value: Any, where: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise ConfigError(f"{where} must be an integer of at least {minimum}, not {value!r}")
+        return value
+
+    return read
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where} must be a list of strings, not {value!r}")
+    return tuple(value)
+
+
+def _selectors(value: Any, where: str) -> tuple[str, ...]:
+    from threadfix.rules import check_selectors
+
+    return check_selectors(_strings(value, where), where)
+
+
+def _severity(value: Any, where: str) -> Any:
+    from threadfix.model import Severity
+
+    try:
+        return Severity(value)
+    except ValueError:
+        raise ConfigError(f"{where} must be one of {', '.join(s.value for s in Severity)}, not {value!r}") from None
+
+
+def _duration(value: Any, where: str) -> float:
+    from threadfix.batch import parse_duration
+
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ConfigError(f"{where} must be a duration such as \"10m\" or a number of seconds, not {value!r}")
+    try:
+        seconds = parse_duration(str(value))
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    if seconds < 0:
+        raise ConfigError(f"{where} must not be negative")
+    return seconds
+
+
+#: table name -> its keys. ``lint`` feeds :class:`threadfix.lint.LintOptions` (field names match).
+SECTIONS: dict[str, dict[str, Key]] = {
+    "lint": {key.name: key for key in (
+        Key("select", _selectors, "rule codes (by prefix) or names to run"),
+        Key("ignore", _selectors, "rule codes (by prefix) or names to leave out"),
+        Key("fail-on", _severity, "the least severe finding that fails the run: error, warning or info"),
+        Key("min-age", _duration, "threads changed more recently than this have pending, not dangling, calls"),
+        Key("oversized-bytes", _int(1), "outputs larger than this are oversized (TF203)"),
+        Key("stuck-turns", _int(1), "later user turns that make a dangling call a stuck thread (TF007)"),
+        Key("retry-storm", _int(2), "failures in a row of one tool that make a retry storm (TF206)"),
+        Key("scan-chars", _int(1), "characters of each output the text rules read"),
+    )},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The settings found (empty when there is no file), by table, under their option field names."""
+
+    path: Path | None = None
+    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def section(self, name: str) -> dict[str, Any]:
+        return dict(self.sections.get(name, {}))
+
+
+def find(start: Path | None = None) -> Path | None:
+    """The settings file that applies in ``start`` (default: the current folder), or None."""
+    folder = (start or Path.cwd()).resolve()
+    for candidate in (folder, *folder.parents):
+        own = candidate / CONFIG_FILE
+        if own.is_file():
+            return own
+        pyproject = candidate / PYPROJECT
+        if pyproject.is_file() and _table(pyproject) is not None:
+            return pyproject
+    return None
+
+
+def load(path: Path | None = None, start: Path | None = None) -> Config:
+    """Read and check the settings of ``path``, or of the file :func:`find` finds from ``start``."""
+    path = path if path is not None else find(start)
+    if path is None:
+        return Config()
+    table = _table(path)
+    if table is None:
+        if path.name == PYPROJECT:
+            raise ConfigError("has no [tool.threadfix] table", str(path))
+        table = {}
+    prefix = "tool.threadfix." if path.name == PYPROJECT else ""
+    sections: dict[str, dict[str, Any]] = {}
+    for name, values in table.items():
+        where = f"[{prefix}{name}]"
+        if name not in SECTIONS:
+            raise ConfigError(_unknown(f"table {where}", name, SECTIONS), str(path))
+        if not isinstance(values, dict):
+            raise ConfigError(f"{where} must be a table", str(path))
+        sections[name] = _read_section(values, SECTIONS[name], where, path)
+    return Config(path, sections)
+
+
+def _read_section(values: dict[str, Any], keys: dict[str, Key], where: str, path: Path) -> dict[str, Any]:
+    read: dict[str, Any] = {}
+    for name, value in values.items():
+        key = keys.get(name)
+        if key is None:
+            raise ConfigError(_unknown(f"{where} key {name!r}", name, keys), str(path))
+        try:
+            read[key.field] = key.read(value, f"{where} {name}")
+        except ConfigError as exc:
+            raise ConfigError(exc.message, str(path)) from None
+    return read
+
+
+def _unknown(what: str, name: str, known: Mapping[str, Any]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown {what}{hint}; known: {', '.join(known)}"
+
+
+def _table(path: Path) -> dict[str, Any] | None:
+    """The threadfix table of a settings file: the whole of threadfix.toml, [tool.threadfix] of pyproject.toml."""
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"not valid TOML ({exc})", str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read it ({exc.strerror or exc})", str(path)) from None
+    if path.name != PYPROJECT:
+        return data
+    tool = data.get("tool")
+    table = tool.get("threadfix") if isinstance(tool, dict) else None
+    return table if isinstance(table, dict) else None

@@ -1,0 +1,168 @@
+"""Spread a scan over processes: large JSONL files are cut into newline-aligned byte ranges.
+
+Parsing is the cost of every command and it is CPU-bound, so two cores give close to twice the speed on
+large inputs; on small ones the cost of starting workers would eat the gain, so ``auto`` stays in one
+process below :data:`AUTO_MIN_BYTES`. Workers return compact results (findings, partial reports,
+changed threads' new bytes), never whole threads, and results come back in input order.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+#: below this much input, one process is faster than starting workers
+AUTO_MIN_BYTES = 64 * 1024 * 1024
+#: a shard is at least this big (smaller files are not cut)
+MIN_SHARD_BYTES = 16 * 1024 * 1024
+_COUNT_CHUNK = 16 * 1024 * 1024
+
+Result = TypeVar("Result")
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """One unit of work: a whole input (``start`` None) or a byte range of a JSONL file."""
+
+    spec: str
+    start: int | None = None
+    end: int | None = None
+    #: the line number of the first line of the range (addresses stay ``file:LINE``)
+    first_line: int = 1
+
+
+def resolve_jobs(jobs: int | None, specs: Iterable[str]) -> int:
+    """``None`` means automatic: one process for small inputs, every core (at most 8) for large ones."""
+    if jobs is not None:
+        return max(1, jobs)
+    total = sum(_size(spec) for spec in specs)
+    return 1 if total < AUTO_MIN_BYTES else max(1, min(os.cpu_count() or 1, 8))
+
+
+def _size(spec: str) -> int:
+    path = Path(spec)
+    if spec == "-" or not path.exists():
+        return 0
+    if path.is_file():
+        return path.stat().st_size
+    return sum(f.stat().st_size for f in path.rglob("*.json*") if f.is_file())
+
+
+def plan_shards(specs: Iterable[str], jobs: int) -> list[Shard]:
+    """Cut large JSONL files into about ``jobs`` ranges each; everything else is one shard."""
+    shards: list[Shard] = []
+    for spec in specs:
+        path = Path(spec)
+        if jobs > 1 and spec != "-" and path.is_file() and path.suffix == ".jsonl" \
+                and path.stat().st_size >= 2 * MIN_SHARD_BYTES and not _lines_are_items(path):
+            shards.extend(_cut(path, spec, jobs))
+        elif jobs > 1 and spec != "-" and path.is_dir():
+            from threadfix.stores.files import iter_files
+
+            shards.extend(plan_shards([str(f) for f in iter_files(path)], jobs))
+        else:
+            shards.append(Shard(spec))
+    return shards
+
+
+def _lines_are_items(path: Path) -> bool:
+    """A JSONL file whose lines are the items of one thread cannot be cut."""
+    from threadfix import jsonio
+    from threadfix.stores.files import split_container
+
+    with open(path, "rb") as handle:
+        for line in handle:
+            if line.strip():
+                try:
+                    return split_container(jsonio.loads(line)) is None
+                except jsonio.JsonReadError:
+                    return False
+    return False
+
+
+def _cut(path: Path, spec: str, jobs: int) -> list[Shard]:
+    size = path.stat().st_size
+    parts = max(1, min(jobs, size // MIN_SHARD_BYTES))
+    bounds = [0]
+    with open(path, "rb") as handle:
+        for k in range(1, parts):
+            handle.seek(max(bounds[-1], size * k // parts))
+            handle.readline()  # to the start of the next line
+            cut = handle.tell()
+            if bounds[-1] < cut < size:
+                bounds.append(cut)
+    bounds.append(size)
+    lines = _line_numbers(path, bounds[:-1])
+    return [Shard(spec, start, end, first) for start, end, first in zip(bounds, bounds[1:], lines)]
+
+
+def _line_numbers(path: Path, offsets: list[int]) -> list[int]:
+    """The 1-based line number at each offset (offsets sorted), counting newlines in big chunks."""
+    numbers: list[int] = []
+    position = 0
+    newlines = 0
+    with open(path, "rb") as handle:
+        for offset in offsets:
+            while position < offset:
+                chunk = handle.read(min(_COUNT_CHUNK, offset - position))
+                if not chunk:
+                    break
+                newlines += chunk.count(b"\n")
+                position += len(chunk)
+            numbers.append(newlines + 1)
+    return numbers
+
+
+def run_sharded(shards: list[Shard], work: Callable[[Shard], Result], jobs: int) -> Iterator[Result]:
+    """``work(shard)`` for every shard, in order; in ``jobs`` processes when there is more than one shard."""
+    if jobs <= 1 or len(shards) <= 1:
+        for shard in shards:
+            yield work(shard)
+        return
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    with context.Pool(min(jobs, len(shards))) as pool:
+        yield from pool.imap(work, shards)
+
+
+def chunk_reader(shard: Shard) -> Any:
+    """A binary stream over the shard's byte range (the whole file when the shard is whole)."""
+    handle = open(shard.spec, "rb")  # noqa: SIM115 - owned by the caller
+    if shard.start is None:
+        return handle
+    handle.seek(shard.start)
+    return _Bounded(handle, shard.end - shard.start)
+
+
+class _Bounded:
+    """A readline-able view of the next ``remaining`` bytes of a file."""
+
+    def __init__(self, handle: Any, remaining: int) -> None:
+        self.handle = handle
+        self.remaining = remaining
+
+    def readline(self, limit: int = -1) -> bytes:
+        if self.remaining <= 0:
+            return b""
+        size = self.remaining if limit < 0 else min(limit, self.remaining)
+        line = self.handle.readline(size)
+        self.remaining -= len(line)
+        return line
+
+    def fileno(self) -> int:
+        return self.handle.fileno()
+
+    def peek(self, size: int = 0) -> bytes:
+        return self.handle.peek(size)[: self.remaining]
+
+    def close(self) -> None:
+        self.handle.close()
+
+    def __enter__(self) -> _Bounded:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from threadfix.model import Finding, Severity
+from threadfix.rules.base import Rule, call_label
+from threadfix.secrets import SECRET, mask, may_hold_secret
+
+if TYPE_CHECKING:
+    from threadfix.lint import Context
+
+
+class SecretInOutput(Rule):
+    """A tool output that holds something shaped like a credential.
+
+    ## What it does
+    Finds API keys (OpenAI, Anthropic, AWS, GitHub, Slack, Google), JWTs, PEM private keys and bearer
+    tokens in tool outputs: the same patterns threadfix masks wherever it prints thread text. Only
+    the first `scan-chars` characters of each output are read (32,768 by default).
+
+    ## Why is this bad?
+    The model read the credential, and may repeat it in an answer, a log line or another tool's
+    arguments. The stored thread now holds it too, in every backup and export of the store.
+
+    ## Example
+    A shell tool that ran `cat .env`, or an HTTP tool that echoed its request headers:
+    ```json
+    {"role": "tool", "tool_call_id": "call_1", "content": "OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz012345"}
+    ```
+
+    ## Use instead
+    Filter secrets out of tool outputs before they reach the model, and keep credentials out of the
+    tools' reach (environment the tool cannot print, scoped tokens).
+
+    ## Fix
+    None: rotate the credential; it has been disclosed. Findings show only its first characters.
+    """
+
+    code = "TF205"
+    name = "secret-in-output"
+    severity = Severity.ERROR
+    summary = "a tool output holds a secret-looking token"
+
+    def check(self, ctx: Context) -> Iterator[Finding]:
+        if not may_hold_secret(ctx.all_text):  # one fast pass per thread; the regex only where it may match
+            return
+        for output, text in zip(ctx.index.outputs, ctx.texts):
+            found = SECRET.search(text)
+            if found:
+                yield self.finding(ctx, f"output of call {call_label(output.call_id, ctx.tool_of(output))} holds a "
+                                   f"secret-looking token ({mask(found)}); rotate it", at=output.at,
+                                   call_id=output.call_id, tool=ctx.tool_of(output))
+
+
+RULE = SecretInOutput()

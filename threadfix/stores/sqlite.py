@@ -1,0 +1,861 @@
+"""Threads in a SQLite database, read and repaired while the app may be writing to it.
+
+**Reading** (lint, report, ``--dry-run``, ``--check``, ``--diff``, and repair's own scan) uses a
+``mode=ro`` connection: a mistyped path is never created and the journal mode is never touched. Rows
+come in short keyed chunks (``WHERE rowid > ? ORDER BY rowid LIMIT n``), each its own read
+transaction, because in rollback-journal mode an open read blocks the app's commit. JSON is fetched as
+bytes (``CAST(col AS BLOB)``) and parsed with orjson.
+
+One row per item is read the cheapest way the table's indexes allow: when an index lists the rows by
+thread and order (openai-agents has one), whole threads stream in keyed chunks; when an index only
+finds a thread, threads are read one by one by key; with no index, row ids are grouped by thread in one
+pass in row order (no sort of an interleaved table), then each thread is read by row id, plus any row
+appended to it since. Time columns are read only for threads whose age is asked.
+
+**Writing** (repair) uses its own ``mode=rw`` connection and ``BEGIN IMMEDIATE`` transactions of at
+most ``batch_size`` threads (a deferred ``BEGIN`` that reads and then writes fails at once with
+"database is locked"). Inside the transaction each thread is read again and compared with what the
+repair was planned on; a thread the app changed meanwhile is left alone and reported (run again),
+never overwritten. Each thread is written under a savepoint, so one that cannot be written (a
+constraint) is left alone without losing the rest of the batch. After SQLITE_FULL or an I/O error
+SQLite may already have rolled back, so ``in_transaction`` is checked before ``ROLLBACK``.
+
+In the one-row-per-item layout, an output inserted in the middle of a thread keeps every other row's
+data: when the order is the row id (openai-agents), the thread's later rows are copied, all their
+columns intact, to new row ids after it in the same transaction; when it is an integer column, only
+the rows that must make room move, and by as little as possible.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import sqlite3
+import tempfile
+from array import array
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import groupby
+from operator import itemgetter
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from threadfix import jsonio
+from threadfix.errors import BusyError, ConfigError, InputError, StoreError, ThreadfixError, UnrewritableError
+from threadfix.journal import Entry, digest
+from threadfix.model import Address, Thread
+from threadfix.stores.atomic import TEMP_PREFIX, fsync_folder
+from threadfix.stores.base import ReadProblem, Store, StoreWriter, parse_time
+from threadfix.stores.files import THREAD_KEYS, encode_document, split_container
+from threadfix.stores.sqlite_layout import Layout, Schema, connect, find_layout, q, shown, sqlite_error
+
+#: rows per read transaction, one row per thread (each row may be a large document)
+THREAD_CHUNK = 200
+#: rows per read transaction when grouping row ids by thread
+ID_CHUNK = 5000
+#: item rows per read transaction when streaming whole threads (smaller chunks measured faster)
+STREAM_CHUNK = 1000
+#: row ids bound in one ``IN (...)`` (SQLite allowed at most 999 variables before 3.32)
+IN_CHUNK = 500
+CHANGED = "changed while threadfix worked on it (the app wrote to it); left alone, run again"
+#: the fields of an item row as scanned: row id, order, item bytes, thread
+_ROWID, _RAW, _THREAD = itemgetter(0), itemgetter(2), itemgetter(3)
+
+
+# --------------------------------------------------------------------------- locators
+
+
+@dataclass(slots=True)
+class RowLocator:
+    """One row per thread: where the thread's row is, and how its JSON is stored."""
+
+    rowid: int
+    key: Any
+    #: stored as TEXT (else BLOB): a rewrite keeps the type the app reads
+    text: bool
+
+
+@dataclass(slots=True)
+class ItemsLocator:
+    """One row per item: the thread's rows in order, and what the repair plans for them."""
+
+    key: Any
+    rowids: list[int]
+    raws: list[bytes]
+    #: the largest row id in the table when the thread was grouped (later rows were appended since)
+    max_rowid: int
+    #: every row in full (row id first), read just before writing and compared inside the transaction
+    snapshot: list[tuple[Any, ...]] | None = None
+    stale: bool = False
+    #: the new rows in order: the index of a kept row, or the bytes of a new item
+    plan: list[int | bytes] | None = None
+
+
+class ItemThread(Thread):
+    """A one-row-per-item thread: its time columns are read only if its age is asked (most never are)."""
+
+    __slots__ = ("store",)
+
+    def exact_time(self) -> float | None:
+        store = getattr(self, "store", None)
+        if self.modified is None and store is not None:
+            self.store = None
+            self.modified = store._thread_time(self)
+        return self.modified
+
+
+def items_blob(raws: Sequence[bytes]) -> bytes:
+    """A one-row-per-item thread as one document (one item per line): what diffs, hashes and undo see."""
+    return b"[\n" + b",\n".join(raws) + b"\n]" if raws else b"[]"
+
+
+def _as_bytes(value: Any) -> bytes:
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    return b"null" if value is None else str(value).encode()
+
+
+def _label(key: Any) -> str:
+    if isinstance(key, bytes):
+        return "x'" + key.hex() + "'"
+    return str(key)
+
+
+def _cell(value: Any) -> Any:
+    """A SQLite value as JSON (for the journal): BLOBs and non-finite REALs are tagged."""
+    if isinstance(value, bytes):
+        return {"$blob": base64.b64encode(value).decode("ascii")}
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return {"$real": repr(value)}
+    return value
+
+
+def _uncell(value: Any) -> Any:
+    if isinstance(value, dict):
+        if "$blob" in value:
+            return base64.b64decode(value["$blob"])
+        if "$real" in value:
+            return float(value["$real"])
+    return value
+
+
+def _order_key(value: Any) -> tuple[int, Any]:
+    """SQLite's order of values of mixed types: NULL, numbers, text, blobs."""
+    if value is None:
+        return (0, 0)
+    if isinstance(value, (int, float)):
+        return (1, value)
+    return (2, value) if isinstance(value, str) else (3, value)
+
+
+def _keyset(conn: sqlite3.Connection, first: str, after: str, size: int,
+            resume: Callable[[list[tuple[Any, ...]]], Any] = lambda rows: rows[-1][0]) -> Iterator[list[tuple[Any, ...]]]:
+    """Rows in chunks, each its own short read transaction (fetched whole, so no read stays open between
+    chunks): ``first`` takes ``(size,)``, ``after`` takes ``(resume(previous chunk), size)``."""
+    rows = conn.execute(first, (size,)).fetchall()
+    while rows:
+        yield rows
+        rows = conn.execute(after, (resume(rows), size)).fetchall()
+
+
+def _after_whole_threads(rows: list[tuple[Any, ...]]) -> Any:
+    """Where a stream of item rows resumes: after the last thread the chunk holds whole (a full chunk's
+    last thread may be cut; when it is the only one, it is read by key and the stream goes on after it)."""
+    last = rows[-1][3]
+    if len(rows) < STREAM_CHUNK:
+        return last
+    return next((row[3] for row in reversed(rows) if row[3] != last), last)
+
+
+def _chunks(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(values), size):
+        yield values[start:start + size]
+
+
+# --------------------------------------------------------------------------- the store
+
+
+def open_sqlite_store(path: Path, options: Any) -> SQLiteStore:
+    """A store for the database at ``path``; its layout is read from the options or detected."""
+    display = str(path)
+    conn = connect(path, write=False, timeout=options.busy_timeout)
+    try:
+        encoding = conn.execute("PRAGMA encoding").fetchone()[0]
+        if encoding != "UTF-8":
+            raise InputError(f"stores text as {encoding}; threadfix reads UTF-8 databases only", display)
+        layout, detected = find_layout(conn, options)
+    except sqlite3.Error as exc:
+        raise sqlite_error(exc, display, options.busy_timeout) from None
+    finally:
+        conn.close()
+    return SQLiteStore(path, display, layout, options, detected)
+
+
+class SQLiteStore(Store):
+    """One database table holding threads, in either layout."""
+
+    def __init__(self, path: Path, display: str, layout: Layout, options: Any, detected: bool = False) -> None:
+        self.path = path
+        self.display = display
+        self.layout = layout
+        self.options = options
+        #: what was detected from the schema, for the person at the terminal (None: all given)
+        self.description = f"{display}: reading {layout.describe()}" if detected else None
+        self.dialect = options.dialect or layout.dialect
+        self.mtime: float | None = None
+        self._conn: sqlite3.Connection | None = None
+        self._sql = _Sql(layout)
+
+    # ------------------------------------------------------------------ reading
+
+    def _reader(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = connect(self.path, write=False, timeout=self.options.busy_timeout)
+        return self._conn
+
+    def _close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def threads(self) -> Iterator[Thread | ReadProblem]:
+        self.mtime = _db_mtime(self.path)
+        try:
+            if self.layout.kind == "thread":
+                yield from self._thread_rows(self._reader())
+            else:
+                yield from self._item_threads(self._reader())
+        except sqlite3.Error as exc:
+            raise sqlite_error(exc, self.display, self.options.busy_timeout) from None
+        finally:
+            self._close()
+
+    def _address(self, column: str | None, key: Any) -> Address:
+        return Address(self.display, key=f"{self.layout.table}:{column or 'rowid'}={_label(key)}")
+
+    def _thread_rows(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
+        layout, sql = self.layout, self._sql
+        for rows in _keyset(conn, sql.thread_chunk_first, sql.thread_chunk_after, THREAD_CHUNK):
+            for rowid, key, raw, kind, *times in rows:
+                if raw is None:
+                    continue  # a row with no thread yet
+                address = self._address(layout.id_column, key if layout.id_column else rowid)
+                if kind not in ("text", "blob"):
+                    yield ReadProblem(str(address), f"holds a {kind}, not a JSON thread")
+                    continue
+                if len(raw) > self.options.max_doc_bytes:
+                    yield ReadProblem(str(address), f"is {len(raw) // 2**20} MiB, over the "
+                                      f"{self.options.max_doc_bytes // 2**20} MiB limit for one document (raise --max-doc-mb)")
+                    continue
+                try:
+                    value = jsonio.loads(raw)
+                except jsonio.JsonReadError as exc:
+                    yield ReadProblem(str(address), exc.message)
+                    continue
+                parts = split_container(value)
+                if parts is None:
+                    yield ReadProblem(str(address), "holds no thread (expected an array of items, or an object "
+                                      f"with one of {', '.join(THREAD_KEYS)})")
+                    continue
+                items, container, item_key = parts
+                yield Thread(address=address, items=items, container=container, key=item_key, raw=raw,
+                             modified=_row_time(times), mtime=self.mtime, dialect=self.dialect,
+                             locator=RowLocator(rowid, key, kind == "text"))
+
+    def _item_threads(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
+        if self.layout.stream_indexed:
+            yield from self._threads_streamed(conn)
+        elif self.layout.thread_indexed:
+            yield from self._threads_by_key(conn)
+        else:
+            yield from self._threads_by_rowid(conn)
+        orphans = conn.execute(self._sql.count_orphans).fetchone()[0]
+        if orphans:
+            yield ReadProblem(f"{self.display}:{self.layout.table}", f"{orphans} row{'s have' if orphans != 1 else ' has'} "
+                              f"no {shown(self.layout.thread_column)} and belong{'' if orphans != 1 else 's'} to no thread")
+
+    def _threads_streamed(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
+        """An index lists the rows in thread order: read them in chunks of whole threads (the last thread
+        of a full chunk may be cut, so it starts the next chunk; a thread bigger than a chunk is read by key)."""
+        sql = self._sql
+        for rows in _keyset(conn, sql.stream_first, sql.stream_after, STREAM_CHUNK, _after_whole_threads):
+            groups = [(key, list(group)) for key, group in groupby(rows, key=_THREAD)]
+            if len(rows) == STREAM_CHUNK:
+                cut_key = groups.pop()[0]
+                if not groups:
+                    groups = [(cut_key, conn.execute(sql.items_by_key, (cut_key,)).fetchall())]
+            for key, group in groups:
+                yield from self._item_thread(key, group, -(2**63))
+
+    def _threads_by_key(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
+        """The thread column leads an index: walk its keys in chunks, then read each thread by key (streams)."""
+        sql = self._sql
+        for keys in _keyset(conn, sql.keys_first, sql.keys_after, ID_CHUNK):
+            for (key,) in keys:
+                yield from self._item_thread(key, conn.execute(sql.items_by_key, (key,)).fetchall(), -(2**63))
+
+    def _threads_by_rowid(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
+        """No index to find a thread by: group row ids by thread in one pass in row order (no sort of an
+        interleaved table), then read each thread's rows by row id, plus any appended since the pass."""
+        sql = self._sql
+        groups: dict[Any, array] = {}
+        max_rowid = -(2**63)
+        for rows in _keyset(conn, sql.ids_first, sql.ids_after, ID_CHUNK):
+            max_rowid = rows[-1][0]
+            for rowid, key in rows:
+                if key is not None:
+                    groups.setdefault(key, array("q")).append(rowid)
+        for key in list(groups):
+            rows = []
+            for chunk in _chunks(groups.pop(key), IN_CHUNK):
+                rows.extend(conn.execute(sql.items_in(len(chunk)), tuple(chunk)).fetchall())
+            rows.extend(conn.execute(sql.items_appended, (max_rowid, key)).fetchall())
+            rows.sort(key=lambda row: (_order_key(row[1]), row[0]))
+            yield from self._item_thread(key, rows, max_rowid)
+
+    def _item_thread(self, key: Any, rows: list[tuple[Any, ...]], max_rowid: int) -> Iterator[Thread | ReadProblem]:
+        """One thread from its rows, in order: (row id, order, item bytes, thread key) each."""
+        address = self._address(self.layout.thread_column, key)
+        raws = list(map(_RAW, rows))
+        try:  # the fast path, in C loops: every row holds JSON, none too big
+            if None in raws or max(map(len, raws), default=0) > self.options.max_doc_bytes:
+                raise ValueError
+            items = list(map(orjson.loads, raws))
+        except ValueError:
+            items = []
+            for problem in self._read_rows(rows, items):
+                yield problem
+            if len(items) != len(rows):
+                yield ReadProblem(str(address), "some of its rows could not be read, so the thread is left alone")
+                return
+        thread = ItemThread(address=address, items=items, raw=items_blob(raws), mtime=self.mtime, dialect=self.dialect,
+                            locator=ItemsLocator(key, list(map(_ROWID, rows)), raws, max_rowid))
+        thread.store = self if self.layout.time_columns else None
+        yield thread
+
+    def _thread_time(self, thread: Thread) -> float | None:
+        """The newest time in the time columns of a thread's last rows (rows are in order: the newest last)."""
+        rowids = thread.locator.rowids[-3:]
+        conn = self._reader()
+        return _row_time([value for row in conn.execute(self._sql.times_in(len(rowids)), tuple(rowids)) for value in row])
+
+    def _read_rows(self, rows: list[tuple[Any, ...]], items: list[Any]) -> Iterator[ReadProblem]:
+        """The slow path: parse row by row into ``items``, with a problem for each row that cannot be read."""
+        for rowid, _order, raw, _key in rows:
+            where = f"{self.display}:{self.layout.table}:rowid={rowid}"
+            if raw is None:
+                yield ReadProblem(where, "holds no item")
+            elif len(raw) > self.options.max_doc_bytes:
+                yield ReadProblem(where, f"is over the {self.options.max_doc_bytes // 2**20} MiB limit for one item "
+                                  "(raise --max-doc-mb)")
+            else:
+                try:
+                    items.append(jsonio.loads(raw))
+                except jsonio.JsonReadError as exc:
+                    yield ReadProblem(where, exc.message)
+
+    # ------------------------------------------------------------------ planning what to write
+
+    def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
+        if self.layout.kind == "thread":
+            data = encode_document(thread, new_items)
+            _check_text(thread.locator.text, data, thread)
+            return data
+        loc: ItemsLocator = thread.locator
+        by_id = {id(item): i for i, item in enumerate(thread.items)}
+        style = jsonio.detect_style(loc.raws[0], thread.items[0]) if loc.raws else None
+        plan: list[int | bytes] = []
+        used: set[int] = set()
+        for item in new_items:
+            index = by_id.get(id(item))
+            if index is not None and index not in used:
+                used.add(index)
+                plan.append(index)
+                continue
+            try:
+                data = jsonio.dumps(item, style or jsonio.COMPACT)
+            except jsonio.JsonWriteError as exc:
+                raise UnrewritableError(f"left alone: cannot be written back ({exc})", str(thread.address)) from None
+            _check_text(True, data, thread)
+            plan.append(data)
+        loc.plan = plan
+        return items_blob([loc.raws[p] if isinstance(p, int) else p for p in plan])
+
+    def _prepare(self, thread: Thread) -> None:
+        """Read a one-row-per-item thread's rows in full, once, before its journal entry and its write."""
+        loc = thread.locator
+        if not isinstance(loc, ItemsLocator) or loc.snapshot is not None:
+            return
+        rows = self._sql.full_rows(self._reader(), loc.key, loc.rowids, loc.max_rowid)
+        loc.snapshot = rows
+        item = self._sql.item_index
+        if [row[0] for row in rows] != loc.rowids or [_as_bytes(row[item]) for row in rows] != loc.raws:
+            loc.stale = True
+
+    def writer(self, dest: Path | None = None) -> StoreWriter:
+        return SQLiteWriter(self, dest)
+
+    def journal_entry(self, thread: Thread, data: bytes) -> Entry | None:
+        layout = self.layout
+        real = os.path.realpath(self.path)
+        if layout.kind == "thread":
+            loc: RowLocator = thread.locator
+            return Entry("sqlite", real, str(thread.address), thread.raw, digest(data), {
+                "layout": "thread", "table": layout.table, "json_column": layout.json_column,
+                "id_column": layout.id_column, "rowid": loc.rowid, "key": _cell(loc.key), "text": loc.text})
+        self._prepare(thread)
+        items: ItemsLocator = thread.locator
+        before = orjson.dumps({"columns": list(layout.copied_columns),
+                               "rows": [[_cell(v) for v in row] for row in items.snapshot]})
+        return Entry("sqlite", real, str(thread.address), before, digest(data), {
+            "layout": "item", "table": layout.table, "thread_column": layout.thread_column,
+            "item_column": layout.item_column, "order_column": layout.order_column, "key": _cell(items.key)})
+
+    # ------------------------------------------------------------------ writing one thread (inside a transaction)
+
+    def write(self, conn: sqlite3.Connection, thread: Thread, data: bytes) -> None:
+        """Write one thread; BusyError when the app changed it since it was read, ThreadfixError when it cannot be."""
+        if self.layout.kind == "thread":
+            self._write_row(conn, thread, data)
+        else:
+            _ItemWrite(self, conn, thread, data).run()
+
+    def _write_row(self, conn: sqlite3.Connection, thread: Thread, data: bytes) -> None:
+        loc: RowLocator = thread.locator
+        row = conn.execute(self._sql.thread_row, (loc.rowid,)).fetchone()
+        if row is None or row[0] != loc.key or row[1] != thread.raw or (row[2] == "text") != loc.text:
+            raise BusyError(CHANGED, str(thread.address))
+        conn.execute(self._sql.update_json, (data.decode("utf-8") if loc.text else data, loc.rowid))
+
+
+def _row_time(times: Sequence[Any]) -> float | None:
+    """The newest time the rows' time columns give (None: the thread's JSON or the file's mtime will tell)."""
+    found = [t for value in times if (t := parse_time(value)) is not None]
+    return max(found) if found else None
+
+
+def _check_text(text: bool, data: bytes, thread: Thread) -> None:
+    if text:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UnrewritableError("left alone: the repaired JSON is not valid UTF-8 text", str(thread.address)) from None
+
+
+def _db_mtime(path: Path) -> float | None:
+    """When the database last changed: the newer of the file and its WAL."""
+    times = []
+    for name in (str(path), str(path) + "-wal"):
+        try:
+            times.append(os.stat(name).st_mtime)
+        except OSError:
+            pass
+    return max(times) if times else None
+
+
+class _Sql:
+    """Every statement a layout needs, built once from names checked against the schema."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+        t, r = q(layout.table), layout.rowid
+        self.table, self.rowid = t, r
+        times = "".join(f", {q(c)}" for c in layout.time_columns)
+        self.copied = ", ".join(q(c) for c in layout.copied_columns)
+        if layout.kind == "thread":
+            js = q(layout.json_column)
+            ident = q(layout.id_column) if layout.id_column else r
+            head = f"SELECT {r}, {ident}, CAST({js} AS BLOB), typeof({js}){times} FROM {t}"
+            self.thread_chunk_first = f"{head} ORDER BY {r} LIMIT ?"
+            self.thread_chunk_after = f"{head} WHERE {r} > ? ORDER BY {r} LIMIT ?"
+            self.thread_row = f"SELECT {ident}, CAST({js} AS BLOB), typeof({js}) FROM {t} WHERE {r} = ?"
+            self.update_json = f"UPDATE {t} SET {js} = ? WHERE {r} = ?"
+            return
+        th, it = q(layout.thread_column), q(layout.item_column)
+        order = q(layout.order_column) if layout.order_column else r
+        self.thread, self.item, self.order = th, it, order
+        self.ids_first = f"SELECT {r}, {th} FROM {t} ORDER BY {r} LIMIT ?"
+        self.ids_after = f"SELECT {r}, {th} FROM {t} WHERE {r} > ? ORDER BY {r} LIMIT ?"
+        self._items_head = f"SELECT {r}, {order}, CAST({it} AS BLOB), {th} FROM {t}"
+        self._times_head = f"SELECT {', '.join(q(c) for c in layout.time_columns) or 'NULL'} FROM {t}"
+        self.items_appended = f"{self._items_head} WHERE {r} > ? AND {th} = ?"
+        self.items_by_key = f"{self._items_head} WHERE {th} = ? ORDER BY {order}, {r}"
+        self.stream_first = f"{self._items_head} WHERE {th} IS NOT NULL ORDER BY {th}, {order}, {r} LIMIT ?"
+        self.stream_after = f"{self._items_head} WHERE {th} > ? ORDER BY {th}, {order}, {r} LIMIT ?"
+        self.keys_first = f"SELECT DISTINCT {th} FROM {t} WHERE {th} IS NOT NULL ORDER BY {th} LIMIT ?"
+        self.keys_after = f"SELECT DISTINCT {th} FROM {t} WHERE {th} > ? ORDER BY {th} LIMIT ?"
+        self.count_orphans = f"SELECT count(*) FROM {t} WHERE {th} IS NULL"
+        self._full_head = f"SELECT {r}, {self.copied} FROM {t}"
+        columns = layout.copied_columns
+        #: where the item and the order are in a full row (the row id is at 0)
+        self.item_index = 1 + columns.index(layout.item_column)
+        self.order_index = 1 + columns.index(layout.order_column) if layout.order_column else 0
+
+    def items_in(self, count: int) -> str:
+        return f"{self._items_head} WHERE {self.rowid} IN ({', '.join('?' * count)})"
+
+    def times_in(self, count: int) -> str:
+        return f"{self._times_head} WHERE {self.rowid} IN ({', '.join('?' * count)})"
+
+    def full_rows(self, conn: sqlite3.Connection, key: Any, rowids: Sequence[int], max_rowid: int) -> list[tuple[Any, ...]]:
+        """Every row of one thread in full, in thread order."""
+        if self.layout.thread_indexed:
+            rows = conn.execute(f"{self._full_head} WHERE {self.thread} = ?", (key,)).fetchall()
+        else:
+            rows = []
+            for chunk in _chunks(list(rowids), IN_CHUNK):
+                rows.extend(conn.execute(f"{self._full_head} WHERE {self.rowid} IN ({', '.join('?' * len(chunk))})",
+                                         tuple(chunk)).fetchall())
+            rows.extend(conn.execute(f"{self._full_head} WHERE {self.rowid} > ? AND {self.thread} = ?",
+                                     (max_rowid, key)).fetchall())
+            known: set[Any] = set()
+            rows = [row for row in rows if not (row[0] in known or known.add(row[0]))]
+        index = self.order_index
+        rows.sort(key=lambda row: (_order_key(row[index]), row[0]))
+        return rows
+
+
+class _ItemWrite:
+    """Lay a planned one-row-per-item thread into its rows, keeping every other row's data."""
+
+    def __init__(self, store: SQLiteStore, conn: sqlite3.Connection, thread: Thread, data: bytes) -> None:
+        self.store, self.conn, self.thread, self.data = store, conn, thread, data
+        self.layout, self.sql = store.layout, store._sql
+        self.loc: ItemsLocator = thread.locator
+        self.inserted: list[int] = []
+
+    def run(self) -> None:
+        loc, sql = self.loc, self.sql
+        if loc.snapshot is None:
+            self.store._prepare(self.thread)
+        current = sql.full_rows(self.conn, loc.key, loc.rowids, loc.max_rowid)
+        if loc.stale or current != loc.snapshot:
+            raise BusyError(CHANGED, str(self.thread.address))
+        plan = loc.plan
+        first = 0
+        while first < min(len(plan), len(loc.rowids)) and plan[first] == first:
+            first += 1
+        tail = plan[first:]
+        kept = {p for p in tail if isinstance(p, int)}
+        removed = [i for i in range(first, len(loc.rowids)) if i not in kept]
+        if self.layout.order_kind == "rowid":
+            self._by_rowid(first, tail)
+        else:
+            self._by_column(first, tail, removed)
+        written = sql.full_rows(self.conn, loc.key, list(loc.rowids) + self.inserted, loc.max_rowid)
+        if items_blob([_as_bytes(row[sql.item_index]) for row in written]) != self.data:
+            raise StoreError("left alone: its rows did not read back as planned", str(self.thread.address))
+
+    def _refuse_if_referenced(self) -> None:
+        if self.layout.referenced_by:
+            raise UnrewritableError(
+                f"left alone: rows of {shown(self.layout.table)} are referenced from "
+                f"{', '.join(shown(t) for t in self.layout.referenced_by)}, and repairing this thread would move "
+                "or delete rows", str(self.thread.address))
+
+    def _delete(self, index: int) -> None:
+        self.conn.execute(f"DELETE FROM {self.sql.table} WHERE {self.sql.rowid} = ?", (self.loc.rowids[index],))
+
+    def _insert_new(self, data: bytes, neighbour: int, order: int | None = None) -> None:
+        """A row for a new item: its thread and item, its order when the order is a column, and the time of
+        the row before it (``neighbour``) in time columns that must not be empty; defaults for the rest."""
+        sql, loc, layout = self.sql, self.loc, self.layout
+        row = loc.snapshot[neighbour]
+        columns = [sql.thread, sql.item]
+        values = [loc.key, data.decode("utf-8") if isinstance(row[sql.item_index], str) else data]
+        if order is not None:
+            columns.append(sql.order)
+            values.append(order)
+        for name in layout.required_times:
+            columns.append(q(name))
+            values.append(row[1 + layout.copied_columns.index(name)])
+        cursor = self.conn.execute(f"INSERT INTO {sql.table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(values))})",
+                                   values)
+        self.inserted.append(cursor.lastrowid)
+
+    def _by_rowid(self, first: int, tail: list[int | bytes]) -> None:
+        """Order is the row id: the later rows are copied, every column intact, to new row ids after the new ones."""
+        loc, sql = self.loc, self.sql
+        if first < len(loc.rowids):
+            self._refuse_if_referenced()
+        for index in range(first, len(loc.rowids)):
+            self._delete(index)
+        marks = ", ".join("?" * len(self.layout.copied_columns))
+        neighbour = first - 1 if first else 0
+        for entry in tail:
+            if isinstance(entry, int):
+                cursor = self.conn.execute(f"INSERT INTO {sql.table} ({sql.copied}) VALUES ({marks})", loc.snapshot[entry][1:])
+                self.inserted.append(cursor.lastrowid)
+                neighbour = entry
+            else:
+                self._insert_new(entry, neighbour)
+
+    def _by_column(self, first: int, tail: list[int | bytes], removed: list[int]) -> None:
+        """Order is a column: rows that must make room move up by as little as possible; the rest stay."""
+        loc, sql, layout = self.loc, self.sql, self.layout
+        orders = [row[sql.order_index] for row in loc.snapshot]
+        kept = [e for e in tail if isinstance(e, int)]
+        reordered = kept != sorted(kept)
+        adds = any(not isinstance(e, int) for e in tail)
+        if removed:
+            self._refuse_if_referenced()
+        if layout.order_kind == "other" or not all(isinstance(v, int) and not isinstance(v, bool) for v in orders):
+            if adds or reordered:
+                raise UnrewritableError(f"left alone: items are ordered by {shown(layout.order_column)}, which does "
+                                        "not hold integers, so a new item cannot be placed", str(self.thread.address))
+            for index in removed:
+                self._delete(index)
+            return
+        for index in removed:
+            self._delete(index)
+        if layout.order_unique:  # a sequence over the whole table (indexed alone): go past its end
+            top = self.conn.execute(f"SELECT max({sql.order}) FROM {sql.table}").fetchone()[0] or 0
+            values = [top + 1 + k for k in range(len(tail))]
+        else:
+            values = []
+            prev = orders[first - 1] if first else (orders[0] - 1 if orders else -1)
+            for entry in tail:
+                value = orders[entry] if isinstance(entry, int) and orders[entry] > prev else prev + 1
+                values.append(value)
+                prev = value
+        moves = [(loc.rowids[e], v) for e, v in zip(tail, values) if isinstance(e, int) and v != orders[e]]
+        set_order = f"UPDATE {sql.table} SET {sql.order} = ? WHERE {sql.rowid} = ?"
+        if moves and not layout.order_unique:
+            # out of the way first, past every final value in this thread, so a UNIQUE (thread, position)
+            # never trips midway
+            past = max(orders) + len(tail) + 1
+            for k, (rowid, _) in enumerate(moves):
+                self.conn.execute(set_order, (past + k, rowid))
+        for rowid, value in moves:
+            self.conn.execute(set_order, (value, rowid))
+        neighbour = first - 1 if first else 0
+        for entry, value in zip(tail, values):
+            if isinstance(entry, int):
+                neighbour = entry
+            else:
+                self._insert_new(entry, neighbour, value)
+
+
+# --------------------------------------------------------------------------- the writer
+
+
+class SQLiteWriter(StoreWriter):
+    """Queues changed threads; :meth:`commit` writes them in short ``BEGIN IMMEDIATE`` transactions.
+
+    With ``dest`` (``-o``), the database is first copied with SQLite's online backup (a consistent
+    snapshot of a live database), the changes are written to the copy, and the copy is renamed into
+    place; the original is only read.
+    """
+
+    def __init__(self, store: SQLiteStore, dest: Path | None = None) -> None:
+        self.store = store
+        self.dest = dest
+        self.queue: list[tuple[Thread, bytes]] = []
+        self._unwritten: list[tuple[Thread, ThreadfixError]] = []
+        self._conn: sqlite3.Connection | None = None
+        self._temp: str | None = None
+
+    def replace(self, thread: Thread, data: bytes) -> None:
+        self.store._prepare(thread)
+        self.queue.append((thread, data))
+
+    def unwritten(self) -> list[tuple[Thread, ThreadfixError]]:
+        return list(self._unwritten)
+
+    def commit(self) -> bool:
+        if not self.queue and self.dest is None:
+            return False
+        store = self.store
+        timeout = store.options.busy_timeout
+        where = str(self.dest) if self.dest is not None else store.display
+        pending = list(self.queue)
+        batch: list[tuple[Thread, bytes]] = []
+        written = 0
+        try:
+            conn = self._open()
+            while pending:
+                batch, pending = pending[:max(1, store.options.batch_size)], pending[max(1, store.options.batch_size):]
+                conn.execute("BEGIN IMMEDIATE")
+                done = 0
+                for thread, data in batch:
+                    conn.execute("SAVEPOINT threadfix")
+                    try:
+                        store.write(conn, thread, data)
+                        done += 1
+                    except (ThreadfixError, sqlite3.IntegrityError) as exc:
+                        conn.execute("ROLLBACK TO threadfix")
+                        if isinstance(exc, sqlite3.IntegrityError):
+                            exc = StoreError(f"left alone: the table refused the change ({exc})", str(thread.address))
+                        self._unwritten.append((thread, exc))
+                    conn.execute("RELEASE threadfix")
+                conn.execute("COMMIT")
+                written += done
+                batch = []
+            self._finish()
+        except BaseException as exc:
+            self._rollback()
+            error = sqlite_error(exc, where, timeout) if isinstance(exc, sqlite3.Error) else None
+            reason = error or (exc if isinstance(exc, ThreadfixError) else StoreError("not written: interrupted", where))
+            marked = {id(t) for t, _ in self._unwritten}
+            self._unwritten.extend((t, reason) for t, _ in batch + pending if id(t) not in marked)
+            if error is not None:
+                raise error from None
+            raise
+        finally:
+            self.abort()
+        return written > 0 or self.dest is not None
+
+    def _open(self) -> sqlite3.Connection:
+        store = self.store
+        if self.dest is None:
+            self._conn = connect(store.path, write=True, timeout=store.options.busy_timeout)
+            return self._conn
+        if self.dest.exists() and (os.path.realpath(self.dest) == os.path.realpath(store.path) or not self.dest.is_file()):
+            raise ConfigError("--output must name a new file or another regular file, not the database itself", str(self.dest))
+        folder = self.dest.parent if str(self.dest.parent) else Path(".")
+        fd, self._temp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".db", dir=folder)
+        os.close(fd)
+        source = connect(store.path, write=False, timeout=store.options.busy_timeout)
+        try:
+            self._conn = connect(Path(self._temp), write=True, timeout=store.options.busy_timeout)
+            source.backup(self._conn)
+        finally:
+            source.close()
+        return self._conn
+
+    def _finish(self) -> None:
+        """For ``-o``: close the copy and rename it into place."""
+        if self._temp is None:
+            return
+        self._conn.close()
+        self._conn = None
+        os.replace(self._temp, self.dest)
+        self._temp = None
+        fsync_folder(self.dest.parent if str(self.dest.parent) else Path("."))
+
+    def _rollback(self) -> None:
+        # after SQLITE_FULL or an I/O error SQLite may have rolled back already; ROLLBACK would then fail
+        # and hide the real error
+        if self._conn is not None and self._conn.in_transaction:
+            try:
+                self._conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+
+    def abort(self) -> None:
+        self._rollback()
+        self.store._close()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if self._temp is not None:
+            try:
+                os.unlink(self._temp)
+            except FileNotFoundError:
+                pass
+            self._temp = None
+
+
+# --------------------------------------------------------------------------- undo
+
+
+def undo_entries(path: str, entries: list[Entry]) -> Iterator[Any]:
+    """Put back the threads of one database, newest repair first, in one ``BEGIN IMMEDIATE`` transaction.
+
+    A thread is restored only while it holds exactly what the repair wrote; one the app changed since
+    is refused, and one that already holds its original counts as restored.
+    """
+    from threadfix.undo import UndoOutcome
+
+    if not os.path.exists(path):
+        for entry in entries:
+            yield UndoOutcome(entry.address, "missing", "the database no longer exists")
+        return
+    conn = connect(Path(path), write=True, timeout=5.0)
+    outcomes = []
+    try:
+        schema = Schema(conn)
+        conn.execute("BEGIN IMMEDIATE")
+        for entry in reversed(entries):
+            conn.execute("SAVEPOINT threadfix")
+            try:
+                outcome = _undo_one(conn, schema, entry)
+            except sqlite3.IntegrityError as exc:
+                conn.execute("ROLLBACK TO threadfix")
+                outcome = UndoOutcome(entry.address, "refused", f"the table refused the restore ({exc})")
+            except ThreadfixError as exc:
+                conn.execute("ROLLBACK TO threadfix")
+                outcome = UndoOutcome(entry.address, "refused", exc.message)
+            conn.execute("RELEASE threadfix")
+            outcomes.append(outcome)
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise sqlite_error(exc, path, 5.0) from None
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        conn.close()
+    yield from reversed(outcomes)
+
+
+def _undo_layout(schema: Schema, locator: dict[str, Any]) -> Layout:
+    """The layout a journal entry names, every name checked against the schema as it is now."""
+    from threadfix.stores.sqlite_layout import _check_column, _check_table, _item_layout, _thread_layout
+
+    table = _check_table(schema, str(locator.get("table")))
+    if locator.get("layout") == "thread":
+        _check_column(table, locator["json_column"], "--json-column")
+        _check_column(table, locator.get("id_column"), "--id-column")
+        return _thread_layout(table, locator["json_column"], locator.get("id_column"))
+    for name in ("item_column", "thread_column", "order_column"):
+        _check_column(table, locator.get(name), f"--{name.replace('_', '-')}")
+    return _item_layout(table, locator["item_column"], locator["thread_column"], locator.get("order_column"))
+
+
+def _undo_one(conn: sqlite3.Connection, schema: Schema, entry: Entry) -> Any:
+    from threadfix.undo import UndoOutcome
+
+    try:
+        layout = _undo_layout(schema, entry.locator)
+    except (ConfigError, KeyError) as exc:
+        return UndoOutcome(entry.address, "missing", f"the table changed since the repair ({exc})")
+    sql = _Sql(layout)
+    key = _uncell(entry.locator.get("key"))
+    if layout.kind == "thread":
+        row = conn.execute(sql.thread_row, (entry.locator["rowid"],)).fetchone()
+        if row is None or row[0] != key:
+            return UndoOutcome(entry.address, "missing", "the row is no longer in the table")
+        return _decide(entry, row[1], entry.before, lambda: conn.execute(sql.update_json, (
+            entry.before.decode("utf-8") if entry.locator.get("text") else entry.before, entry.locator["rowid"])))
+    before = orjson.loads(entry.before)
+    if list(before["columns"]) != list(layout.copied_columns):
+        return UndoOutcome(entry.address, "refused", "the table's columns changed since the repair")
+    rows = [[_uncell(v) for v in row] for row in before["rows"]]
+    current = sql.full_rows(conn, key, [], -(2**63))
+    original = items_blob([_as_bytes(row[sql.item_index]) for row in rows])
+
+    def restore() -> None:
+        conn.execute(f"DELETE FROM {sql.table} WHERE {sql.thread} = ?", (key,))
+        marks = ", ".join("?" * (len(layout.copied_columns) + 1))
+        for row in rows:
+            conn.execute(f"INSERT INTO {sql.table} ({sql.rowid}, {sql.copied}) VALUES ({marks})", row)
+
+    return _decide(entry, items_blob([_as_bytes(row[sql.item_index]) for row in current]), original, restore)
+
+
+def _decide(entry: Entry, current: bytes, original: bytes, restore: Any) -> Any:
+    from threadfix.undo import UndoOutcome
+
+    found = digest(current)
+    if found == entry.after_sha256:
+        restore()
+        return UndoOutcome(entry.address, "restored")
+    if found == digest(original):
+        return UndoOutcome(entry.address, "already_original", "it already holds what it held before the repair")
+    return UndoOutcome(entry.address, "refused", "it changed after the repair; restoring it would lose those changes")
