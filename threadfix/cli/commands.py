@@ -1,3 +1,3 @@
 """Importing this module registers every command on the app (one module per command)."""
 
-from threadfix.cli import lint, repair, report, rules, undo  # noqa: F401
+from threadfix.cli import dialects, lint, repair, report, rules, undo  # noqa: F401
