@@ -7,6 +7,8 @@ The command line is a thin layer over this library; a batch job can import the s
     for outcome in run.outcomes():
         ...
     print(run.result.changed)
+
+``lint_items``/``LintRun``, ``report_paths``/``build_report`` and ``classify`` are the other entry points.
 """
 
 from __future__ import annotations
@@ -22,6 +24,13 @@ _LAZY = {
     "repair_items": "threadfix.repair",
     "undo": "threadfix.undo",
     "Kind": "threadfix.failures",
+    "classify": "threadfix.failures",
+    "scan": "threadfix.batch",
+    "LintRun": "threadfix.lint",
+    "LintOptions": "threadfix.lint",
+    "lint_items": "threadfix.lint",
+    "build_report": "threadfix.report",
+    "report_paths": "threadfix.report",
 }
 
 __all__ = ["__version__", *_LAZY]
