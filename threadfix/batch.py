@@ -7,9 +7,11 @@ of the batch goes on; a store that changed underneath us is retried, then skippe
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +20,11 @@ from threadfix.dialects import Dialect
 from threadfix.errors import BusyError, ExitCode, ThreadfixError
 from threadfix.journal import Entry, Journal, default_folder
 from threadfix.model import RepairPlan, Thread, ThreadIndex
+from threadfix.parallel import Shard, run_sharded, shard_stores, sharded
 from threadfix.repair import RepairOptions, plan_repair
 from threadfix.stores import ReadProblem, Store, StoreOptions, open_stores
+from threadfix.stores.atomic import Fingerprint
+from threadfix.stores.files import FileStore, RefusedFile
 
 DEFAULT_MIN_AGE = 600.0
 BUSY_ATTEMPTS = 3
@@ -44,6 +49,8 @@ class RunOptions:
     argv: tuple[str, ...] = ()
     #: the clock, for tests
     now: float | None = None
+    #: processes to spread large file inputs over (None: by input size)
+    jobs: int | None = 1
 
 
 @dataclass(slots=True)
@@ -170,7 +177,11 @@ class RepairRun:
 
     def outcomes(self) -> Iterator[ThreadOutcome | Problem]:
         options = self.options
+        spread = sharded(self.specs, options.jobs)
         try:
+            if spread is not None:
+                yield from self._sharded(*spread)
+                return
             for store in iter_stores(self.specs, options.store, self.stdin, self.on_store):
                 if isinstance(store, Problem):
                     self.result.problems.append(store)
@@ -182,7 +193,33 @@ class RepairRun:
                 self.journal.close()
                 self.result.journal = self.journal.path
 
-    def _store_with_retries(self, store: Store) -> Iterator[ThreadOutcome | Problem]:
+    def _sharded(self, processes: int, shards: list[Shard]) -> Iterator[ThreadOutcome | Problem]:
+        """Plan file shards in ``processes`` workers; commit each file here, through :meth:`_store` as one
+        process does. Other stores (SQLite) are repaired here when their turn comes."""
+        now = self.options.now if self.options.now is not None else time.time()
+        groups: list[tuple[FileStore | None, list[Shard]]] = []
+        for shard in shards:
+            if groups and shard.start not in (None, 0) and groups[-1][1][-1].spec == shard.spec:
+                groups[-1][1].append(shard)
+            else:
+                groups.append((_parent_store(shard, self.options.store), [shard]))
+        planned = run_sharded(shards, partial(_plan_shard, options=self.options, now=now), processes)
+        for store, members in groups:
+            parts = [next(planned) for _ in members]
+            if store is None:  # not a file the workers read: repaired here, in order
+                for problem_or_store in iter_stores([members[0].spec], self.options.store, self.stdin, self.on_store):
+                    if isinstance(problem_or_store, Problem):
+                        self.result.problems.append(problem_or_store)
+                        yield problem_or_store
+                    else:
+                        yield from self._store_with_retries(problem_or_store)
+                continue
+            if self.on_store is not None:
+                self.on_store(store)
+            yield from self._store_with_retries(store, lambda parts=parts: _replay(parts))
+
+    def _store_with_retries(self, store: Store, planned: Callable[[], Iterable[Planned]] | None = None
+                            ) -> Iterator[ThreadOutcome | Problem]:
         """Outcomes are held back until the store committed, so a retried store is reported once.
 
         Healthy threads are only counted, so a store of millions of threads costs no memory here.
@@ -191,7 +228,8 @@ class RepairRun:
             outcomes: list[ThreadOutcome | Problem] = []
             healthy = 0
             try:
-                for outcome in self._store(store):
+                # a retry reads the store again here: the workers' plans are of what it held before
+                for outcome in self._store(store, planned() if planned is not None and attempt == 0 else None):
                     if isinstance(outcome, ThreadOutcome) and outcome.status == "healthy":
                         healthy += 1
                     else:
@@ -224,7 +262,24 @@ class RepairRun:
                 for edit in outcome.plan.edits:
                     self.result.edits[edit.action.value] = self.result.edits.get(edit.action.value, 0) + 1
 
-    def _store(self, store: Store) -> Iterator[ThreadOutcome | Problem]:
+    def _plan(self, store: Store, now: float) -> Iterator[Planned]:
+        """Read and plan every thread of a store: what happened to it, and its new bytes and undo record."""
+        options = self.options
+        for count, thread in enumerate(store.threads(), 1):
+            if self.progress is not None and count % PROGRESS_EVERY == 0:
+                self.progress(store.display, count)
+            if isinstance(thread, ReadProblem):
+                yield Problem(thread.where, thread.message), None, None, None
+                continue
+            outcome, data = self._thread(store, thread, now)
+            entry = None
+            if data is not None and not options.dry_run and options.output is None:
+                entry = store.journal_entry(thread, data)
+            yield outcome, thread, data, entry
+
+    def _store(self, store: Store, planned: Iterable[Planned] | None = None) -> Iterator[ThreadOutcome | Problem]:
+        """Plan the store's threads (or take ``planned``, a ``--jobs`` workers' plans), then journal and commit:
+        the one write path of every repair."""
         options = self.options
         writer = None if options.dry_run else store.writer(options.output)
         entries: list[Entry] = []
@@ -232,15 +287,9 @@ class RepairRun:
         written: dict[int, ThreadOutcome] = {}
         now = options.now if options.now is not None else time.time()
         try:
-            for count, thread in enumerate(store.threads(), 1):
-                if self.progress is not None and count % PROGRESS_EVERY == 0:
-                    self.progress(store.display, count)
-                if isinstance(thread, ReadProblem):
-                    yield Problem(thread.where, thread.message)
-                    continue
-                outcome, data = self._thread(store, thread, now)
-                if data is not None and writer is not None:
-                    if options.output is None and (entry := store.journal_entry(thread, data)) is not None:
+            for outcome, thread, data, entry in planned if planned is not None else self._plan(store, now):
+                if data is not None and writer is not None and thread is not None:
+                    if entry is not None:
                         entries.append(entry)
                     writer.replace(thread, data)
                     written[id(thread)] = outcome
@@ -298,6 +347,61 @@ class RepairRun:
         status = "would_repair" if options.dry_run else "repaired"
         return ThreadOutcome(address, dialect.name, plan, status, before=before,
                              after=data if options.keep_bytes else None, age=age), data
+
+
+#: one planned thread: its outcome (or a read problem), and when it changes, the thread, new bytes, undo record
+Planned = tuple["ThreadOutcome | Problem", "Thread | None", "bytes | None", "Entry | None"]
+
+
+def _parent_store(shard: Shard, options: StoreOptions) -> FileStore | None:
+    """The store a ``--jobs`` parent commits a file's planned shards through (None: not a file shard), with
+    the file's fingerprint taken before any worker reads it, so a change meanwhile is caught at commit."""
+    if shard.refused is not None:
+        return RefusedFile(Path(shard.spec), shard.refused)  # never read, never written: the worker says why
+    if shard.start is None and not shard.in_folder:
+        return None
+    path = Path(shard.spec)
+    store = FileStore(path, shard.spec, jsonl=path.suffix == ".jsonl", max_doc_bytes=options.max_doc_bytes,
+                      dialect=options.dialect)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # the worker reports it
+    store.fingerprint, store.mtime = Fingerprint.of(st), st.st_mtime
+    return store
+
+
+def _plan_shard(shard: Shard, *, options: RunOptions, now: float) -> tuple[int, list[Planned]] | None:
+    """A ``--jobs`` worker: plan one file shard; healthy threads only counted, changed ones as a bare address,
+    byte range, new bytes and undo record (never whole threads). None: not a file shard, the parent does it."""
+    if _parent_store(shard, options.store) is None:
+        return None
+    run = RepairRun([], options)
+    healthy = 0
+    kept: list[Planned] = []
+    for store in shard_stores(shard, options.store):
+        try:
+            for outcome, thread, data, entry in run._plan(store, now):
+                if isinstance(outcome, ThreadOutcome) and outcome.status == "healthy":
+                    healthy += 1
+                    continue
+                bare = None if thread is None or data is None else Thread(thread.address, [], locator=thread.locator)
+                kept.append((outcome, bare, data, entry))
+        except ThreadfixError as exc:
+            kept.append((Problem(exc.where or store.display, exc.message, exc.exit_code), None, None, None))
+    return healthy, kept
+
+
+def _replay(parts: list[tuple[int, list[Planned]] | None]) -> Iterator[Planned]:
+    """The workers' plans of one file, in order (healthy threads as one shared outcome each)."""
+    for part in parts:
+        assert part is not None
+        healthy, kept = part
+        yield from ((_HEALTHY, None, None, None) for _ in range(healthy))
+        yield from kept
+
+
+_HEALTHY = ThreadOutcome("", None, RepairPlan(), "healthy")
 
 
 def _left_alone(unwritten: list[tuple[Thread, ThreadfixError]], written: dict[int, ThreadOutcome]) -> int:

@@ -68,6 +68,7 @@ class Journal:
         self.argv = argv or []
         self.path: Path | None = None
         self._fd: int | None = None
+        self._broken = False
 
     def _create(self) -> None:
         try:
@@ -88,7 +89,16 @@ class Journal:
                 raise StoreError(f"cannot create the journal ({exc.strerror})", str(path)) from None
             self.path = path
             header = {"format": FORMAT, "version": VERSION, "created": stamp, "argv": self.argv}
-            self._append([orjson.dumps(header)])
+            try:
+                self._append([orjson.dumps(header)])
+            except StoreError:  # a journal without its header is no journal: start afresh next time
+                self.close()
+                self.path = None
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError:
+                    pass
+                raise
             return
         raise StoreError("cannot find a free journal name", str(self.folder))
 
@@ -101,13 +111,26 @@ class Journal:
         self._append([entry.to_json() for entry in entries])
 
     def _append(self, lines: list[bytes]) -> None:
+        """Append whole lines and sync; on failure cut the journal back to its last whole entry.
+
+        A half-written entry would otherwise sit in front of the next store's entries, and ``undo`` refuses
+        a journal with a damaged line in the middle.
+        """
+        if self._broken:
+            raise StoreError("the journal could not be written earlier in this run, so nothing more is changed",
+                             str(self.path))
         data = b"".join(line + b"\n" for line in lines)
         view = memoryview(data)
+        start = os.lseek(self._fd, 0, os.SEEK_END)
         try:
             while view:
                 view = view[os.write(self._fd, view):]
             os.fsync(self._fd)
         except OSError as exc:
+            try:
+                os.ftruncate(self._fd, start)
+            except OSError:
+                self._broken = True
             raise StoreError(f"cannot write the journal ({exc.strerror})", str(self.path)) from None
 
     def close(self) -> None:
@@ -131,6 +154,8 @@ def read_journal(path: Path) -> Iterator[Entry]:
             try:
                 value = orjson.loads(line)
             except orjson.JSONDecodeError:
+                if number > 1 and not line.endswith(b"\n"):
+                    return  # cut short by a crash while it was written: its store was never changed
                 raise InputError("is not a threadfix journal (a line is not JSON)", f"{path}:{number}") from None
             if number == 1:
                 if not isinstance(value, dict) or value.get("format") != FORMAT:

@@ -82,6 +82,8 @@ def fidelity_problem(raw: bytes) -> str | None:
         value = int(text)
         if (value < _INT64_MIN or value > _UINT64_MAX) and not problems:
             problems.append(f"the integer {text[:24]} does not fit in 64 bits")
+        elif value == 0 and text.startswith("-") and not problems:  # JavaScript reads -0 as negative zero
+            problems.append("a number is negative zero")
         return value
 
     def parse_float(text: str) -> float:

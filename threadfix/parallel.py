@@ -11,9 +11,12 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from threadfix.stores import Store, StoreOptions
 
 #: below this much input, one process is faster than starting workers
 AUTO_MIN_BYTES = 64 * 1024 * 1024
@@ -33,6 +36,9 @@ class Shard:
     end: int | None = None
     #: the line number of the first line of the range (addresses stay ``file:LINE``)
     first_line: int = 1
+    #: a file found by walking a folder: read as the walk reads it (by suffix), or refused with this reason
+    in_folder: bool = False
+    refused: str | None = None
 
 
 def resolve_jobs(jobs: int | None, specs: Iterable[str]) -> int:
@@ -61,9 +67,13 @@ def plan_shards(specs: Iterable[str], jobs: int) -> list[Shard]:
                 and path.stat().st_size >= 2 * MIN_SHARD_BYTES and not _lines_are_items(path):
             shards.extend(_cut(path, spec, jobs))
         elif jobs > 1 and spec != "-" and path.is_dir():
-            from threadfix.stores.files import iter_files
+            from threadfix.stores.files import RefusedFile, open_file_stores
 
-            shards.extend(plan_shards([str(f) for f in iter_files(path)], jobs))
+            for store in open_file_stores(spec):  # the walk's own rules (symlinks out of the folder refused)
+                if isinstance(store, RefusedFile):
+                    shards.append(Shard(store.display, in_folder=True, refused=store.reason))
+                else:
+                    shards.extend(replace(shard, in_folder=True) for shard in plan_shards([store.display], jobs))
         else:
             shards.append(Shard(spec))
     return shards
@@ -124,8 +134,17 @@ def run_sharded(shards: list[Shard], work: Callable[[Shard], Result], jobs: int)
             yield work(shard)
         return
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-    with context.Pool(min(jobs, len(shards))) as pool:
+    with context.Pool(min(jobs, len(shards)), initializer=_worker_signals) as pool:
         yield from pool.imap(work, shards)
+
+
+def _worker_signals() -> None:
+    """Workers end quietly: Ctrl-C is the parent's to handle, and it ends them with SIGTERM (whose CLI handler,
+    inherited through fork, would otherwise print a traceback in each)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def chunk_reader(shard: Shard) -> Any:
@@ -134,10 +153,44 @@ def chunk_reader(shard: Shard) -> Any:
     if shard.start is None:
         return handle
     handle.seek(shard.start)
-    return _Bounded(handle, shard.end - shard.start)
+    return Bounded(handle, shard.end - shard.start)
 
 
-class _Bounded:
+def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
+                 on_store: Callable[[Store], None] | None = None) -> Iterator[Store | Any]:
+    """The stores of one shard, as :func:`threadfix.batch.iter_stores` gives them (Problems included)."""
+    from threadfix.batch import iter_stores
+    from threadfix.stores.files import FileStore, RefusedFile
+
+    if shard.refused is not None:
+        yield RefusedFile(Path(shard.spec), shard.refused)
+        return
+    if shard.start is None and not shard.in_folder:
+        yield from iter_stores([shard.spec], options, stdin, on_store)
+        return
+    path = Path(shard.spec)
+    store = FileStore(path, shard.spec, jsonl=path.suffix == ".jsonl", max_doc_bytes=options.max_doc_bytes,
+                      dialect=options.dialect)
+    if shard.start is not None:
+        assert shard.end is not None
+        store.byte_range = (shard.start, shard.end, shard.first_line)
+    if on_store is not None:
+        on_store(store)
+    yield store
+
+
+def sharded(specs: list[str], jobs: int | None) -> tuple[int, list[Shard]] | None:
+    """``(processes, shards)`` when the work is worth spreading over processes, else None (stay in this one)."""
+    if "-" in specs:
+        return None
+    count = resolve_jobs(jobs, specs)
+    if count <= 1:
+        return None
+    shards = plan_shards(specs, count)
+    return (count, shards) if len(shards) > 1 else None
+
+
+class Bounded:
     """A readline-able view of the next ``remaining`` bytes of a file."""
 
     def __init__(self, handle: Any, remaining: int) -> None:
@@ -161,7 +214,7 @@ class _Bounded:
     def close(self) -> None:
         self.handle.close()
 
-    def __enter__(self) -> _Bounded:
+    def __enter__(self) -> Bounded:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -22,8 +22,8 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from functools import partial
 from datetime import datetime, timezone
+from functools import partial
 from typing import Any
 
 from threadfix.batch import PROGRESS_EVERY, Problem, Scanned, scan, scan_stores

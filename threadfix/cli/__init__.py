@@ -42,6 +42,8 @@ STDOUT = "<stdout>"
 class State:
     traceback = False
     color: str = "auto"
+    #: processes for lint, report and repair (None: by input size)
+    jobs: int | None = None
 
 
 def _version(value: bool) -> None:
@@ -55,9 +57,11 @@ def root(
     traceback: Annotated[bool, typer.Option("--traceback", help="Show the full traceback of an unexpected error.")] = False,
     color: Annotated[str, typer.Option("--color", help="Colour on stderr/stdout: auto, always or never (NO_COLOR is honoured).")] = "auto",
     version: Annotated[Optional[bool], typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, show_default=False, help="Processes to spread large inputs over (lint, report, repair). Default: one below 64 MB of input, else one per core (at most 8).")] = None,
 ) -> None:
     State.traceback = traceback
     State.color = color
+    State.jobs = jobs
 
 
 def error_line(where: str | None, message: str) -> None:
@@ -117,6 +121,8 @@ def main(argv: list[str] | None = None) -> None:
     traceback = "--traceback" in (argv if argv is not None else sys.argv[1:])
     try:
         code = app(args=argv, standalone_mode=False)
+        if code == ExitCode.INTERRUPTED:  # typer turns Ctrl-C and SIGTERM inside a command into a quiet 130
+            note("interrupted; nothing half-written was left behind")
     except ThreadfixError as exc:
         error_line(exc.where, exc.message)
         code = exc.exit_code

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from threadfix.cli import app, describe_store, error_line, note
+from threadfix.cli import State, app, describe_store, error_line, note
 from threadfix.cli.options import (
     BusyTimeout, Dialect, Format, IdColumn, ItemColumn, JsonColumn, MaxDocMb, OrderColumn, Paths, Table,
     ThreadColumn, check_format, store_options,
@@ -64,7 +64,7 @@ def repair(
                             json_column=json_column, thread_column=thread_column, order_column=order_column,
                             item_column=item_column, busy_timeout=busy_timeout, writable=writes),
         dry_run=not writes, keep_bytes=diff, output=output, min_age=min_age_seconds, journal_dir=journal_dir,
-        argv=tuple(sys.argv),
+        argv=tuple(sys.argv), jobs=State.jobs,
     )
     from threadfix.cli.progress import progress_line
     from threadfix.render.repair import RepairPrinter

@@ -62,6 +62,23 @@ def turns(items: Sequence[Any]) -> list[tuple[str | None, int, int]]:
     return groups
 
 
+#: the last thread's turns: the planner asks :meth:`Anthropic.in_place` once per output of the same items
+_last_turns: tuple[Any, int, list[tuple[str | None, int, int]]] = (None, -1, [])
+
+
+def _cached_turns(items: Sequence[Any]) -> list[tuple[str | None, int, int]]:
+    """:func:`turns` of ``items``, computed once per thread, not once per call (O(calls x items), issue 7).
+
+    The cache holds the list itself, so its identity cannot be reused by another list while cached.
+    """
+    global _last_turns
+    cached, length, groups = _last_turns
+    if cached is not items or length != len(items):
+        groups = turns(items)
+        _last_turns = (items, len(items), groups)
+    return groups
+
+
 def turn_of(groups: list[tuple[str | None, int, int]], message: int) -> int:
     return next(g for g, (_, first, last) in enumerate(groups) if first <= message <= last)
 
@@ -179,7 +196,7 @@ class Anthropic(Dialect):
         return not pending
 
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
-        groups = turns(items)
+        groups = _cached_turns(items)
         call_turn = turn_of(groups, call.at[0])
         if call.server:
             return output.wire_type != "tool_result" and turn_of(groups, output.at[0]) == call_turn and output.at > call.at

@@ -92,49 +92,58 @@ class OpenAIResponses(Dialect):
         return score
 
     def index(self, items: Sequence[Any]) -> ThreadIndex:
+        # the hot loop of every scan: one type dispatch per item, most frequent kinds first (issue 7)
         calls: list[Call] = []
         outputs: list[Output] = []
         users: list[int] = []
         models: list[int] = []
+        call_types, output_types = CALL_OUTPUTS, OUTPUT_TYPES
+        previous: Any = None  # the kind of the item before, None when it was not an object
         for i, item in enumerate(items):
             if not isinstance(item, dict):
+                previous = None
                 continue
-            kind = item.get("type")
-            if kind in CALL_OUTPUTS:
-                if _is_client_call(item):
-                    calls.append(Call(
-                        call_id=_str_or_none(item.get("call_id")),
-                        name=_call_name(item),
-                        wire_type=kind,
-                        at=(i, -1),
-                        # custom tools take free text, not JSON: only JSON arguments can be malformed
-                        arguments=item.get("arguments") if kind in ("function_call", "tool_search_call") else None,
-                        truncated=item.get("status") == "incomplete",
-                        unanswerable=kind == "computer_call",
-                    ))
-                previous = items[i - 1] if i else None
-                if not (isinstance(previous, dict) and previous.get("type") in CALL_OUTPUTS):
-                    models.append(i)  # a new batch of calls is a new model turn; parallel siblings are not
-            elif kind in OUTPUT_TYPES:
-                if kind == "tool_search_output" and item.get("execution") == "server":
-                    continue
-                content = item.get("output", item.get("tools"))
-                outputs.append(Output(
-                    call_id=_output_call_id(item),
-                    wire_type=kind,
-                    at=(i, -1),
-                    content=content,
-                    status=item.get("status") if isinstance(item.get("status"), str) else None,
-                    by_threadfix=is_threadfix_output(content),
-                ))
-            elif kind in (None, "message"):
-                role = item.get("role")
+            get = item.get
+            kind = get("type")
+            before, previous = previous, kind
+            if kind == "message" or kind is None:
+                role = get("role")
                 if role == "user":
                     users.append(i)
                 elif role == "assistant":
                     models.append(i)
             elif kind == "reasoning":
                 models.append(i)
+            elif kind in call_types:
+                # a server-executed tool search carries its own results
+                if kind != "tool_search_call" or get("execution") != "server":
+                    call_id = get("call_id")
+                    name = get("name")
+                    calls.append(Call(
+                        call_id=call_id if isinstance(call_id, str) else None,
+                        name=name if isinstance(name, str) else kind.removesuffix("_call") or "call",
+                        wire_type=kind,
+                        at=(i, -1),
+                        # custom tools take free text, not JSON: only JSON arguments can be malformed
+                        arguments=get("arguments") if kind in ("function_call", "tool_search_call") else None,
+                        truncated=get("status") == "incomplete",
+                        unanswerable=kind == "computer_call",
+                    ))
+                if before not in call_types:
+                    models.append(i)  # a new batch of calls is a new model turn; parallel siblings are not
+            elif kind in output_types:
+                if kind == "tool_search_output" and get("execution") == "server":
+                    continue
+                content = get("output", get("tools"))
+                status = get("status")
+                outputs.append(Output(
+                    call_id=_output_call_id(item),
+                    wire_type=kind,
+                    at=(i, -1),
+                    content=content,
+                    status=status if isinstance(status, str) else None,
+                    by_threadfix=is_threadfix_output(content),
+                ))
         return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
 
     def quick_healthy(self, items: Sequence[Any]) -> bool:

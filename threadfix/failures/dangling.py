@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # model imports kinds from this package; only types are neede
 MARKER_KEY = "written_by"
 MARKER = "threadfix"
 _MARKER_TEXT = (f'"{MARKER_KEY}":"{MARKER}"', f'"{MARKER_KEY}": "{MARKER}"')
+_MARKER_END = f'"{MARKER}"'
 
 TOOL_NAME_CHARS = 128
 MESSAGE_CHARS = 1000
@@ -121,8 +122,8 @@ def is_threadfix_output(content: Any) -> bool:
     """Whether an output's content is a payload threadfix wrote (string, dict, or parts holding one)."""
     if isinstance(content, dict):
         return content.get(MARKER_KEY) == MARKER
-    if isinstance(content, str):
-        return any(marker in content for marker in _MARKER_TEXT)
+    if isinstance(content, str):  # one search of every output's text, then the exact markers (issue 7)
+        return _MARKER_END in content and any(marker in content for marker in _MARKER_TEXT)
     if isinstance(content, list):
         return any(is_threadfix_output(_part_body(part)) for part in content[:4])
     return False

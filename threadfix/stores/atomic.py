@@ -4,8 +4,11 @@ The recipe (see the reliability notes): resolve a symlink deliberately; refuse a
 (replacing one name would silently split it from the other); write a temp file in the same folder with
 ``O_CREAT|O_EXCL|O_NOFOLLOW`` and mode 0600; copy the original's mode and owner; ``fsync``; check that
 the original has not changed since we read it (compare-and-swap on device, inode, size and mtime); take a
-Linux write lease when we can, so that a process opening the file meanwhile is noticed; ``rename``;
-``fsync`` the folder. Any failure removes the temp file and leaves the original untouched.
+Linux write lease when we can, so that a process opening the file meanwhile is noticed; swap the names
+(``RENAME_EXCHANGE``) and look at the lease once more, swapping back if someone began opening the original
+(or a plain ``rename`` without a lease); ``fsync`` the folder. Any failure before the swap removes the
+temp file and leaves the original untouched; a temp file a killed repair leaves behind is removed by a
+later repair of that folder once it is a day old.
 
 The new content is streamed: unchanged byte ranges are copied from the original with the kernel's
 copy, and only changed threads are written by Python.
@@ -13,15 +16,18 @@ copy, and only changed threads are written by Python.
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import fcntl
+import functools
 import os
 import signal
 import stat
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from threadfix.errors import BusyError, StoreError
 
@@ -29,6 +35,48 @@ TEMP_PREFIX = ".threadfix-"
 _F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)
 _F_GETLEASE = getattr(fcntl, "F_GETLEASE", 1025)
 _COPY_CHUNK = 1 << 20
+#: a ``.threadfix-*.tmp`` file untouched for this long belongs to no running repair (one that was killed)
+STALE_TEMP_SECONDS = 24 * 3600
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+#: ``THREADFIX_CRASHPOINT=step[:n]`` kills this process (SIGKILL, no clean-up) the n-th time (default: the
+#: first) it reaches that write step; the crash tests use it. Read once, here; unset, it costs nothing.
+_CRASH_AT = os.environ.get("THREADFIX_CRASHPOINT", "")
+_crash_counts: dict[str, int] = {}
+_swept: set[Path] = set()
+
+
+def crashpoint(step: str) -> None:
+    """Die here if the crash tests asked to (temp-written, temp-synced, before-rename, renamed, committed)."""
+    if not _CRASH_AT:
+        return
+    name, _, nth = _CRASH_AT.partition(":")
+    if name == step:
+        _crash_counts[step] = _crash_counts.get(step, 0) + 1
+        if _crash_counts[step] == int(nth or 1):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+@functools.cache
+def _renameat2() -> Any:
+    try:
+        return ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):  # not Linux, or a libc without it (glibc < 2.28)
+        return None
+
+
+def exchange(a: str, b: str) -> bool:
+    """Swap two names atomically (``renameat2(RENAME_EXCHANGE)``); False when this system cannot."""
+    renameat2 = _renameat2()
+    if renameat2 is None:
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), a)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,12 +136,23 @@ class LeaseWatch:
         except OSError as exc:
             self.release()
             if exc.errno in (errno.EAGAIN, errno.EBUSY):
-                raise BusyError("another process has the file open; try again when it is closed", str(self.path)) from None
+                raise BusyError("another process has the file open; try again when it is closed",
+                                str(self.path)) from None
             return False  # EINVAL (filesystem without leases), EACCES (not the owner): fall back to CAS
         return True
 
     def _on_break(self, signum: int, frame: object) -> None:
         self.broken = True
+
+    def intact(self) -> bool:
+        """Still ours: nobody has started opening the file. Asks the kernel, which knows at once (the
+        SIGIO handler runs only at Python's next check)."""
+        if self.broken or self.fd is None:
+            return False
+        try:
+            return fcntl.fcntl(self.fd, _F_GETLEASE) == fcntl.F_WRLCK
+        except OSError:
+            return False
 
     def release(self) -> None:
         if self.fd is not None:
@@ -134,9 +193,11 @@ class Rewriter:
 
     def _open(self) -> None:
         folder = self.target.parent
-        if not os.access(folder, os.W_OK):
-            raise StoreError("the folder is not writable, so the file cannot be replaced atomically", self.display)
-        fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=folder)
+        try:
+            fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=folder)
+        except PermissionError:
+            raise StoreError("the folder is not writable, so the file cannot be replaced atomically",
+                             self.display) from None
         self._tmp_fd, self._tmp_path = fd, name
         self._src = open(self.source, "rb")  # noqa: SIM115 - closed in commit/abort
         if Fingerprint.of(os.fstat(self._src.fileno())) != self.expected:
@@ -144,10 +205,14 @@ class Rewriter:
 
     def splice(self, start: int, end: int, data: bytes) -> None:
         """Replace original bytes [start, end) with ``data``; bytes before ``start`` are copied as they are."""
-        if self._tmp_fd is None:
-            self._open()
-        self._copy_until(start)
-        _write_all(self._tmp_fd, data)
+        try:
+            if self._tmp_fd is None:
+                self._open()
+            self._copy_until(start)
+            _write_all(self._tmp_fd, data)
+        except OSError as exc:  # disk full, I/O error, read-only: the original is untouched
+            self.abort()
+            raise StoreError(describe_os_error(exc), self.display) from None
         self._pos = end
         self.changed = True
 
@@ -182,33 +247,64 @@ class Rewriter:
         if self._tmp_fd is None:
             if not always:
                 return False
-            self._open()
+            try:
+                self._open()
+            except OSError as exc:
+                self.abort()
+                raise StoreError(describe_os_error(exc), self.display) from None
         if self.dest is not None:
             return self._commit_elsewhere()
         lease = LeaseWatch(self.target)
         try:
             self._copy_until(self.expected.size)
+            crashpoint("temp-written")
             original = os.fstat(self._src.fileno())
             self._src.close()  # a write lease is refused while any descriptor, ours included, is open
             self._src = None
             _match_metadata(self._tmp_fd, original, self.display)
             os.fsync(self._tmp_fd)
+            crashpoint("temp-synced")
             leased = lease.acquire()
             now = os.stat(self.target, follow_symlinks=False)
             if Fingerprint.of(now) != self.expected:
                 raise BusyError("changed while threadfix was working on it; nothing was written", self.display)
-            if leased and lease.broken:
+            if leased and not lease.intact():
                 raise BusyError("another process opened it while threadfix was replacing it; nothing was written",
                                 self.display)
-            os.replace(self._tmp_path, self.target)
-            self._tmp_path = None
-            fsync_folder(self.target.parent)
+            crashpoint("before-rename")
+            self._swap(lease if leased else None)
+            crashpoint("renamed")
         except OSError as exc:
             raise StoreError(describe_os_error(exc), self.display) from None
         finally:
             lease.release()
             self.abort()
+        try:
+            fsync_folder(self.target.parent)
+        except OSError as exc:
+            raise StoreError(f"was replaced, but syncing its folder failed ({describe_os_error(exc)}); the change "
+                             "may not survive a power cut", self.display) from None
+        crashpoint("committed")
         return True
+
+    def _swap(self, lease: LeaseWatch | None) -> None:
+        """Put the temp file in place of the original.
+
+        With a lease: swap the two names, look again, and swap back if someone began opening the original
+        meanwhile. Such an open waits for our lease and then goes on with the inode it looked up, the one
+        swapped out, so whatever it wrote would be lost; swapped back, it lands in the file. Without a
+        lease or RENAME_EXCHANGE: a plain rename, guarded only by the compare-and-swap just before it.
+        """
+        assert self._tmp_path is not None
+        if lease is not None and exchange(self._tmp_path, str(self.target)):
+            if not lease.intact():
+                exchange(self._tmp_path, str(self.target))  # the original is back; abort() removes ours
+                raise BusyError("another process opened it while threadfix was replacing it; nothing was written",
+                                self.display)
+            _remove(self._tmp_path)  # now the original's inode, which nobody has open
+        else:
+            os.replace(self._tmp_path, self.target)
+        self._tmp_path = None
 
     def _commit_elsewhere(self) -> bool:
         try:
@@ -233,11 +329,40 @@ class Rewriter:
             self._src.close()
             self._src = None
         if self._tmp_path is not None:
-            try:
-                os.unlink(self._tmp_path)
-            except FileNotFoundError:
-                pass
+            _remove(self._tmp_path)
             self._tmp_path = None
+
+
+def _remove(temp: str) -> None:
+    """Remove a temp file; one that cannot be (an I/O error) is left for the stale sweep, not raised."""
+    try:
+        os.unlink(temp)
+    except OSError:
+        pass
+
+
+def remove_stale_temps(folder: Path) -> None:
+    """Delete ``.threadfix-*.tmp`` files a killed repair left in ``folder``, once no running one can own them.
+
+    A fresh one may belong to a repair running now, so it is left alone (``repair`` never lists temp files
+    as stores). Whatever a stray holds is also in the journal, which is synced before any store changes.
+    Each folder is looked at once per process.
+    """
+    if folder in _swept:
+        return
+    _swept.add(folder)
+    cutoff = time.time() - STALE_TEMP_SECONDS
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith(TEMP_PREFIX) and entry.name.endswith(".tmp"):
+            try:
+                if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
 
 
 def _new_target(dest: Path) -> Path:
@@ -296,7 +421,7 @@ def write_new_file(path: Path, data: bytes, mode: int = 0o644) -> None:
         if fd != -1:
             os.close(fd)
         if os.path.exists(name):
-            os.unlink(name)
+            _remove(name)
 
 
 def describe_os_error(exc: OSError) -> str:

@@ -17,7 +17,7 @@ from threadfix import jsonio
 from threadfix.errors import InputError, UnrewritableError
 from threadfix.journal import Entry, digest
 from threadfix.model import Address, Thread
-from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter
+from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter, remove_stale_temps
 from threadfix.stores.base import ReadProblem, Store, StoreWriter
 
 #: keys under which an object holds its thread's items, in the order they are tried
@@ -26,6 +26,14 @@ ID_KEYS = ("id", "thread_id", "session_id", "conversation_id", "chat_id")
 #: the largest single document or JSONL line threadfix parses (parsing needs ~30x its size in memory)
 DEFAULT_MAX_DOC_BYTES = 256 * 1024 * 1024
 FILE_SUFFIXES = (".json", ".jsonl")
+#: a NUL byte this early means binary (git's test); JSON text never holds a raw NUL
+BINARY_SNIFF_BYTES = 8000
+BINARY_MESSAGE = "is not JSON text (it has NUL bytes: binary, or UTF-16); left alone"
+
+
+def _binary(head: bytes) -> bool:
+    """One error line for a binary file, instead of one per "line" of it."""
+    return b"\x00" in head[:BINARY_SNIFF_BYTES]
 
 
 def split_container(value: Any) -> tuple[list[Any], dict[str, Any] | None, str | None] | None:
@@ -77,14 +85,17 @@ class Span:
 class _Lines:
     """Lines of a binary stream with their offsets; over-long lines are skipped, not loaded."""
 
-    def __init__(self, stream: Any, max_bytes: int) -> None:
+    def __init__(self, stream: Any, max_bytes: int, offset: int = 0, first_line: int = 1) -> None:
+        """``offset`` and ``first_line``: where the stream starts in its file (a ``--jobs`` byte range)."""
         self.stream = stream
         self.max_bytes = max_bytes
+        self.offset = offset
+        self.first_line = first_line
 
     def __iter__(self) -> Iterator[tuple[int, int, bytes | None]]:
         """(line number, start offset, content without its newline, or None when too long)."""
-        offset = 0
-        number = 0
+        offset = self.offset
+        number = self.first_line - 1
         while True:
             line = self.stream.readline(self.max_bytes + 2)
             if not line:
@@ -118,6 +129,8 @@ class FileStore(Store):
         self.mtime: float | None = None
         #: set while reading a JSONL file whose lines are items (the whole file is one thread)
         self.item_lines: list[tuple[int, bytes, Any]] | None = None
+        #: read only this byte range of a JSONL file of threads: (start, end, its first line number)
+        self.byte_range: tuple[int, int, int] | None = None
 
     # ------------------------------------------------------------------ reading
 
@@ -141,7 +154,16 @@ class FileStore(Store):
             st = os.fstat(handle.fileno())
             self.fingerprint = Fingerprint.of(st)
             self.mtime = st.st_mtime
-            if self.jsonl:
+            if _binary(handle.peek(BINARY_SNIFF_BYTES)):
+                yield ReadProblem(self.display, BINARY_MESSAGE)
+                return
+            if self.jsonl and self.byte_range is not None:
+                from threadfix.parallel import Bounded
+
+                start, end, first_line = self.byte_range
+                handle.seek(start)
+                yield from self._read_jsonl(Bounded(handle, end - start), start, first_line)
+            elif self.jsonl:
                 yield from self._read_jsonl(handle)
             else:
                 if st.st_size > self.max_doc_bytes:
@@ -151,6 +173,9 @@ class FileStore(Store):
                 yield from self._read_document(handle.read())
 
     def _read_bytes(self, data: bytes) -> Iterator[Thread | ReadProblem]:
+        if _binary(data):
+            yield ReadProblem(self.display, BINARY_MESSAGE)
+            return
         if self.jsonl is None:
             try:
                 jsonio.loads(data)
@@ -181,9 +206,9 @@ class FileStore(Store):
             mtime=self.mtime, dialect=self.dialect, locator=Span(0, len(raw)),
         )
 
-    def _read_jsonl(self, stream: Any) -> Iterator[Thread | ReadProblem]:
+    def _read_jsonl(self, stream: Any, offset: int = 0, first_line: int = 1) -> Iterator[Thread | ReadProblem]:
         mode: str | None = None  # "threads" (one per line) or "items" (the file is one thread)
-        for number, start, line in _Lines(stream, self.max_doc_bytes):
+        for number, start, line in _Lines(stream, self.max_doc_bytes, offset, first_line):
             where = f"{self.display}:{number}"
             if line is None:
                 yield ReadProblem(where, f"line is over the {self.max_doc_bytes // 2**20} MiB limit (raise --max-doc-mb)")
@@ -296,6 +321,7 @@ class _FileWriter(StoreWriter):
         if self._rewriter is None:  # the fingerprint exists once reading has started
             assert self.store.path is not None and self.store.fingerprint is not None
             self._rewriter = Rewriter(self.store.path, self.store.fingerprint, self.dest)
+            remove_stale_temps(self._rewriter.target.parent)  # what a killed repair left there, once stale
         return self._rewriter
 
     def replace(self, thread: Thread, data: bytes) -> None:
@@ -320,6 +346,18 @@ class _FileWriter(StoreWriter):
     def abort(self) -> None:
         if self._rewriter is not None:
             self._rewriter.abort()
+
+
+class RefusedFile(FileStore):
+    """A file a folder walk found but leaves alone, unread: a symlink out of the folder. Following it would
+    let whoever can write the folder point repair at any file the user can write."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(path, str(path))
+        self.reason = reason
+
+    def threads(self) -> Iterator[Thread | ReadProblem]:
+        yield ReadProblem(self.display, self.reason)
 
 
 def _id_label(container: dict[str, Any] | None) -> str | None:
@@ -353,8 +391,13 @@ def open_file_stores(spec: str, *, max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES, d
         return
     path = Path(spec)
     if path.is_dir():
+        root = os.path.realpath(path)
         for file in iter_files(path):
-            yield FileStore(file, str(file), jsonl=file.suffix == ".jsonl", max_doc_bytes=max_doc_bytes, dialect=dialect)
+            if file.is_symlink() and os.path.commonpath([root, os.path.realpath(file)]) != root:
+                yield RefusedFile(file, f"is a symlink to a file outside {spec}; name it directly to repair it")
+                continue
+            yield FileStore(file, str(file), jsonl=file.suffix == ".jsonl", max_doc_bytes=max_doc_bytes,
+                            dialect=dialect)
         return
     if not path.exists():
         raise InputError("no such file or folder", spec)
