@@ -17,7 +17,7 @@ from typing import Any
 
 from threadfix import dialects
 from threadfix.dialects import Dialect
-from threadfix.errors import BusyError, ExitCode, ThreadfixError
+from threadfix.errors import BusyError, ExitCode, InputError, ThreadfixError
 from threadfix.journal import Entry, Journal, default_folder
 from threadfix.model import RepairPlan, Thread, ThreadIndex
 from threadfix.parallel import Shard, run_sharded, shard_stores, sharded
@@ -104,9 +104,16 @@ class RunResult:
 def resolve_dialect(thread: Thread, forced: str | None) -> Dialect | None:
     """The dialect a thread is read with: forced by the user or the store, else sniffed."""
     name = forced or thread.dialect
-    if name:
-        return dialects.get(name)
-    return dialects.sniff(thread.items)
+    if not name:
+        return dialects.sniff(thread.items)
+    dialect = dialects.get(name)
+    if forced and thread.items and dialect.sniff(thread.items) == 0:
+        # forcing settles an ambiguous thread; it must not silently read another format as healthy
+        seen = dialects.sniff(thread.items)
+        if seen is not None and seen is not dialect:
+            raise InputError(f"does not look like {name} (it reads as {seen.name}); drop --dialect or name the "
+                             "right one", str(thread.address))
+    return dialect
 
 
 def iter_stores(specs: Iterable[str], options: StoreOptions, stdin: Any = None,
@@ -148,9 +155,12 @@ def scan_stores(stores: Iterable[Store | Problem], options: StoreOptions = Store
                 if isinstance(thread, ReadProblem):
                     yield Problem(thread.where, thread.message)
                     continue
-                dialect = resolve_dialect(thread, options.dialect)
                 try:
+                    dialect = resolve_dialect(thread, options.dialect)
                     index = dialect.index(thread.items) if dialect else None
+                except ThreadfixError as exc:
+                    yield Problem(exc.where or str(thread.address), exc.message, exc.exit_code)
+                    continue
                 except MALFORMED as exc:
                     yield Problem(str(thread.address), not_in_format(dialect, exc))
                     continue
@@ -240,6 +250,8 @@ class RepairRun:
                     continue
                 outcomes, healthy = [Problem(exc.where or store.display, exc.message, ExitCode.BUSY)], 0
             except ThreadfixError as exc:
+                # the store was not written: nothing in it may be reported as repaired
+                outcomes = [_not_written(o) for o in outcomes]
                 outcomes.append(Problem(exc.where or store.display, exc.message, exc.exit_code))
             self.result.threads += healthy
             self._count(outcomes)
@@ -425,6 +437,13 @@ def not_in_format(dialect: Dialect, exc: BaseException) -> str:
 
 def _thread_bytes(store: Store, thread: Thread) -> bytes:
     return thread.raw if thread.raw else store.whole_bytes()
+
+
+def _not_written(outcome: ThreadOutcome | Problem) -> ThreadOutcome | Problem:
+    if isinstance(outcome, ThreadOutcome) and outcome.status == "repaired":
+        return ThreadOutcome(outcome.address, outcome.dialect, outcome.plan, "not_written",
+                             "the store could not be written", age=outcome.age)
+    return outcome
 
 
 def format_age(seconds: float) -> str:

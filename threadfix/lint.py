@@ -100,22 +100,29 @@ class Context:
         return changed is not None and self.now - changed < self.options.min_age
 
     @cached_property
+    def healthy(self) -> bool:
+        """The dialect's quick check: nothing to repair (and, where it says so, nothing refused)."""
+        assert self.dialect is not None
+        try:
+            return self.dialect.quick_healthy(self.items)
+        except MALFORMED:  # its contract is "False: look closer"; the index below read the thread already
+            return False
+
+    @cached_property
     def plan(self) -> RepairPlan:
         """What repair would do to this thread: the same calls repair makes, with its default options.
 
         Like repair, a thread the dialect's quick check finds healthy is not planned at all.
         """
         assert self.dialect is not None
-        try:
-            healthy = self.dialect.quick_healthy(self.items)
-        except MALFORMED:  # its contract is "False: look closer"; the index below read the thread already
-            healthy = False
-        return RepairPlan() if healthy else self._dialect_call(plan_repair, self.index, self.dialect, self.items)
+        return RepairPlan() if self.healthy else self._dialect_call(plan_repair, self.index, self.dialect, self.items)
 
     @cached_property
     def violations(self) -> list[Violation]:
         """Everything the provider would refuse, in its own words."""
         assert self.dialect is not None
+        if self.healthy and self.dialect.quick_implies_accepted:
+            return []
         return self._dialect_call(self.dialect.check, self.items)
 
     @cached_property

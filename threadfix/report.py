@@ -207,7 +207,7 @@ class Report:
             self._add_dangling(thread, dialect, index, times, dangling)
             if day is not None:
                 day.stuck_threads += 1
-        if dialect.check(thread.items):
+        if not dialect.accepted(thread.items):
             totals.refused_threads += 1
 
     def _add_calls(self, index: ThreadIndex, times: _Times) -> dict[str, str]:

@@ -195,8 +195,6 @@ def test_nesting_100000_deep(tmp_path: Path) -> None:
     assert (ran.code, ran.errors()) == (2, [f"{path}:1:1026: not valid JSON (depth limit exceeded)"])
 
 
-@pytest.mark.xfail(strict=True, reason="batch.resolve_dialect trusts a forced dialect without checking it; "
-                                        "reported to the lead (batch.py is not this campaign's file)")
 @pytest.mark.parametrize("command", ["repair", "lint"])
 def test_a_forced_wrong_dialect_is_not_silent(tmp_path: Path, command: str) -> None:
     """``--dialect anthropic`` on a Responses thread with a dangling call must not read as all healthy."""

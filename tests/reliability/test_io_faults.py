@@ -120,8 +120,6 @@ def test_journal_on_a_full_disk_changes_nothing(tmp_path: Path, tmpfs: Path) -> 
     assert store.read_bytes() == before and temps(tmp_path) == []
 
 
-@pytest.mark.xfail(strict=True, reason="batch.RepairRun._store_with_retries keeps the 'repaired' outcomes of a store "
-                                        "whose commit failed; reported to the lead (batch.py is not this campaign's)")
 def test_nothing_is_claimed_repaired_when_the_store_was_not_written(tmp_path: Path, tmpfs: Path) -> None:
     full = tmpfs / "threads.jsonl"
     full.write_bytes(thread_lines(200))

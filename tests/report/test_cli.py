@@ -98,9 +98,7 @@ def test_stdin_is_read_with_a_dash(clean) -> None:
     (("--by", "tools"), b"unknown --by 'tools'; choose one of: tool, kind, thread, day"),
     (("--format", "yaml"), b"unknown --format 'yaml'; choose one of: text, json, csv, markdown"),
     (("--dialect", "nope"), b"unknown dialect 'nope'"),
-    pytest.param(("--top", "0"), b"0 is not in the range x>=1", marks=pytest.mark.xfail(
-        strict=True, reason="core: threadfix.cli.main catches click.ClickException, but typer 0.29 raises its "
-                            "vendored typer._click exceptions, so a usage error prints 'internal error (BadParameter)'")),
+    (("--top", "0"), b"Invalid value for '--top'"),
 ])
 def test_bad_options_exit_2_with_one_message(clean, args: tuple[str, ...], message: bytes) -> None:
     folder, _ = clean

@@ -68,6 +68,10 @@ class Dialect(ABC):
     def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
         """The repaired items; untouched items by identity."""
 
+    #: ``quick_healthy(items)`` also guarantees ``check(items) == []``, so lint and report may skip the
+    #: full provider check for such threads (a property test holds each dialect that claims it to it)
+    quick_implies_accepted: ClassVar[bool] = False
+
     def quick_healthy(self, items: Sequence[Any]) -> bool:
         """A cheap, sound pre-check: True only when the thread certainly needs no repair.
 
@@ -75,6 +79,12 @@ class Dialect(ABC):
         to the cost of parsing. False means "look closer", never "broken".
         """
         return False
+
+    def accepted(self, items: Sequence[Any]) -> bool:
+        """Whether the provider would accept the thread now; cheap for the (many) healthy threads."""
+        if self.quick_implies_accepted and self.quick_healthy(items):
+            return True
+        return not self.check(items)
 
     def answers(self, call: Call, output: Output) -> bool:
         """Whether ``output`` is of a type that can answer ``call`` at all (same id is not always enough)."""

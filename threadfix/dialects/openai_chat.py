@@ -42,6 +42,7 @@ BLOCKS = ToolBlocks(is_output=_is_tool, call_ids=lambda m: [c.get("id") for c in
 class OpenAIChat(Dialect):
     name = "openai-chat"
     title = "OpenAI Chat Completions messages"
+    quick_implies_accepted = True
 
     def sniff(self, items: Sequence[Any]) -> int:
         score = 0

@@ -77,6 +77,7 @@ def _call_name(item: dict[str, Any]) -> str:
 class OpenAIResponses(Dialect):
     name = "openai-responses"
     title = "OpenAI Responses API input items"
+    quick_implies_accepted = True
 
     def sniff(self, items: Sequence[Any]) -> int:
         score = 0
@@ -149,9 +150,15 @@ class OpenAIResponses(Dialect):
     def quick_healthy(self, items: Sequence[Any]) -> bool:
         open_calls: dict[Any, str] = {}
         answered: set[Any] = set()
+        ids: set[Any] = set()
         pairing = _PAIRING
         try:
             for item in items:
+                item_id = item.get("id")
+                if item_id is not None:  # duplicate item ids are refused too (quick_implies_accepted)
+                    if item_id in ids:
+                        return False
+                    ids.add(item_id)
                 kind = item.get("type")
                 if kind not in pairing:
                     continue
@@ -166,7 +173,7 @@ class OpenAIResponses(Dialect):
                     if call_id in answered or kind not in CALL_OUTPUTS.get(open_calls.get(call_id), ()):
                         return False
                     answered.add(call_id)
-        except AttributeError:  # an item that is not an object: let the full index say what it is
+        except (AttributeError, TypeError):  # not an object, or an unhashable id: let the index say what it is
             return False
         return len(answered) == len(open_calls)
 

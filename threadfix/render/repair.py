@@ -64,7 +64,7 @@ class RepairPrinter:
             return
         if outcome.status == "left_alone":  # an input error: one line on stderr, whatever the format
             self.on_problem(outcome.address, outcome.message or "left alone")
-        if outcome.status == "healthy" or self.quiet or (outcome.status == "left_alone" and self.fmt != "json"):
+        if outcome.status in ("healthy", "not_written") or self.quiet or (outcome.status == "left_alone" and self.fmt != "json"):
             return
         if self.fmt == "json":
             self._json(outcome)
