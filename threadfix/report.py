@@ -32,7 +32,7 @@ from threadfix.failures import clip, info
 from threadfix.failures.classify import classify, output_text
 from threadfix.failures.dangling import TOOL_NAME_CHARS
 from threadfix.failures.kinds import Kind
-from threadfix.model import Action, Edit, Loc, Thread, ThreadIndex
+from threadfix.model import Action, Edit, Loc, RepairPlan, Thread, ThreadIndex
 from threadfix.parallel import Shard, run_sharded, shard_stores, sharded
 from threadfix.repair import plan_repair
 from threadfix.stores import Store, StoreOptions
@@ -200,14 +200,15 @@ class Report:
             return
         tool_of = self._add_calls(index, times)
         self._add_outputs(thread, index, times, tool_of)
-        plan = plan_repair(index, dialect, thread.items)
+        healthy = dialect.quick_healthy(thread.items)  # as in repair and lint: a healthy thread is not planned
+        plan = RepairPlan() if healthy else plan_repair(index, dialect, thread.items)
         totals.calls_left_alone += len(plan.skips)
         dangling = [edit for edit in plan.edits if edit.action is Action.INSERT_OUTPUT]
         if dangling:
             self._add_dangling(thread, dialect, index, times, dangling)
             if day is not None:
                 day.stuck_threads += 1
-        if not dialect.accepted(thread.items):
+        if not (healthy and dialect.quick_implies_accepted) and dialect.check(thread.items):
             totals.refused_threads += 1
 
     def _add_calls(self, index: ThreadIndex, times: _Times) -> dict[str, str]:

@@ -80,12 +80,6 @@ class Dialect(ABC):
         """
         return False
 
-    def accepted(self, items: Sequence[Any]) -> bool:
-        """Whether the provider would accept the thread now; cheap for the (many) healthy threads."""
-        if self.quick_implies_accepted and self.quick_healthy(items):
-            return True
-        return not self.check(items)
-
     def answers(self, call: Call, output: Output) -> bool:
         """Whether ``output`` is of a type that can answer ``call`` at all (same id is not always enough)."""
         return True
