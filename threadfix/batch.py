@@ -250,8 +250,8 @@ class RepairRun:
                     continue
                 outcomes, healthy = [Problem(exc.where or store.display, exc.message, ExitCode.BUSY)], 0
             except ThreadfixError as exc:
-                # the store was not written: nothing in it may be reported as repaired
-                outcomes = [_not_written(o) for o in outcomes]
+                if store.all_or_nothing:  # the store was not written: nothing in it may be reported as repaired
+                    outcomes = [_not_written(o) for o in outcomes]
                 outcomes.append(Problem(exc.where or store.display, exc.message, exc.exit_code))
             self.result.threads += healthy
             self._count(outcomes)

@@ -136,7 +136,7 @@ def _as_nobody(folder: Path) -> list[str] | None:
     if setpriv is None:
         return None
     prefix = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
-    probe = subprocess.run([*prefix, sys.executable, "-c", "import threadfix, sys; open(sys.argv[1]).close()",
+    probe = subprocess.run([*prefix, sys.executable, "-c", "import threadfix.cli, sys; open(sys.argv[1]).close()",
                             str(folder / "c.db")], capture_output=True)
     return prefix if probe.returncode == 0 else None
 

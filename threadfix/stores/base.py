@@ -55,6 +55,8 @@ class Store(ABC):
     """A place threads live: a file, stdin, a database table."""
 
     display: str
+    #: a failed commit writes nothing (a file's atomic swap); False when earlier batches may be durable
+    all_or_nothing: bool = True
     #: what was detected about the store (a SQLite layout), for the person at the terminal
     description: str | None = None
 

@@ -198,6 +198,8 @@ def open_sqlite_store(path: Path, options: Any) -> SQLiteStore:
 class SQLiteStore(Store):
     """One database table holding threads, in either layout."""
 
+    all_or_nothing = False  # batches committed before a failure stay written (and say so)
+
     def __init__(self, path: Path, display: str, layout: Layout, options: Any, detected: bool = False) -> None:
         self.path = path
         self.display = display
