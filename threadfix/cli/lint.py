@@ -9,10 +9,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from threadfix.cli import State, app, error_line, note
-from threadfix.cli.options import (
-    BusyTimeout, Dialect, IdColumn, ItemColumn, JsonColumn, MaxDocMb, OrderColumn, Paths, Table, ThreadColumn,
-    check_format, store_options,
-)
+from threadfix.cli.options import Paths, check_format, reads_stores
+from threadfix.stores import StoreOptions
 from threadfix.errors import ConfigError
 
 Selectors = Optional[list[str]]
@@ -26,6 +24,7 @@ def _split(values: list[str] | None) -> tuple[str, ...] | None:
 
 
 @app.command()
+@reads_stores
 def lint(
     paths: Paths,
     select: Annotated[Selectors, typer.Option("--select", help="Run only these rules: codes by prefix (TF0, TF201) or names, comma-separated or repeated. Default: all.", show_default=False)] = None,
@@ -37,15 +36,7 @@ def lint(
     oversized_bytes: Annotated[Optional[int], typer.Option("--oversized-bytes", help="Outputs larger than this many bytes are oversized (TF203). Default: 100000.", min=1, show_default=False)] = None,
     config: Annotated[Optional[Path], typer.Option("--config", help="Read settings from this file instead of the threadfix.toml or pyproject.toml [tool.threadfix] found from the current folder up.")] = None,
     isolated: Annotated[bool, typer.Option("--isolated", help="Ignore every settings file.")] = False,
-    dialect: Dialect = None,
-    max_doc_mb: MaxDocMb = 256,
-    table: Table = None,
-    id_column: IdColumn = None,
-    json_column: JsonColumn = None,
-    thread_column: ThreadColumn = None,
-    order_column: OrderColumn = None,
-    item_column: ItemColumn = None,
-    busy_timeout: BusyTimeout = 5.0,
+    store: StoreOptions = StoreOptions(),
 ) -> None:
     """Find what is wrong or risky in stored threads: dangling calls, outputs a provider refuses, errors the
     model cannot act on, oversized outputs, leaked secrets and stack traces. Reads only.
@@ -75,9 +66,6 @@ def lint(
              "fail_on": read("fail-on", fail_on), "min_age": read("min-age", min_age)}
     values = found.section("lint") | {k: v for k, v in given.items() if v is not None}
     options = LintOptions(**values)
-    store = store_options(dialect=dialect, max_doc_mb=max_doc_mb, table=table, id_column=id_column,
-                          json_column=json_column, thread_column=thread_column, order_column=order_column,
-                          item_column=item_column, busy_timeout=busy_timeout)
 
     with progress_line("linting") as progress:
         run = LintRun(paths, options, store, progress=progress, jobs=State.jobs)

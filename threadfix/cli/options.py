@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -20,6 +23,41 @@ OrderColumn = Annotated[Optional[str], typer.Option("--order-column", help="SQLi
 ItemColumn = Annotated[Optional[str], typer.Option("--item-column", help="SQLite: the JSON column holding one item (one row per item).", rich_help_panel="SQLite")]
 BusyTimeout = Annotated[float, typer.Option("--busy-timeout", help="SQLite: seconds to wait for the app's write lock.", rich_help_panel="SQLite")]
 Format = Annotated[str, typer.Option("--format", "-f", help="Output format.")]
+
+
+#: the options of every command that reads stores: (parameter name, annotated type, default)
+STORE_PARAMETERS: tuple[tuple[str, object, object], ...] = (
+    ("dialect", Dialect, None),
+    ("max_doc_mb", MaxDocMb, 256),
+    ("table", Table, None),
+    ("id_column", IdColumn, None),
+    ("json_column", JsonColumn, None),
+    ("thread_column", ThreadColumn, None),
+    ("order_column", OrderColumn, None),
+    ("item_column", ItemColumn, None),
+    ("busy_timeout", BusyTimeout, 5.0),
+)
+
+
+def reads_stores(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a command the shared store options, declared once; it receives them as ``store: StoreOptions``.
+
+    Typer reads a command's options from its signature, so the shared ones are appended to the
+    command's own and gathered back into one StoreOptions before the command runs.
+    """
+    signature = inspect.signature(command, eval_str=True)
+    own = [p for p in signature.parameters.values() if p.name != "store"]
+    shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+              for name, annotation, default in STORE_PARAMETERS]
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> Any:
+        values = {name: kwargs.pop(name) for name, _, _ in STORE_PARAMETERS}
+        return command(**kwargs, store=store_options(**values))
+
+    wrapper.__signature__ = signature.replace(parameters=[*own, *shared])  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in (*own, *shared)}
+    return wrapper
 
 
 def store_options(*, dialect: str | None, max_doc_mb: int, table: str | None = None, id_column: str | None = None,

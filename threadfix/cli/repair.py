@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -9,14 +10,13 @@ from typing import Annotated, Optional
 import typer
 
 from threadfix.cli import State, app, describe_store, error_line, note
-from threadfix.cli.options import (
-    BusyTimeout, Dialect, Format, IdColumn, ItemColumn, JsonColumn, MaxDocMb, OrderColumn, Paths, Table,
-    ThreadColumn, check_format, store_options,
-)
+from threadfix.cli.options import Format, Paths, check_format, reads_stores
+from threadfix.stores import StoreOptions
 from threadfix.errors import ConfigError, ExitCode
 
 
 @app.command()
+@reads_stores
 def repair(
     paths: Paths,
     dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Show what would be repaired; write nothing.")] = False,
@@ -28,15 +28,7 @@ def repair(
     reason: Annotated[Optional[str], typer.Option("--reason", help="The sentence the model reads in every written output, instead of threadfix's per-cause sentence.")] = None,
     drop_orphans: Annotated[bool, typer.Option("--drop-orphans", help="Delete outputs that have no call, instead of keeping them as plain messages.")] = False,
     journal_dir: Annotated[Optional[Path], typer.Option("--journal-dir", help="Folder for the undo journal (default: $XDG_STATE_HOME/threadfix/journal).")] = None,
-    dialect: Dialect = None,
-    max_doc_mb: MaxDocMb = 256,
-    table: Table = None,
-    id_column: IdColumn = None,
-    json_column: JsonColumn = None,
-    thread_column: ThreadColumn = None,
-    order_column: OrderColumn = None,
-    item_column: ItemColumn = None,
-    busy_timeout: BusyTimeout = 5.0,
+    store: StoreOptions = StoreOptions(),
 ) -> None:
     """Give every call with no output an error output that says why, in its provider's exact shape.
 
@@ -60,9 +52,7 @@ def repair(
     writes = not (dry_run or check or diff)
     options = RunOptions(
         repair=RepairOptions(drop_orphans=drop_orphans, reason=reason),
-        store=store_options(dialect=dialect, max_doc_mb=max_doc_mb, table=table, id_column=id_column,
-                            json_column=json_column, thread_column=thread_column, order_column=order_column,
-                            item_column=item_column, busy_timeout=busy_timeout, writable=writes),
+        store=dataclasses.replace(store, writable=writes),
         dry_run=not writes, keep_bytes=diff, output=output, min_age=min_age_seconds, journal_dir=journal_dir,
         argv=tuple(sys.argv), jobs=State.jobs,
     )

@@ -8,30 +8,21 @@ from typing import Annotated
 import typer
 
 from threadfix.cli import State, app, describe_store, error_line, stdout_is_terminal
-from threadfix.cli.options import (
-    BusyTimeout, Dialect, IdColumn, ItemColumn, JsonColumn, MaxDocMb, OrderColumn, Paths, Table,
-    ThreadColumn, check_format, store_options,
-)
+from threadfix.cli.options import Paths, check_format, reads_stores
+from threadfix.stores import StoreOptions
 from threadfix.errors import ConfigError, ExitCode
 
 FORMATS = ("text", "json", "csv", "markdown")
 
 
 @app.command()
+@reads_stores
 def report(
     paths: Paths,
     by: Annotated[str, typer.Option("--by", help="The main table: tool, kind, thread (the stuck ones, worst first) or day.")] = "tool",
     top: Annotated[int, typer.Option("--top", help="Rows per table.", min=1)] = 10,
     output_format: Annotated[str, typer.Option("--format", "-f", help="text (tables on a terminal, tab-separated when piped), json, csv (the --by table) or markdown.")] = "text",
-    dialect: Dialect = None,
-    max_doc_mb: MaxDocMb = 256,
-    table: Table = None,
-    id_column: IdColumn = None,
-    json_column: JsonColumn = None,
-    thread_column: ThreadColumn = None,
-    order_column: OrderColumn = None,
-    item_column: ItemColumn = None,
-    busy_timeout: BusyTimeout = 5.0,
+    store: StoreOptions = StoreOptions(),
 ) -> None:
     """What failed, where, and how often, across whole stores. Reads only.
 
@@ -50,9 +41,7 @@ def report(
         raise ConfigError(f"unknown --by {by!r}; choose one of: {', '.join(BREAKDOWNS)}")
     if "-" in paths and len(paths) > 1:
         raise ConfigError("- (stdin) cannot be combined with other paths")
-    options = store_options(dialect=dialect, max_doc_mb=max_doc_mb, table=table, id_column=id_column,
-                            json_column=json_column, thread_column=thread_column, order_column=order_column,
-                            item_column=item_column, busy_timeout=busy_timeout)
+    options = store
     codes: list[ExitCode] = []
 
     def on_problem(problem: Problem) -> None:
