@@ -1,11 +1,13 @@
 """The failure-classification library: one source of truth for what a failure is and what the model reads.
 
+``threadfix.failures.classify`` (``classify()``, ``output_text()``, ``refusal_payload()``) is imported on
+its own: it compiles many patterns, and commands that never classify (``--help``, repair) skip that cost.
+
 Repair uses it to explain dangling calls and write their outputs; lint and report use it to classify
 existing outputs. Pure functions, no I/O.
 """
 
 from threadfix.failures.arguments import Arguments, ArgumentsState, read_arguments
-from threadfix.failures.classify import Classification, classify, output_text, refusal_payload
 from threadfix.failures.dangling import (
     MARKER,
     MARKER_KEY,
@@ -20,10 +22,6 @@ from threadfix.failures.kinds import KIND_INFO, Kind, KindInfo, info
 
 __all__ = [
     "Arguments",
-    "Classification",
-    "classify",
-    "output_text",
-    "refusal_payload",
     "ArgumentsState",
     "Cause",
     "Explanation",
