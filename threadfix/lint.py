@@ -100,12 +100,23 @@ class Context:
         return changed is not None and self.now - changed < self.options.min_age
 
     @cached_property
-    def healthy(self) -> bool:
-        """The dialect's quick check: nothing to repair (and, where it says so, nothing refused)."""
+    def accepted(self) -> bool:
+        """The dialect's quick check that nothing needs repair and the provider accepts the thread."""
         assert self.dialect is not None
         try:
-            return self.dialect.quick_healthy(self.items)
+            return self.dialect.quick_accepted(self.items)
         except MALFORMED:  # its contract is "False: look closer"; the index below read the thread already
+            return False
+
+    @cached_property
+    def healthy(self) -> bool:
+        """The dialect's quick check: nothing to repair."""
+        assert self.dialect is not None
+        if self.accepted:
+            return True
+        try:
+            return self.dialect.quick_healthy(self.items)
+        except MALFORMED:
             return False
 
     @cached_property
@@ -121,7 +132,7 @@ class Context:
     def violations(self) -> list[Violation]:
         """Everything the provider would refuse, in its own words."""
         assert self.dialect is not None
-        if self.healthy and self.dialect.quick_implies_accepted:
+        if self.accepted:
             return []
         return self._dialect_call(self.dialect.check, self.items)
 

@@ -200,7 +200,8 @@ class Report:
             return
         tool_of = self._add_calls(index, times)
         self._add_outputs(thread, index, times, tool_of)
-        healthy = dialect.quick_healthy(thread.items)  # as in repair and lint: a healthy thread is not planned
+        accepted = dialect.quick_accepted(thread.items)  # as in repair and lint: a healthy thread is not planned
+        healthy = accepted or dialect.quick_healthy(thread.items)
         plan = RepairPlan() if healthy else plan_repair(index, dialect, thread.items)
         totals.calls_left_alone += len(plan.skips)
         dangling = [edit for edit in plan.edits if edit.action is Action.INSERT_OUTPUT]
@@ -208,7 +209,7 @@ class Report:
             self._add_dangling(thread, dialect, index, times, dangling)
             if day is not None:
                 day.stuck_threads += 1
-        if not (healthy and dialect.quick_implies_accepted) and dialect.check(thread.items):
+        if not accepted and dialect.check(thread.items):
             totals.refused_threads += 1
 
     def _add_calls(self, index: ThreadIndex, times: _Times) -> dict[str, str]:

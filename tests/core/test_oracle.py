@@ -30,8 +30,8 @@ def test_responses_duplicate_item_ids():
     out = {"type": "function_call_output", "call_id": "c", "output": "x"}
     assert "Duplicate item found with id fc_1" in messages("openai-responses", [U, call, out, dict(call)])[0]
     # the fast path promises acceptance, so it must see duplicate ids too
-    assert not dialects.get("openai-responses").quick_healthy([U, call, out, dict(call, call_id="d"),
-                                                               dict(out, call_id="d")])
+    assert not dialects.get("openai-responses").quick_accepted([U, call, out, dict(call, call_id="d"),
+                                                                dict(out, call_id="d")])
 
 
 def test_responses_output_type_must_match_call_type():

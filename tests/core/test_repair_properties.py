@@ -51,8 +51,8 @@ def test_repair_makes_thread_acceptable_and_loses_nothing(name: str, conversatio
     assert items == pristine, "repair must never mutate its input"
     if dialect.quick_healthy(items):
         assert repaired is None, "quick_healthy must only say yes when nothing needs repair"
-        if dialect.quick_implies_accepted:
-            assert dialect.check(items) == [], "quick_implies_accepted: a quick-healthy thread must be accepted"
+    if dialect.quick_accepted(items):
+        assert dialect.quick_healthy(items) and dialect.check(items) == [], "quick_accepted must imply both"
     if repaired is None:
         assert dialect.check(items) == []
         return

@@ -68,15 +68,19 @@ class Dialect(ABC):
     def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
         """The repaired items; untouched items by identity."""
 
-    #: ``quick_healthy(items)`` also guarantees ``check(items) == []``, so lint and report may skip the
-    #: full provider check for such threads (a property test holds each dialect that claims it to it)
-    quick_implies_accepted: ClassVar[bool] = False
-
     def quick_healthy(self, items: Sequence[Any]) -> bool:
         """A cheap, sound pre-check: True only when the thread certainly needs no repair.
 
         Most stored threads are healthy; deciding that without building an index keeps a scan close
         to the cost of parsing. False means "look closer", never "broken".
+        """
+        return False
+
+    def quick_accepted(self, items: Sequence[Any]) -> bool:
+        """A cheap, sound pre-check for lint and report: True only when the thread needs no repair
+        (as :meth:`quick_healthy`) *and* the provider accepts it (``check(items) == []``).
+
+        Property-tested for every dialect that implements it; False means "run the full check".
         """
         return False
 

@@ -42,7 +42,6 @@ BLOCKS = ToolBlocks(is_output=_is_tool, call_ids=lambda m: [c.get("id") for c in
 class OpenAIChat(Dialect):
     name = "openai-chat"
     title = "OpenAI Chat Completions messages"
-    quick_implies_accepted = True
 
     def sniff(self, items: Sequence[Any]) -> int:
         score = 0
@@ -127,6 +126,9 @@ class OpenAIChat(Dialect):
         except (AttributeError, TypeError):
             return False
         return True
+
+    def quick_accepted(self, items: Sequence[Any]) -> bool:
+        return self.quick_healthy(items)  # the block rule is all the provider checks
 
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
         return BLOCKS.in_place(call, output, items)

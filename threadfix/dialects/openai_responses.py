@@ -77,7 +77,6 @@ def _call_name(item: dict[str, Any]) -> str:
 class OpenAIResponses(Dialect):
     name = "openai-responses"
     title = "OpenAI Responses API input items"
-    quick_implies_accepted = True
 
     def sniff(self, items: Sequence[Any]) -> int:
         score = 0
@@ -148,34 +147,11 @@ class OpenAIResponses(Dialect):
         return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
 
     def quick_healthy(self, items: Sequence[Any]) -> bool:
-        open_calls: dict[Any, str] = {}
-        answered: set[Any] = set()
-        ids: set[Any] = set()
-        pairing = _PAIRING
-        try:
-            for item in items:
-                item_id = item.get("id")
-                if item_id is not None:  # duplicate item ids are refused too (quick_implies_accepted)
-                    if item_id in ids:
-                        return False
-                    ids.add(item_id)
-                kind = item.get("type")
-                if kind not in pairing:
-                    continue
-                if kind in CALL_OUTPUTS:
-                    call_id = item.get("call_id")
-                    if kind == "computer_call" or call_id is None or call_id in open_calls:
-                        return False
-                    if kind != "tool_search_call" or item.get("execution") != "server":
-                        open_calls[call_id] = kind
-                elif kind != "tool_search_output" or item.get("execution") != "server":
-                    call_id = item.get("call_id") if kind != "local_shell_call_output" else _output_call_id(item)
-                    if call_id in answered or kind not in CALL_OUTPUTS.get(open_calls.get(call_id), ()):
-                        return False
-                    answered.add(call_id)
-        except (AttributeError, TypeError):  # not an object, or an unhashable id: let the index say what it is
-            return False
-        return len(answered) == len(open_calls)
+        return _quick(items, unique_ids=False)
+
+    def quick_accepted(self, items: Sequence[Any]) -> bool:
+        return _quick(items, unique_ids=True)  # the provider also refuses duplicate item ids
+
 
     def answers(self, call: Call, output: Output) -> bool:
         return output.wire_type in CALL_OUTPUTS[call.wire_type]
@@ -218,6 +194,37 @@ class OpenAIResponses(Dialect):
 
     def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
         return apply_flat(items, plan, anchor=lambda call: call.at[0], build=_build_output, convert=_convert)
+
+
+def _quick(items: Sequence[Any], unique_ids: bool) -> bool:
+    """Every client call answered once, after it, by an output of its type; optionally no repeated item id."""
+    open_calls: dict[Any, str] = {}
+    answered: set[Any] = set()
+    ids: set[Any] = set()
+    pairing = _PAIRING
+    try:
+        for item in items:
+            if unique_ids and (item_id := item.get("id")) is not None:
+                if item_id in ids:
+                    return False
+                ids.add(item_id)
+            kind = item.get("type")
+            if kind not in pairing:
+                continue
+            if kind in CALL_OUTPUTS:
+                call_id = item.get("call_id")
+                if kind == "computer_call" or call_id is None or call_id in open_calls:
+                    return False
+                if kind != "tool_search_call" or item.get("execution") != "server":
+                    open_calls[call_id] = kind
+            elif kind != "tool_search_output" or item.get("execution") != "server":
+                call_id = item.get("call_id") if kind != "local_shell_call_output" else _output_call_id(item)
+                if call_id in answered or kind not in CALL_OUTPUTS.get(open_calls.get(call_id), ()):
+                    return False
+                answered.add(call_id)
+    except (AttributeError, TypeError):  # not an object, or an unhashable id: let the index say what it is
+        return False
+    return len(answered) == len(open_calls)
 
 
 def _output_call_id(item: dict[str, Any]) -> str | None:
