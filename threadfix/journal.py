@@ -25,6 +25,11 @@ FORMAT = "threadfix-journal"
 VERSION = 1
 
 
+def name_token() -> str:
+    """The random part of a journal's name (tests replace it to plant links at a known name)."""
+    return os.urandom(4).hex()
+
+
 def default_folder() -> Path:
     """Where journals go unless ``--journal-dir`` says otherwise (XDG state home)."""
     state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
@@ -79,7 +84,8 @@ class Journal:
             raise StoreError("the journal folder is a symlink; refusing to write through it", str(self.folder))
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         for attempt in range(100):
-            name = f"repair-{stamp}-{os.getpid()}" + (f"-{attempt}" if attempt else "") + ".jsonl"
+            # random, not a counter: a batch job may run many repairs per second in one process
+            name = f"repair-{stamp}-{os.getpid()}-{name_token()}.jsonl"
             path = self.folder / name
             try:
                 self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_APPEND, 0o600)

@@ -230,19 +230,22 @@ def test_journal_is_private_and_undo_refuses_a_thread_changed_since(tmp_path: Pa
     assert restored[0] + b"\n" == line(STUCK) and b"t9-edited-by-app" in restored[1]
 
 
-def test_a_planted_symlink_in_the_journal_folder_is_not_followed(tmp_path: Path) -> None:
-    from threadfix.journal import Journal, Entry
+def test_a_planted_symlink_in_the_journal_folder_is_not_followed(tmp_path: Path, monkeypatch) -> None:
+    import time as _time
+
+    from threadfix.journal import Entry, Journal
 
     victim = tmp_path / "victim"
     victim.write_text("keep me")
     folder = tmp_path / "j"
     folder.mkdir(mode=0o700)
+    tokens = iter(["planted", "fresh"])
+    monkeypatch.setattr("threadfix.journal.name_token", lambda: next(tokens))
     journal = Journal(folder)
-    import time as _time
-
-    stamp = _time.strftime("%Y%m%dT%H%M%SZ", _time.gmtime())
-    (folder / f"repair-{stamp}-{os.getpid()}.jsonl").symlink_to(victim)
+    for second in (int(_time.time()), int(_time.time()) + 1):
+        stamp = _time.strftime("%Y%m%dT%H%M%SZ", _time.gmtime(second))
+        (folder / f"repair-{stamp}-{os.getpid()}-planted.jsonl").symlink_to(victim)
     journal.record([Entry("file", "/x", "x", b"a", "h")])
     journal.close()
     assert victim.read_text() == "keep me"
-    assert not journal.path.is_symlink()
+    assert not journal.path.is_symlink() and journal.path.name.endswith("-fresh.jsonl")

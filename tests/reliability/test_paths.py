@@ -28,15 +28,17 @@ def victim(tmp_path: Path) -> Path:
     return path
 
 
-def test_journal_names_already_taken_by_symlinks_are_skipped(tmp_path: Path, victim: Path) -> None:
+def test_journal_names_already_taken_by_symlinks_are_skipped(tmp_path: Path, victim: Path, monkeypatch) -> None:
     """Someone who can write the journal folder plants links at the names the next journal will take."""
     folder = tmp_path / "journal"
     folder.mkdir(mode=0o700)
+    tokens = iter(["t0", "t1", "t2", "fresh"])  # the names are random; make the first three predictable
+    monkeypatch.setattr("threadfix.journal.name_token", lambda: next(tokens))
     planted = []
     for second in range(int(time.time()) - 1, int(time.time()) + 30):
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(second))
         for attempt in range(3):
-            link = folder / (f"repair-{stamp}-{os.getpid()}" + (f"-{attempt}" if attempt else "") + ".jsonl")
+            link = folder / f"repair-{stamp}-{os.getpid()}-t{attempt}.jsonl"
             link.symlink_to(victim)
             planted.append(link)
     store = tmp_path / "threads.jsonl"
@@ -102,7 +104,7 @@ def test_a_folder_walk_does_not_follow_a_symlink_out_of_the_folder(tmp_path: Pat
     assert b"function_call_output" in outside.read_bytes() and (chats / "link.jsonl").is_symlink()
 
 
-JOURNAL_NAME = re.compile(r"repair-\d{8}T\d{6}Z-\d+(-\d+)?\.jsonl")
+JOURNAL_NAME = re.compile(r"repair-\d{8}T\d{6}Z-\d+-[0-9a-f]{8}\.jsonl")
 
 
 @pytest.mark.parametrize("ident", ["../../escape", "/etc/passwd", "a/../../b", "..", "\x00", "x" * 5000])
