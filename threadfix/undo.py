@@ -1,8 +1,9 @@
-"""Replay a journal backwards: put each repaired thread back the way it was, when that is still safe.
+"""Undo a repair from its journal: put each repaired thread back the way it was, when that is still safe.
 
 A thread is restored only while it holds exactly what the repair wrote (same hash). If the app changed
 it since, undo refuses that thread (restoring would destroy the app's work) and says so; the others are
-still restored. A thread that already holds its before-image counts as restored.
+still restored; one that already holds its before-image is reported as already original. Each store
+kind restores its own entries (a file in one atomic replacement).
 """
 
 from __future__ import annotations

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
@@ -79,5 +78,3 @@ def check_format(value: str, allowed: tuple[str, ...]) -> str:
         raise ConfigError(f"unknown --format {value!r}; choose one of: {', '.join(allowed)}")
     return value
 
-
-__all__ = ["Path"]

@@ -12,7 +12,7 @@ import typer
 from threadfix.cli import State, app, describe_store, error_line, note
 from threadfix.cli.options import Format, Paths, check_format, reads_stores
 from threadfix.stores import StoreOptions
-from threadfix.errors import ConfigError, ExitCode
+from threadfix.errors import ConfigError
 
 
 @app.command()
@@ -74,5 +74,3 @@ def repair(
         note(f"undo journal: {result.journal} (threadfix undo {result.journal})")
     raise typer.Exit(int(result.exit_code(check=check)))
 
-
-__all__ = ["repair", "error_line", "ExitCode"]

@@ -398,32 +398,6 @@ def fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def write_new_file(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Write ``data`` to ``path`` atomically (for ``-o``): temp file, fsync, rename, folder fsync."""
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        raise StoreError("exists and is not a regular file; refusing to replace it", str(path))
-    try:
-        fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise StoreError(describe_os_error(exc), str(path)) from None
-    try:
-        _write_all(fd, data)
-        os.fchmod(fd, mode)
-        os.fsync(fd)
-        os.close(fd)
-        fd = -1
-        os.replace(name, path)
-        fsync_folder(folder)
-    except OSError as exc:
-        raise StoreError(describe_os_error(exc), str(path)) from None
-    finally:
-        if fd != -1:
-            os.close(fd)
-        if os.path.exists(name):
-            _remove(name)
-
-
 def describe_os_error(exc: OSError) -> str:
     """An OSError as a short lower-case phrase (``no space left on device``)."""
     text = os.strerror(exc.errno) if exc.errno else str(exc)
