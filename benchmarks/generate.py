@@ -216,7 +216,7 @@ def _fail_execution(r: random.Random, c: Corpus, tool: str, args: dict) -> str:
         path = args.get("path", "src/app.py")
         return f"error: patch failed: {path}:{r.randint(1, 400)}\nerror: {path}: patch does not apply"
     frame = r.choice(c.idents)
-    error = r.choice((f"KeyError: '{r.choice(c.words)}'", f"sqlite3.OperationalError: no such column: {frame}",
+    error = r.choice((f"KeyError: '{r.choice(c.words)}'", "ZeroDivisionError: division by zero",
                       f"ValueError: invalid literal for int() with base 10: '{r.choice(c.words)}'"))
     return (f"Traceback (most recent call last):\n  File \"/srv/tools/{tool}.py\", line {r.randint(10, 400)}, in run\n"
             f"    result = {frame}(**arguments)\n  File \"/srv/tools/{tool}.py\", line {r.randint(10, 400)}, "

@@ -47,6 +47,7 @@ HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent
 MB = 1_000_000
 REPAIR_OUT = ".repair-out.jsonl"
+TINY = "tiny.jsonl"
 
 # --------------------------------------------------------------------------------------- cases
 FLOOR, THREADFIX, PYTHON = "floor", "threadfix", "python"
@@ -72,8 +73,11 @@ class Case:
     per_store: bool = True
 
 
+ONE = ("--jobs", "1")  # single-process cases compare with single-process floors
 LINT = ("lint", "--format", "json", "--exit-zero")
 REPORT = ("report", "--format", "json")
+#: the read phase every command shares: read, decode, index, find what needs repair; nothing written
+SCAN = ("repair", "--dry-run", "--min-age", "0", "--format", "json")
 CASES: tuple[Case, ...] = (
     Case("floor_jsonl", FLOOR, ("jsonl_orjson",), "(i) JSONL lines + orjson.loads + minimal scan"),
     Case("floor_threads", FLOOR, ("sqlite_threads_bytes",), "(ii) threads.sqlite, CAST(items AS BLOB) + orjson"),
@@ -83,21 +87,38 @@ CASES: tuple[Case, ...] = (
     Case("python_imports", PYTHON, ("-c", "import typer, rich, orjson, sqlite_utils"),
          "python -c 'import typer, rich, orjson, sqlite_utils'", per_store=False),
     Case("help", THREADFIX, ("--help",), "threadfix --help: start-up", ("python_imports",), per_store=False),
-    Case("lint_jsonl", THREADFIX, (*LINT, "{jsonl}"), "lint, JSONL", ("floor_jsonl",), "lint"),
-    Case("lint_threads", THREADFIX, (*LINT, "{threads_db}"), "lint, SQLite row per thread", ("floor_threads",),
+    Case("tiny_repair", THREADFIX, (*SCAN, "{tiny}"), "repair --dry-run of a 3-thread file: a small run",
+         ("python_imports",), per_store=False),
+    Case("tiny_lint", THREADFIX, (*LINT, "{tiny}"), "lint of a 3-thread file: a small run", ("python_imports",),
+         per_store=False),
+    Case("scan_jsonl", THREADFIX, (*ONE, *SCAN, "{jsonl}"), "read phase (repair --dry-run), JSONL",
+         ("floor_jsonl",), "scan"),
+    Case("scan_threads", THREADFIX, (*ONE, *SCAN, "{threads_db}"), "read phase, SQLite row per thread",
+         ("floor_threads",), "scan"),
+    Case("scan_items", THREADFIX, (*ONE, *SCAN, "{items_db}"), "read phase, SQLite row per item",
+         ("floor_items",), "scan"),
+    Case("lint_jsonl", THREADFIX, (*ONE, *LINT, "{jsonl}"), "lint, every rule, JSONL", ("floor_jsonl",), "lint"),
+    Case("lint_threads", THREADFIX, (*ONE, *LINT, "{threads_db}"), "lint, SQLite row per thread",
+         ("floor_threads",), "lint"),
+    Case("lint_items", THREADFIX, (*ONE, *LINT, "{items_db}"), "lint, SQLite row per item", ("floor_items",),
          "lint"),
-    Case("lint_items", THREADFIX, (*LINT, "{items_db}"), "lint, SQLite row per item", ("floor_items",), "lint"),
-    Case("report_jsonl", THREADFIX, (*REPORT, "{jsonl}"), "report, JSONL", ("floor_jsonl",), "report"),
-    Case("report_threads", THREADFIX, (*REPORT, "{threads_db}"), "report, SQLite row per thread",
+    Case("report_jsonl", THREADFIX, (*ONE, *REPORT, "{jsonl}"), "report, JSONL", ("floor_jsonl",), "report"),
+    Case("report_threads", THREADFIX, (*ONE, *REPORT, "{threads_db}"), "report, SQLite row per thread",
          ("floor_threads",), "report"),
-    Case("report_items", THREADFIX, (*REPORT, "{items_db}"), "report, SQLite row per item", ("floor_items",),
+    Case("report_items", THREADFIX, (*ONE, *REPORT, "{items_db}"), "report, SQLite row per item", ("floor_items",),
          "report"),
-    Case("repair_jsonl", THREADFIX, ("repair", "--min-age", "0", "-o", "{out}", "{jsonl}"),
+    Case("repair_jsonl", THREADFIX, (*ONE, "repair", "--min-age", "0", "-o", "{out}", "{jsonl}"),
          "repair JSONL to a new file", ("floor_jsonl", "floor_copy"), "repair", writes=True),
-    Case("lint_jsonl_jobs1", THREADFIX, ("--jobs", "1", *LINT, "{jsonl}"), "lint, JSONL, --jobs 1",
-         ("floor_jsonl",), "lint"),
+    Case("scan_jsonl_jobs2", THREADFIX, ("--jobs", "2", *SCAN, "{jsonl}"), "read phase, --jobs 2 (vs --jobs 1)",
+         ("scan_jsonl",), "scan"),
     Case("lint_jsonl_jobs2", THREADFIX, ("--jobs", "2", *LINT, "{jsonl}"), "lint, JSONL, --jobs 2 (vs --jobs 1)",
-         ("lint_jsonl_jobs1",), "lint"),
+         ("lint_jsonl",), "lint"),
+    Case("report_jsonl_jobs2", THREADFIX, ("--jobs", "2", *REPORT, "{jsonl}"), "report, JSONL, --jobs 2 (vs 1)",
+         ("report_jsonl",), "report"),
+    Case("lint_jsonl_auto", THREADFIX, (*LINT, "{jsonl}"), "lint, JSONL, --jobs by input size (vs --jobs 1)",
+         ("lint_jsonl",), "lint"),
+    Case("repair_jsonl_jobs2", THREADFIX, ("--jobs", "2", "repair", "--min-age", "0", "-o", "{out}", "{jsonl}"),
+         "repair JSONL to a new file, --jobs 2 (vs 1)", ("repair_jsonl",), "repair", writes=True),
 )
 CASE_BY_NAME = {c.name: c for c in CASES}
 
@@ -127,6 +148,21 @@ def dangling_from_lint_json(stdout: bytes) -> set[str]:
         if f.get("code") in DANGLING_CODES or "dangling" in labels:
             found.add(str(f["call_id"]))
     return found
+
+
+def dangling_from_repair_json(stdout: bytes) -> set[str]:
+    """Call ids repair would answer with an inserted output, from `repair --dry-run --format json`."""
+    doc = json.loads(stdout)
+    return {edit["call_id"] for thread in doc.get("threads", []) for edit in thread.get("edits", [])
+            if edit.get("action") == "insert_output"}
+
+
+def check_scan(stdout: bytes, manifest: dict) -> str:
+    try:
+        found = dangling_from_repair_json(stdout)
+    except (ValueError, AttributeError, KeyError, TypeError) as e:
+        return f"repair output is not as expected ({type(e).__name__}: {e})"
+    return compare(found, {d["call_id"] for d in manifest["dangling"]})
 
 
 def check_lint(stdout: bytes, manifest: dict) -> str:
@@ -220,11 +256,20 @@ class Outcome:
         return statistics.median(values) if values else None
 
 
+#: where the cases' bytecode is cached, outside the repository (set once the scratch folder exists)
+PYCACHE: list[str] = []
+
+
 def child_env() -> dict[str, str]:
-    """The environment of every case: the working tree's threadfix first on the path, no colour."""
+    """The environment of every case: the working tree's threadfix first on the path, no colour, and its
+    bytecode cached as an installed package's is (a PYTHONDONTWRITEBYTECODE left in the environment would
+    have every case compile threadfix again, which no installed threadfix does)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     env["NO_COLOR"] = "1"
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if PYCACHE:
+        env["PYTHONPYCACHEPREFIX"] = PYCACHE[0]
     return env
 
 
@@ -310,7 +355,8 @@ def run_case(o: Outcome, paths: dict[str, str], scratch: Path, manifest: dict, t
     else:
         o.runs.append(figures)
         if not o.check:
-            o.check = {"lint": lambda: check_lint(stdout, manifest),
+            o.check = {"scan": lambda: check_scan(stdout, manifest),
+                       "lint": lambda: check_lint(stdout, manifest),
                        "report": lambda: check_report(stdout, manifest),
                        "repair": lambda: check_repair(Path(paths["jsonl"]), out_file, manifest),
                        }.get(o.case.check, lambda: "ok")()
@@ -322,8 +368,11 @@ def measure_all(cases: list[Case], data: Path, repeat: int, timeout: float) -> d
     manifest = json.loads((data / "manifest.json").read_bytes())
     outcomes = {c.name: Outcome(c) for c in cases}
     scratch = Path(tempfile.mkdtemp(prefix="threadfix-bench-run-"))
+    PYCACHE[:] = [str(scratch / "pycache")]
     paths = {"data": str(data), "jsonl": str(data / "threads.jsonl"), "threads_db": str(data / "threads.sqlite"),
-             "items_db": str(data / "items.sqlite"), "out": str(data / REPAIR_OUT)}
+             "items_db": str(data / "items.sqlite"), "out": str(data / REPAIR_OUT), "tiny": str(scratch / TINY)}
+    with open(data / "threads.jsonl", "rb") as whole:
+        (scratch / TINY).write_bytes(b"".join(whole.readline() for _ in range(3)))
     try:
         missing = threadfix_missing(scratch)
         for o in outcomes.values():
@@ -418,24 +467,34 @@ def targets(table: list[dict], manifest: dict) -> list[dict]:
     def add(name: str, status: str, detail: str) -> None:
         out.append({"target": name, "status": status, "detail": detail})
 
-    def ratio_target(name: str, cases: tuple[str, ...], floor: str, goal: float) -> None:
+    def ratio_target(name: str, cases: tuple[str, ...], goal: float) -> None:
         got = [(c, by[c]["vs"]) for c in cases if c in by and by[c]["vs"] is not None]
         if not got:
             return add(name, "n/a", "not measured")
         worst = min(v for _, v in got)
-        detail = ", ".join(f"{c} {v:.2f}× ({_ex_startup(by, c, floor)})" for c, v in got)
+        detail = ", ".join(f"{c} {v:.2f}× ({_ex_startup(by, c, CASE_BY_NAME[c].against[0])})" for c, v in got)
         add(name, "PASS" if worst >= goal else "FAIL", detail)
 
-    ratio_target("JSONL scan ≥ 0.85 × floor (i)", ("lint_jsonl", "report_jsonl"), "floor_jsonl", 0.85)
-    ratio_target("SQLite per-thread ≥ 0.85 × floor (ii)", ("lint_threads", "report_threads"), "floor_threads", 0.85)
-    ratio_target("SQLite per-item ≥ 0.85 × floor (iii)", ("lint_items", "report_items"), "floor_items", 0.85)
-    if "lint_jsonl_jobs2" in by and by["lint_jsonl_jobs2"]["vs"] is not None:
-        speedup = by["lint_jsonl_jobs2"]["vs"]
-        big = manifest["jsonl_bytes"] >= 100 * MB
-        add("--jobs 2 ≥ 1.6 × --jobs 1 (inputs ≥ 100 MB)", ("PASS" if speedup >= 1.6 else "FAIL") if big else "n/a",
-            f"{speedup:.2f}×" + ("" if big else f" on {manifest['jsonl_bytes'] / MB:.0f} MB (< 100 MB)"))
-    else:
+    ratio_target("JSONL read phase ≥ 0.85 × floor (i)", ("scan_jsonl",), 0.85)
+    ratio_target("SQLite per-thread read phase ≥ 0.85 × floor (ii)", ("scan_threads",), 0.85)
+    ratio_target("SQLite per-item read phase ≥ 0.85 × floor (iii)", ("scan_items",), 0.85)
+    ratio_target("JSONL lint and report, all their work, ≥ 0.85 × floor (i)", ("lint_jsonl", "report_jsonl"), 0.85)
+    ratio_target("SQLite lint and report ≥ 0.85 × floors (ii), (iii)",
+                 ("lint_threads", "report_threads", "lint_items", "report_items"), 0.85)
+    big = manifest["jsonl_bytes"] >= 100 * MB
+    spread = [(c, by[c]["vs"]) for c in ("scan_jsonl_jobs2", "lint_jsonl_jobs2", "report_jsonl_jobs2",
+                                          "repair_jsonl_jobs2") if c in by and by[c]["vs"] is not None]
+    if not spread:
         add("--jobs 2 ≥ 1.6 × --jobs 1 (inputs ≥ 100 MB)", "n/a", "not measured")
+    else:
+        worst = min(v for _, v in spread)
+        add("--jobs 2 ≥ 1.6 × --jobs 1 (inputs ≥ 100 MB)", ("PASS" if worst >= 1.6 else "FAIL") if big else "n/a",
+            ", ".join(f"{c} {v:.2f}×" for c, v in spread)
+            + ("" if big else f" on {manifest['jsonl_bytes'] / MB:.0f} MB (< 100 MB)"))
+    if "lint_jsonl_auto" in by and by["lint_jsonl_auto"]["vs"] is not None:
+        auto = by["lint_jsonl_auto"]["vs"]
+        # "never slower" within the noise of one run: 5 %
+        add("--jobs by input size never slower than --jobs 1", "PASS" if auto >= 0.95 else "FAIL", f"{auto:.2f}×")
     tf = [r for r in table if "seconds" in r and CASE_BY_NAME[r["case"]].kind == THREADFIX]
     if tf:
         heavy = [f"{r['case']} {r['peak_rss_mb']:.0f} MB" for r in tf if r["peak_rss_mb"] > 100]
@@ -444,13 +503,15 @@ def targets(table: list[dict], manifest: dict) -> list[dict]:
             ", ".join(heavy) if heavy else f"largest: {worst['case']} {worst['peak_rss_mb']:.0f} MB")
     else:
         add("peak RSS ≤ 100 MB", "n/a", "no threadfix case measured")
-    if "help" in by:
-        ms = by["help"]["seconds"] * 1000
+    small = [c for c in ("help", "tiny_repair", "tiny_lint") if c in by]
+    if small:
+        slowest = max(by[c]["seconds"] for c in small) * 1000
         floor = by.get("python_imports", {}).get("seconds")
-        add("start-up (threadfix --help) ≤ 150 ms", "PASS" if ms <= 150 else "FAIL",
-            f"{ms:.0f} ms" + (f"; importing typer, rich, orjson, sqlite_utils: {floor * 1000:.0f} ms" if floor else ""))
+        add("start-up (--help and small runs) ≤ 150 ms", "PASS" if slowest <= 150 else "FAIL",
+            ", ".join(f"{c} {by[c]['seconds'] * 1000:.0f} ms" for c in small)
+            + (f"; importing typer, rich, orjson, sqlite_utils: {floor * 1000:.0f} ms" if floor else ""))
     else:
-        add("start-up (threadfix --help) ≤ 150 ms", "n/a", "not measured")
+        add("start-up (--help and small runs) ≤ 150 ms", "n/a", "not measured")
     if all(c in by for c in ("repair_jsonl", "floor_jsonl", "floor_copy")):
         limit = by["floor_jsonl"]["seconds"] + 1.5 * by["floor_copy"]["seconds"]
         got = by["repair_jsonl"]["seconds"]

@@ -11,7 +11,8 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cache, partial
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,15 @@ from threadfix.model import RepairPlan, Thread, ThreadIndex
 from threadfix.parallel import Shard, run_sharded, shard_stores, sharded
 from threadfix.repair import RepairOptions, plan_repair
 from threadfix.stores import ReadProblem, Store, StoreOptions, open_stores
+from threadfix.stores.base import Settled
 from threadfix.stores.atomic import Fingerprint
 from threadfix.stores.files import FileStore, RefusedFile
 
 DEFAULT_MIN_AGE = 600.0
 BUSY_ATTEMPTS = 3
 PROGRESS_EVERY = 256
+#: before-images held in memory before they are appended to the journal
+JOURNAL_BATCH_BYTES = 2 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,8 +219,9 @@ class RepairRun:
                 groups.append((_parent_store(shard, self.options.store), [shard]))
         planned = run_sharded(shards, partial(_plan_shard, options=self.options, now=now), processes)
         for store, members in groups:
-            parts = [next(planned) for _ in members]
+            parts = _Parts(planned, len(members))
             if store is None:  # not a file the workers read: repaired here, in order
+                parts.drain()
                 for problem_or_store in iter_stores([members[0].spec], self.options.store, self.stdin, self.on_store):
                     if isinstance(problem_or_store, Problem):
                         self.result.problems.append(problem_or_store)
@@ -227,6 +232,7 @@ class RepairRun:
             if self.on_store is not None:
                 self.on_store(store)
             yield from self._store_with_retries(store, lambda parts=parts: _replay(parts))
+            parts.drain()  # what a failed first attempt did not read (a retry reads the store itself)
 
     def _store_with_retries(self, store: Store, planned: Callable[[], Iterable[Planned]] | None = None
                             ) -> Iterator[ThreadOutcome | Problem]:
@@ -277,9 +283,14 @@ class RepairRun:
     def _plan(self, store: Store, now: float) -> Iterator[Planned]:
         """Read and plan every thread of a store: what happened to it, and its new bytes and undo record."""
         options = self.options
-        for count, thread in enumerate(store.threads(), 1):
-            if self.progress is not None and count % PROGRESS_EVERY == 0:
+        count = 0
+        for thread in store.threads_to_repair():
+            before, count = count, count + (thread.count if isinstance(thread, Settled) else 1)
+            if self.progress is not None and count // PROGRESS_EVERY > before // PROGRESS_EVERY:
                 self.progress(store.display, count)
+            if isinstance(thread, Settled):  # healthy, shown by the store without reading them whole
+                yield from repeat((_healthy(thread.dialect), None, None, None), thread.count)
+                continue
             if isinstance(thread, ReadProblem):
                 yield Problem(thread.where, thread.message), None, None, None
                 continue
@@ -298,19 +309,21 @@ class RepairRun:
         #: outcomes of the threads handed to the writer, by thread, to correct those it left alone
         written: dict[int, ThreadOutcome] = {}
         now = options.now if options.now is not None else time.time()
+        pending = 0  # bytes of before-images in ``entries``, not yet in the journal
         try:
             for outcome, thread, data, entry in planned if planned is not None else self._plan(store, now):
                 if data is not None and writer is not None and thread is not None:
                     if entry is not None:
                         entries.append(entry)
+                        pending += len(entry.before)
+                        if pending >= JOURNAL_BATCH_BYTES:  # memory stays flat however many threads change
+                            self._journal(entries)
+                            pending = 0
                     writer.replace(thread, data)
                     written[id(thread)] = outcome
                 yield outcome
             if writer is not None:
-                if entries:
-                    if self.journal is None:
-                        self.journal = Journal(options.journal_dir or default_folder(), list(options.argv))
-                    self.journal.record(entries)
+                self._journal(entries)  # every before-image is synced before the store changes
                 try:
                     committed = writer.commit()
                 finally:
@@ -325,21 +338,30 @@ class RepairRun:
                 writer.abort()
             raise
 
+    def _journal(self, entries: list[Entry]) -> None:
+        """Append ``entries`` to this run's journal (created on first use), then forget them."""
+        if entries:
+            if self.journal is None:
+                self.journal = Journal(self.options.journal_dir or default_folder(), list(self.options.argv))
+            self.journal.record(entries)
+            entries.clear()
+
     def _thread(self, store: Store, thread: Thread, now: float) -> tuple[ThreadOutcome, bytes | None]:
         options = self.options
-        address = str(thread.address)
         try:
             dialect = resolve_dialect(thread, options.store.dialect)
         except ThreadfixError as exc:
-            return ThreadOutcome(address, None, RepairPlan(), "left_alone", exc.message), None
+            return ThreadOutcome(str(thread.address), None, RepairPlan(), "left_alone", exc.message), None
         if dialect is None:
-            return ThreadOutcome(address, None, RepairPlan(), "healthy", "no tool calls in a known format"), None
+            return _healthy(None), None
         try:
             if dialect.quick_healthy(thread.items):
-                return ThreadOutcome(address, dialect.name, RepairPlan(), "healthy"), None
+                return _healthy(dialect.name), None  # most threads: no address formatted, no outcome built
             plan = plan_repair(dialect.index(thread.items), dialect, thread.items, options.repair)
         except MALFORMED as exc:
-            return ThreadOutcome(address, dialect.name, RepairPlan(), "left_alone", not_in_format(dialect, exc)), None
+            return (ThreadOutcome(str(thread.address), dialect.name, RepairPlan(), "left_alone",
+                                  not_in_format(dialect, exc)), None)
+        address = str(thread.address)
         if not plan:
             return ThreadOutcome(address, dialect.name, plan, "healthy"), None
         changed = thread.last_changed()
@@ -404,7 +426,25 @@ def _plan_shard(shard: Shard, *, options: RunOptions, now: float) -> tuple[int, 
     return healthy, kept
 
 
-def _replay(parts: list[tuple[int, list[Planned]] | None]) -> Iterator[Planned]:
+class _Parts:
+    """The workers' plans of one file's shards, taken from the pool as they are needed: the parent holds one
+    shard's plans at a time, however large the file."""
+
+    def __init__(self, planned: Iterator[tuple[int, list[Planned]] | None], count: int) -> None:
+        self.planned = planned
+        self.left = count
+
+    def __iter__(self) -> Iterator[tuple[int, list[Planned]] | None]:
+        while self.left:
+            self.left -= 1
+            yield next(self.planned)
+
+    def drain(self) -> None:
+        for _ in self:
+            pass
+
+
+def _replay(parts: Iterable[tuple[int, list[Planned]] | None]) -> Iterator[Planned]:
     """The workers' plans of one file, in order (healthy threads as one shared outcome each)."""
     for part in parts:
         assert part is not None
@@ -414,6 +454,12 @@ def _replay(parts: list[tuple[int, list[Planned]] | None]) -> Iterator[Planned]:
 
 
 _HEALTHY = ThreadOutcome("", None, RepairPlan(), "healthy")
+
+
+@cache
+def _healthy(dialect: str | None) -> ThreadOutcome:
+    """The outcome every healthy thread of a dialect shares: healthy threads are only counted."""
+    return ThreadOutcome("", dialect, RepairPlan(), "healthy")
 
 
 def _left_alone(unwritten: list[tuple[Thread, ThreadfixError]], written: dict[int, ThreadOutcome]) -> int:

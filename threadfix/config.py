@@ -18,7 +18,6 @@ A command that reads settings declares its table in :data:`SECTIONS`.
 from __future__ import annotations
 
 import difflib
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,6 +172,8 @@ def _unknown(what: str, name: str, known: Mapping[str, Any]) -> str:
 
 def _table(path: Path) -> dict[str, Any] | None:
     """The threadfix table of a settings file: the whole of threadfix.toml, [tool.threadfix] of pyproject.toml."""
+    import tomllib  # only when a settings file was found: most runs have none
+
     try:
         with open(path, "rb") as handle:
             data = tomllib.load(handle)

@@ -8,8 +8,6 @@ refuses, per thread, when the app changed it since.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import os
 import time
 from collections.abc import Iterator
@@ -37,6 +35,8 @@ def default_folder() -> Path:
 
 
 def digest(data: bytes) -> str:
+    import hashlib  # only a repair that writes needs it: kept out of every other command's start-up
+
     return hashlib.sha256(data).hexdigest()
 
 
@@ -53,6 +53,8 @@ class Entry:
     locator: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> bytes:
+        import base64
+
         return orjson.dumps({
             "store": self.store, "path": self.path, "address": self.address, "locator": self.locator,
             "before": base64.b64encode(self.before).decode("ascii"), "before_sha256": digest(self.before),
@@ -61,6 +63,8 @@ class Entry:
 
     @classmethod
     def from_json(cls, value: dict[str, Any]) -> Entry:
+        import base64
+
         return cls(value["store"], value["path"], value["address"], base64.b64decode(value["before"]),
                    value["after_sha256"], value.get("locator") or {})
 
@@ -125,12 +129,12 @@ class Journal:
         if self._broken:
             raise StoreError("the journal could not be written earlier in this run, so nothing more is changed",
                              str(self.path))
-        data = b"".join(line + b"\n" for line in lines)
-        view = memoryview(data)
         start = os.lseek(self._fd, 0, os.SEEK_END)
         try:
-            while view:
-                view = view[os.write(self._fd, view):]
+            for line in lines:  # one line at a time: a batch of large before-images is not copied whole
+                view = memoryview(line + b"\n")
+                while view:
+                    view = view[os.write(self._fd, view):]
             os.fsync(self._fd)
         except OSError as exc:
             try:

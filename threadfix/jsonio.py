@@ -98,6 +98,8 @@ def fidelity_problem(raw: bytes) -> str | None:
         raise ValueError(f"{text} is not JSON")
 
     text = raw[3:] if raw[:3] == BOM else raw
+    if _round_trips(text):
+        return None
     try:
         value = json.loads(text, object_pairs_hook=pairs, parse_int=parse_int, parse_float=parse_float,
                            parse_constant=parse_constant)
@@ -110,6 +112,15 @@ def fidelity_problem(raw: bytes) -> str | None:
     if _depth(value) > MAX_WRITE_DEPTH:
         return f"nesting is deeper than {MAX_WRITE_DEPTH} levels"
     return None
+
+
+def _round_trips(text: bytes) -> bool:
+    """Compact JSON that orjson writes back byte for byte holds no value orjson would alter: the cheap
+    proof for the common case (stores written by orjson or by ``json.dumps`` with compact separators)."""
+    try:
+        return orjson.dumps(orjson.loads(text)) == text
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError, TypeError):
+        return False
 
 
 def _depth(value: Any) -> int:

@@ -31,6 +31,8 @@ from threadfix import dialects
 from threadfix.batch import MALFORMED, PROGRESS_EVERY, Problem, Scanned, not_in_format, scan, scan_stores
 from threadfix.dialects import Dialect, Violation
 from threadfix.errors import ExitCode
+import orjson
+
 from threadfix.failures import Arguments, read_arguments
 from threadfix.model import Address, Call, Finding, Output, RepairPlan, Severity, Thread, ThreadIndex
 from threadfix.parallel import Shard, run_sharded, shard_stores, sharded
@@ -45,6 +47,9 @@ DEFAULT_OVERSIZED_BYTES = 100_000
 #: characters of each output the text rules (secrets, stack traces, paths) read; the rest is not scanned
 DEFAULT_SCAN_CHARS = 32_768
 _RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+#: Structural rules are not run on a thread the dialect's quick check accepts: they read only the plan and the
+#: provider's check, both empty there. False runs them anyway (the tests compare the two).
+SKIP_STRUCTURAL_WHEN_ACCEPTED = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,9 +92,8 @@ class Context:
         self.index = index if index is not None else ThreadIndex((), ())
         self.options = options
         self.now = now
-        # per-item caches, keyed by the index's objects (a Chat message's calls share one location)
+        # per-output cache, keyed by the index's objects (a Chat message's outputs may share one location)
         self._failures: dict[int, Classification | None] = {}
-        self._arguments: dict[int, Arguments] = {}
 
     @cached_property
     def recent(self) -> bool:
@@ -164,16 +168,40 @@ class Context:
         calls = self.calls_by_id.get(output.call_id) if output.call_id is not None else None
         return calls[0] if calls and len(calls) == 1 else None
 
+    @cached_property
+    def _first_outputs(self) -> dict[str | None, Output]:
+        return {output.call_id: output for output in reversed(self.index.outputs)}
+
+    def output_of(self, call: Call) -> Output | None:
+        """The first output that names the call's id (None for a call without one)."""
+        return self._first_outputs.get(call.call_id) if call.call_id is not None else None
+
     def tool_of(self, output: Output) -> str | None:
         call = self.call_of(output)
         return call.name if call is not None else None
 
-    def arguments(self, call: Call) -> Arguments:
-        """The call's arguments as a careful runtime reads them (parsed once per call)."""
-        found = self._arguments.get(id(call))
-        if found is None:
-            found = self._arguments[id(call)] = read_arguments(call.arguments)
-        return found
+    @cached_property
+    def unusual_arguments(self) -> list[tuple[Call, Arguments]]:
+        """The calls whose arguments are not a JSON object (blank, another JSON value, not JSON), in index order,
+        each as a careful runtime reads them.
+
+        Almost every call's arguments are an object: one ``orjson.loads`` settles those, and only the rest go
+        through :func:`read_arguments`, which decides what they are.
+        """
+        loads, error = orjson.loads, orjson.JSONDecodeError
+        unusual = []
+        for call in self.index.calls:
+            raw = call.arguments
+            if raw.__class__ is str:
+                try:
+                    if loads(raw).__class__ is dict:
+                        continue
+                except error:
+                    pass
+            elif raw.__class__ is dict:
+                continue
+            unusual.append((call, read_arguments(raw)))
+        return unusual
 
     def text(self, output: Output) -> str:
         """The output's text as the model read it (parts joined), cut to ``scan_chars`` characters."""
@@ -187,7 +215,9 @@ class Context:
     @cached_property
     def texts(self) -> list[str]:
         """:meth:`text` of every output, in index order."""
-        return [self.text(output) for output in self.index.outputs]
+        limit = self.options.scan_chars
+        return [content if isinstance(content := output.content, str) and len(content) <= limit else self.text(output)
+                for output in self.index.outputs]
 
     @cached_property
     def all_text(self) -> str:
@@ -259,7 +289,11 @@ def lint_thread(scanned: Scanned, rules: Sequence[Rule], options: LintOptions, n
     now = now if now is not None else options.now if options.now is not None else time.time()
     ctx = Context(scanned.thread, scanned.dialect, scanned.index, options, now)
     known = scanned.dialect is not None
-    findings = [f for rule in rules if rule.on_unknown_format is not known for f in rule.check(ctx)]
+    findings: list[Finding] = []
+    for rule in rules:
+        if rule.on_unknown_format is known or (rule.structural and SKIP_STRUCTURAL_WHEN_ACCEPTED and ctx.accepted):
+            continue
+        findings.extend(rule.check(ctx))
     findings.sort(key=_order)
     recent = "recent" in ctx.__dict__ and ctx.recent  # asked (and so counted) only for threads with open calls
     return ThreadResult(scanned.thread.address, scanned.dialect.name if known else None, findings, recent)
@@ -297,7 +331,7 @@ class LintRun:
 
     def results(self) -> Iterator[ThreadResult | Problem]:
         now = self.options.now if self.options.now is not None else time.time()
-        spread = sharded(self.specs, self.jobs)
+        spread = sharded(self.specs, self.jobs, tables=True)
         if spread is None:
             found = lint_scanned(scan(self.specs, self.store, self.stdin), self.rules, self.options, now)
         else:

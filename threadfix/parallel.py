@@ -8,7 +8,6 @@ changed threads' new bytes), never whole threads, and results come back in input
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -22,7 +21,11 @@ if TYPE_CHECKING:
 AUTO_MIN_BYTES = 64 * 1024 * 1024
 #: a shard is at least this big (smaller files are not cut)
 MIN_SHARD_BYTES = 16 * 1024 * 1024
+#: and at most about this big, so that memory stays flat as files grow
+MAX_SHARD_BYTES = 32 * 1024 * 1024
 _COUNT_CHUNK = 16 * 1024 * 1024
+#: newlines found one by one in a chunk before counting the rest of it byte by byte is cheaper
+_FIND_LIMIT = 4096
 
 Result = TypeVar("Result")
 
@@ -39,6 +42,8 @@ class Shard:
     #: a file found by walking a folder: read as the walk reads it (by suffix), or refused with this reason
     in_folder: bool = False
     refused: str | None = None
+    #: row ids ``(after, through]`` of a SQLite table of one thread per row (None: unbounded at that end)
+    rows: tuple[int | None, int | None] | None = None
 
 
 def resolve_jobs(jobs: int | None, specs: Iterable[str]) -> int:
@@ -58,14 +63,18 @@ def _size(spec: str) -> int:
     return sum(f.stat().st_size for f in path.rglob("*.json*") if f.is_file())
 
 
-def plan_shards(specs: Iterable[str], jobs: int) -> list[Shard]:
-    """Cut large JSONL files into about ``jobs`` ranges each; everything else is one shard."""
+def plan_shards(specs: Iterable[str], jobs: int, tables: bool = False) -> list[Shard]:
+    """Cut large JSONL files into about ``jobs`` ranges each, and with ``tables`` large SQLite tables of one
+    thread per row into row id ranges; everything else is one shard."""
     shards: list[Shard] = []
     for spec in specs:
         path = Path(spec)
         if jobs > 1 and spec != "-" and path.is_file() and path.suffix == ".jsonl" \
                 and path.stat().st_size >= 2 * MIN_SHARD_BYTES and not _lines_are_items(path):
             shards.extend(_cut(path, spec, jobs))
+        elif tables and jobs > 1 and spec != "-" and path.is_file() and path.stat().st_size >= 2 * MIN_SHARD_BYTES \
+                and _is_database(path):
+            shards.extend(_row_ranges(path, spec, jobs))
         elif jobs > 1 and spec != "-" and path.is_dir():
             from threadfix.stores.files import RefusedFile, open_file_stores
 
@@ -95,8 +104,10 @@ def _lines_are_items(path: Path) -> bool:
 
 
 def _cut(path: Path, spec: str, jobs: int) -> list[Shard]:
+    """At least ``jobs`` ranges, and more on large files: workers take the next range as they finish (so an
+    uneven range does not leave a core idle) and a repair's parent holds one range's results at a time."""
     size = path.stat().st_size
-    parts = max(1, min(jobs, size // MIN_SHARD_BYTES))
+    parts = max(1, min(size // MIN_SHARD_BYTES, max(jobs, -(-size // MAX_SHARD_BYTES))))
     bounds = [0]
     with open(path, "rb") as handle:
         for k in range(1, parts):
@@ -110,21 +121,61 @@ def _cut(path: Path, spec: str, jobs: int) -> list[Shard]:
     return [Shard(spec, start, end, first) for start, end, first in zip(bounds, bounds[1:], lines)]
 
 
+def _is_database(path: Path) -> bool:
+    from threadfix.stores import is_sqlite
+
+    return is_sqlite(path)
+
+
+def _row_ranges(path: Path, spec: str, jobs: int) -> list[Shard]:
+    """A SQLite table of one thread per row, cut as a JSONL file of its size would be, into row id ranges that
+    split its first to last row id evenly (the first and last ranges unbounded, so every row is in one); a
+    table of one item per row, or a database that cannot be read here, is one shard (a worker says why)."""
+    from itertools import pairwise
+
+    from threadfix.stores import StoreOptions
+    from threadfix.stores.sqlite import row_id_bounds
+
+    bounds = row_id_bounds(path, StoreOptions())
+    if bounds is None:
+        return [Shard(spec)]
+    low, high = bounds
+    size = path.stat().st_size
+    parts = max(1, min(size // MIN_SHARD_BYTES, max(jobs, -(-size // MAX_SHARD_BYTES)), high - low + 1))
+    cuts = sorted({low + (high - low) * k // parts for k in range(1, parts)})
+    edges: list[int | None] = [None, *cuts, None]
+    return [Shard(spec, rows=(after, through)) for after, through in pairwise(edges)] if cuts else [Shard(spec)]
+
+
 def _line_numbers(path: Path, offsets: list[int]) -> list[int]:
     """The 1-based line number at each offset (offsets sorted), counting newlines in big chunks."""
     numbers: list[int] = []
     position = 0
     newlines = 0
-    with open(path, "rb") as handle:
+    chunk = bytearray(_COUNT_CHUNK)
+    with open(path, "rb", buffering=0) as handle:
         for offset in offsets:
             while position < offset:
-                chunk = handle.read(min(_COUNT_CHUNK, offset - position))
-                if not chunk:
+                size = handle.readinto(memoryview(chunk)[: min(_COUNT_CHUNK, offset - position)])
+                if not size:
                     break
-                newlines += chunk.count(b"\n")
-                position += len(chunk)
+                newlines += count_newlines(chunk, size)
+                position += size
             numbers.append(newlines + 1)
     return numbers
+
+
+def count_newlines(chunk: bytes | bytearray, end: int) -> int:
+    """``chunk.count(b"\\n", 0, end)``, several times faster on thread-sized lines: ``find`` jumps with memchr
+    from line to line, while ``count`` steps byte by byte. Many short lines fall back to ``count``."""
+    found = 0
+    at = chunk.find(b"\n", 0, end)
+    while at >= 0:
+        found += 1
+        if found == _FIND_LIMIT:
+            return chunk.count(b"\n", 0, end)
+        at = chunk.find(b"\n", at + 1, end)
+    return found
 
 
 def run_sharded(shards: list[Shard], work: Callable[[Shard], Result], jobs: int) -> Iterator[Result]:
@@ -133,6 +184,8 @@ def run_sharded(shards: list[Shard], work: Callable[[Shard], Result], jobs: int)
         for shard in shards:
             yield work(shard)
         return
+    import multiprocessing  # only when there is work to spread: it costs a few ms of every start-up
+
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     with context.Pool(min(jobs, len(shards)), initializer=_worker_signals) as pool:
         yield from pool.imap(work, shards)
@@ -165,6 +218,14 @@ def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
     if shard.refused is not None:
         yield RefusedFile(Path(shard.spec), shard.refused)
         return
+    if shard.rows is not None:
+        for store in iter_stores([shard.spec], options, stdin, on_store):
+            if hasattr(store, "row_range"):
+                store.row_range = shard.rows
+                yield store
+            elif shard.rows[0] is None:  # why the database cannot be read: said once, by the first range
+                yield store
+        return
     if shard.start is None and not shard.in_folder:
         yield from iter_stores([shard.spec], options, stdin, on_store)
         return
@@ -179,14 +240,18 @@ def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
     yield store
 
 
-def sharded(specs: list[str], jobs: int | None) -> tuple[int, list[Shard]] | None:
-    """``(processes, shards)`` when the work is worth spreading over processes, else None (stay in this one)."""
+def sharded(specs: list[str], jobs: int | None, tables: bool = False) -> tuple[int, list[Shard]] | None:
+    """``(processes, shards)`` when the work is worth spreading over processes, else None (stay in this one).
+
+    ``tables``: also cut SQLite tables of one thread per row, for callers that merge their shards' results in
+    order (lint, report); repair commits a database from one process, so it does not ask.
+    """
     if "-" in specs:
         return None
     count = resolve_jobs(jobs, specs)
     if count <= 1:
         return None
-    shards = plan_shards(specs, count)
+    shards = plan_shards(specs, count, tables)
     return (count, shards) if len(shards) > 1 else None
 
 

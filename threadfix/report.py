@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from threadfix.batch import PROGRESS_EVERY, Problem, Scanned, scan, scan_stores
@@ -215,12 +215,20 @@ class Report:
     def _add_calls(self, index: ThreadIndex, times: _Times) -> dict[str, str]:
         """Count calls per tool and day; returns the tool of each call id."""
         tool_of: dict[str, str] = {}
+        per_tool: dict[str, int] = {}  # counted here, then added once per tool (first seen first, as one by one)
+        per_day: dict[str | None, int] = {}
         for call in index.calls:
-            self._tool(call.name).calls += 1
+            name = call.name
+            per_tool[name] = per_tool.get(name, 0) + 1
             if call.call_id is not None:
-                tool_of.setdefault(call.call_id, call.name)
-            if (day := self._day(times.of(call.at))) is not None:
-                day.calls += 1
+                tool_of.setdefault(call.call_id, name)
+            day = times.of(call.at)
+            per_day[day] = per_day.get(day, 0) + 1
+        for name, count in per_tool.items():
+            self._tool(name).calls += count
+        for day, count in per_day.items():
+            if (stats := self._day(day)) is not None:
+                stats.calls += count
         self.totals.calls += len(index.calls)
         return tool_of
 
@@ -229,9 +237,12 @@ class Report:
         totals = self.totals
         totals.outputs += len(index.outputs)
         ours = 0
+        tallies: dict[str, ToolStats] = {}  # this thread's tools, each looked up once
         for output in index.outputs:
             tool = tool_of.get(output.call_id, NO_CALL) if output.call_id is not None else NO_CALL
-            stats = self._tool(tool)
+            stats = tallies.get(tool)
+            if stats is None:
+                stats = tallies[tool] = self._tool(tool)
             stats.outputs += 1
             ours += output.by_threadfix
             found = classify(output.content, is_error=output.is_error, status=output.status)
@@ -407,7 +418,7 @@ def report_paths(specs: list[str], options: StoreOptions = StoreOptions(), *, ke
     Each worker reports on its share of the threads; the parts are merged in input order, so the report is the
     one a single process builds.
     """
-    spread = sharded(specs, jobs)
+    spread = sharded(specs, jobs, tables=True)
     if spread is None:
         return build_report(scan(specs, options, on_store=on_store), keep=keep, on_problem=on_problem,
                             progress=progress)
@@ -460,6 +471,8 @@ class _Times:
 
 
 def _item_time(item: dict[str, Any]) -> float | None:
+    if item.keys().isdisjoint(ITEM_TIME_KEYS):
+        return None  # most items carry no time of their own: settled by one C-level pass over the keys
     for key in ITEM_TIME_KEYS:
         value = item.get(key)
         if value is not None and (moment := parse_time(value)) is not None:
@@ -481,29 +494,36 @@ def day_of(moment: float | None) -> str | None:
 
 QUOTED_VALUE_CHARS = 34
 _SPACE = re.compile(r"\s")
-_MASKS: tuple[tuple[re.Pattern[str], Any], ...] = tuple((re.compile(pattern, flags), mask) for pattern, mask, flags in (
-    (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>", re.I),
-    (r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b", "<time>", 0),
-    (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<time>", 0),
-    (r"\b[a-z][a-z0-9+.-]*://\S+", "<url>", re.I),
-    (r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b", "<email>", 0),
-    (r"\b(?=[\w.-]*\d)[a-z0-9-]+(?:\.[a-z0-9-]+){2,}(?::\d+)?\b", "<host>", re.I),
-    # a quoted name or value varies; a quoted sentence (a nested message) is kept, its ids masked below
-    (r"\"[^\"\n]{0,200}\"|(?<!\w)'[^'\n]{0,200}'(?!\w)|`[^`\n]{0,200}`",
-     lambda m: "<str>" if len(m.group()) <= QUOTED_VALUE_CHARS or not _SPACE.search(m.group()) else m.group(), 0),
-    (r"(?:\b[A-Za-z]:|~|\.{1,2})?(?:[\\/][\w.@~+-]+)+[\\/]?|\b[\w.-]+(?:/[\w.@~+-]+)+", "<path>", 0),
-    (r"\b0x[0-9a-f]+\b|\b(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{8,}\b", "<hex>", re.I),
-    (r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])\w+(?:[_-]\w+)+\b|\b(?=\w*\d)(?=\w*[A-Za-z])\w{8,}\b", "<id>", 0),
-    (r"[-+]?\b\d+(?:[.,]\d+)*", "<n>", 0),
-    (r"\s+", " ", 0),
-))
+#: (regex, mask, text every match holds: one of these, or () when there is none to test); a mask whose
+#: text is absent is not tried, which spares most messages most of the regexes
+_MASKS: tuple[tuple[re.Pattern[str], Any, tuple[str, ...]], ...] = tuple(
+    (re.compile(pattern, flags), mask, holds) for pattern, mask, flags, holds in (
+        (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>", re.I, ("-",)),
+        (r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b", "<time>", 0, ("-",)),
+        (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<time>", 0, (":",)),
+        (r"\b[a-z][a-z0-9+.-]*://\S+", "<url>", re.I, ("://",)),
+        (r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b", "<email>", 0, ("@",)),
+        (r"\b(?=[\w.-]*\d)[a-z0-9-]+(?:\.[a-z0-9-]+){2,}(?::\d+)?\b", "<host>", re.I, (".",)),
+        # a quoted name or value varies; a quoted sentence (a nested message) is kept, its ids masked below
+        (r"\"[^\"\n]{0,200}\"|(?<!\w)'[^'\n]{0,200}'(?!\w)|`[^`\n]{0,200}`",
+         lambda m: "<str>" if len(m.group()) <= QUOTED_VALUE_CHARS or not _SPACE.search(m.group()) else m.group(), 0,
+         ('"', "'", "`")),
+        (r"(?:\b[A-Za-z]:|~|\.{1,2})?(?:[\\/][\w.@~+-]+)+[\\/]?|\b[\w.-]+(?:/[\w.@~+-]+)+", "<path>", 0, ("/", "\\")),
+        (r"\b0x[0-9a-f]+\b|\b(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{8,}\b", "<hex>", re.I, ()),
+        (r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])\w+(?:[_-]\w+)+\b|\b(?=\w*\d)(?=\w*[A-Za-z])\w{8,}\b", "<id>", 0, ()),
+        (r"[-+]?\b\d+(?:[.,]\d+)*", "<n>", 0, ()),
+        (r"\s+", " ", 0, ()),
+    )
+)
 PATTERN_CHARS = 160
 
 
+@lru_cache(maxsize=2048)  # the same error text comes back again and again (a rate limit, a timeout)
 def pattern_of(text: str) -> str:
     """The message with what varies between occurrences masked, so the same error groups together."""
-    for regex, mask in _MASKS:
-        text = regex.sub(mask, text)
+    for regex, mask, holds in _MASKS:
+        if not holds or any(needed in text for needed in holds):
+            text = regex.sub(mask, text)
     return clip(text.strip(), PATTERN_CHARS)
 
 

@@ -21,11 +21,17 @@ SECRET = re.compile(
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
     r"|(?:[Bb]earer|BEARER)\s+[A-Za-z0-9._\-]{16,})"
 )
-#: Text every match of SECRET contains (each alternative holds one), for a cheap check of much text at once:
-#: ``str.__contains__`` and a regex with a literal prefix run far faster than SECRET, which then only reads
-#: text that may hold a secret.
-ANCHORS = ("sk-", "AKIA", "xox", "AIza", "eyJ", "-----BEGIN", "earer", "EARER")
-_GITHUB_ANCHOR = re.compile(r"gh[pousr]_")
+#: What every match of SECRET holds (each alternative one of these, or "bearer"), for a cheap check of much
+#: text at once, far faster than SECRET, which then only reads text that may hold a secret. Each regex starts
+#: with one literal character, the token's rarest where it has a rare one ("sk-" is looked for at its "-"):
+#: ``re`` skips from one to the next about twice as fast as ``in`` finds a short word.
+_MARKS = (
+    re.compile(r"-(?:(?<=sk-)|(?<=xox[baprs]-)|----BEGIN)"),
+    re.compile(r"A(?:KIA|Iza)"),
+    re.compile(r"J(?<=eyJ)"),
+    re.compile(r"B(?:earer|EARER)"),
+    re.compile(r"_(?<=gh[pousr]_)"),
+)
 #: How many characters of a secret stay visible once masked (enough to tell keys apart, not to use one).
 VISIBLE = 4
 REDACTED = "…[redacted]"
@@ -37,7 +43,7 @@ def mask(match: re.Match[str]) -> str:
 
 def may_hold_secret(text: str) -> bool:
     """False only when ``text`` holds no SECRET match."""
-    return any(anchor in text for anchor in ANCHORS) or _GITHUB_ANCHOR.search(text) is not None
+    return any(mark.search(text) for mark in _MARKS) or "bearer" in text
 
 
 def mask_secrets(text: str) -> str:

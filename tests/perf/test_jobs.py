@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from threadfix import parallel
+from threadfix import batch, parallel
 from threadfix.cli import _register, app
 from threadfix.stores import StoreOptions
 from threadfix.stores.files import FileStore
@@ -50,9 +50,12 @@ def _store(path: Path, threads: int = 400, seed: int = 7) -> Path:
 
 @pytest.fixture
 def small_shards(monkeypatch):
-    """Cut files of a few KB as if they were large, and let auto pick several processes."""
+    """Cut files of a few KB as if they were large (into more ranges than processes), let auto pick several
+    processes, and have repair append to its journal every entry instead of every few MB."""
     monkeypatch.setattr(parallel, "MIN_SHARD_BYTES", 2048)
+    monkeypatch.setattr(parallel, "MAX_SHARD_BYTES", 16384)
     monkeypatch.setattr(parallel, "AUTO_MIN_BYTES", 4096)
+    monkeypatch.setattr(batch, "JOURNAL_BATCH_BYTES", 1)
 
 
 def _run(*args: str) -> tuple[int, bytes, str]:
@@ -64,17 +67,18 @@ def _run(*args: str) -> tuple[int, bytes, str]:
 
 
 @given(lengths=st.lists(st.integers(0, 300), min_size=1, max_size=60), jobs=st.integers(2, 5),
-       last_newline=st.booleans())
-def test_shards_cover_the_file_on_line_boundaries_with_their_line_numbers(tmp_path_factory, lengths, jobs, last_newline):
+       last_newline=st.booleans(), most=st.integers(1, 4000), find_limit=st.sampled_from([2, 4096]))
+def test_shards_cover_the_file_on_line_boundaries_with_their_line_numbers(tmp_path_factory, lengths, jobs, last_newline,
+                                                                          most, find_limit):
     path = tmp_path_factory.mktemp("cut") / "x.jsonl"
     data = b"\n".join(b"x" * n for n in lengths) + (b"\n" if last_newline else b"")
     path.write_bytes(data)
-    old = parallel.MIN_SHARD_BYTES
-    parallel.MIN_SHARD_BYTES = 1
+    saved = parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK
+    parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK = 1, most, find_limit, 97
     try:
         shards = parallel._cut(path, str(path), jobs)
     finally:
-        parallel.MIN_SHARD_BYTES = old
+        parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK = saved
     assert shards[0].start == 0 and shards[-1].end == len(data)
     for before, after in pairwise(shards):
         assert before.end == after.start and data[after.start - 1:after.start] == b"\n"
@@ -173,3 +177,81 @@ def test_a_folder_walk_in_several_processes_still_refuses_symlinks_out_of_it(tmp
 def test_jobs_must_be_positive():
     code, stdout, _ = _run("--jobs", "0", "lint", "x.jsonl")
     assert code == 2 and stdout == b""
+
+
+# ---------------------------------------------------------------------------- SQLite, one thread per row
+
+
+def _database(path: Path, threads: int = 300, seed: int = 11, first_rowid: int = 1) -> Path:
+    """A table of one thread per row: dangling calls, error outputs, a broken row, a row that is not a thread,
+    a row with no thread yet, and row ids with gaps."""
+    import sqlite3
+
+    rng = random.Random(seed)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("CREATE TABLE conversations (id TEXT PRIMARY KEY, items TEXT, updated_at TEXT)")
+    conn.execute("BEGIN")
+    rowid = first_rowid
+    for n in range(threads):
+        thread = _thread(rng, n)
+        value = {17: '{"items": [', 90: '{"nothing": "here"}', 150: None}.get(n, orjson.dumps(thread["items"]).decode())
+        conn.execute("INSERT INTO conversations (rowid, id, items, updated_at) VALUES (?, ?, ?, ?)",
+                     (rowid, thread["id"], value, "2020-01-01T00:00:00Z"))
+        rowid += rng.choice([1, 1, 3])
+    conn.execute("COMMIT")
+    conn.close()
+    return path
+
+
+@given(jobs=st.integers(2, 5), first=st.sampled_from([1, -(2**63), 2**62]), most=st.sampled_from([2048, 16384, 10**9]))
+def test_row_ranges_cover_the_table_and_read_what_a_whole_read_does(tmp_path_factory, jobs, first, most):
+    path = _database(tmp_path_factory.mktemp("rows") / "c.db", threads=60, first_rowid=first)
+    saved = parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES
+    parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES = 1024, most
+    try:
+        shards = parallel.plan_shards([str(path)], jobs, tables=True)
+    finally:
+        parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES = saved
+    assert len(shards) >= min(jobs, 2) and shards[0].rows[0] is None and shards[-1].rows[1] is None
+    for before, after in pairwise(shards):
+        assert before.rows[1] == after.rows[0]
+    whole = [t for shard in [parallel.Shard(str(path))] for store in parallel.shard_stores(shard, StoreOptions())
+             for t in store.threads()]
+    parts = [t for shard in shards for store in parallel.shard_stores(shard, StoreOptions()) for t in store.threads()]
+    assert [repr(t) for t in parts] == [repr(t) for t in whole]
+
+
+def test_databases_are_cut_only_for_callers_that_ask(tmp_path, small_shards):
+    path = _database(tmp_path / "c.db")
+    assert parallel.plan_shards([str(path)], 3) == [parallel.Shard(str(path))]  # repair commits it from one process
+    assert parallel.sharded([str(path)], 3) is None
+    assert len(parallel.sharded([str(path)], 3, tables=True)[1]) > 1
+
+
+def test_a_table_of_one_item_per_row_is_not_cut(tmp_path, small_shards):
+    import sqlite3
+
+    path = tmp_path / "items.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, thread_id TEXT, position INTEGER, data TEXT)")
+    rng = random.Random(3)
+    for n in range(200):
+        for position, item in enumerate(_thread(rng, n)["items"]):
+            conn.execute("INSERT INTO items (thread_id, position, data) VALUES (?, ?, ?)",
+                         (f"t{n}", position, orjson.dumps(item).decode()))
+    conn.commit()
+    conn.close()
+    assert parallel.plan_shards([str(path)], 3, tables=True) == [parallel.Shard(str(path))]
+
+
+def test_lint_and_report_of_a_database_are_the_same_in_one_and_several_processes(tmp_path, small_shards):
+    path = _database(tmp_path / "c.db")
+    assert len(parallel.sharded([str(path)], 3, tables=True)[1]) > 2
+    one = _run("--jobs", "1", "lint", "--format", "json", str(path))
+    three = _run("--jobs", "3", "lint", "--format", "json", str(path))
+    assert one[0] == three[0] == 2  # findings, and rows that could not be read
+    assert one[1] == three[1] and b'"TF' in one[1]
+    assert one[2] == three[2] and "conversations:id=t17" in one[2]
+    one = _run("--jobs", "1", "report", "--format", "json", "--top", "50", str(path))
+    three = _run("--jobs", "3", "report", "--format", "json", "--top", "50", str(path))
+    assert one[:2] == three[:2] and orjson.loads(one[1])["totals"]["dangling_calls"] > 0

@@ -6,11 +6,12 @@ import io
 import os
 import signal
 import sys
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from threadfix import __version__
+from threadfix.cli.values import read_plainly
 from threadfix.errors import ExitCode, ThreadfixError
 
 HELP = """Repair, lint and report stored LLM chat threads whose tool calls never got an output.
@@ -24,8 +25,18 @@ Exit codes:
   130  interrupted
 """
 
+
+class _Group(typer.core.TyperGroup):
+    """The ``threadfix`` command as typer builds it, its and its subcommands' options read without pydantic."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        read_plainly(self)  # typer hands over the subcommands, built, to this constructor
+
+
 app = typer.Typer(
     name="threadfix",
+    cls=_Group,
     help=HELP,
     no_args_is_help=True,
     add_completion=False,

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from threadfix.cli import State, app, error_line, note
 from threadfix.cli.options import Paths, check_format, reads_stores
-from threadfix.stores import StoreOptions
 from threadfix.errors import ConfigError
+
+if TYPE_CHECKING:
+    from threadfix.stores import StoreOptions
 
 Selectors = Optional[list[str]]
 
@@ -36,7 +38,8 @@ def lint(
     oversized_bytes: Annotated[Optional[int], typer.Option("--oversized-bytes", help="Outputs larger than this many bytes are oversized (TF203). Default: 100000.", min=1, show_default=False)] = None,
     config: Annotated[Optional[Path], typer.Option("--config", help="Read settings from this file instead of the threadfix.toml or pyproject.toml [tool.threadfix] found from the current folder up.")] = None,
     isolated: Annotated[bool, typer.Option("--isolated", help="Ignore every settings file.")] = False,
-    store: StoreOptions = StoreOptions(),
+    *,
+    store: StoreOptions,
 ) -> None:
     """Find what is wrong or risky in stored threads: dangling calls, outputs a provider refuses, errors the
     model cannot act on, oversized outputs, leaked secrets and stack traces. Reads only.

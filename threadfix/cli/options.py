@@ -5,11 +5,12 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from threadfix.stores import StoreOptions
+if TYPE_CHECKING:  # the stores package is imported when a command runs, not to build --help
+    from threadfix.stores import StoreOptions
 
 Paths = Annotated[list[str], typer.Argument(help="JSON/JSONL files, folders (searched recursively), SQLite databases, or - for stdin.", show_default=False)]
 Dialect = Annotated[Optional[str], typer.Option("--dialect", help="Read every thread as this format instead of sniffing it (see `threadfix dialects`).")]
@@ -42,10 +43,11 @@ def reads_stores(command: Callable[..., Any]) -> Callable[..., Any]:
     """Give a command the shared store options, declared once; it receives them as ``store: StoreOptions``.
 
     Typer reads a command's options from its signature, so the shared ones are appended to the
-    command's own and gathered back into one StoreOptions before the command runs.
+    command's own and gathered back into one StoreOptions before the command runs. ``store`` is
+    keyword-only and its annotation is left unevaluated, so that declaring it imports nothing.
     """
-    signature = inspect.signature(command, eval_str=True)
-    own = [p for p in signature.parameters.values() if p.name != "store"]
+    signature = inspect.signature(command)
+    own = [_evaluated(p, command) for p in signature.parameters.values() if p.name != "store"]
     shared = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
               for name, annotation, default in STORE_PARAMETERS]
 
@@ -59,10 +61,20 @@ def reads_stores(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def _evaluated(parameter: inspect.Parameter, function: Callable[..., Any]) -> inspect.Parameter:
+    """``parameter`` with its annotation evaluated where it was written (it is a string under
+    ``from __future__ import annotations``), as ``inspect.signature(eval_str=True)`` would."""
+    annotation = parameter.annotation
+    if isinstance(annotation, str):
+        annotation = eval(annotation, function.__globals__)  # noqa: S307 - our own source's annotations
+    return parameter.replace(annotation=annotation)
+
+
 def store_options(*, dialect: str | None, max_doc_mb: int, table: str | None = None, id_column: str | None = None,
                   json_column: str | None = None, thread_column: str | None = None, order_column: str | None = None,
                   item_column: str | None = None, busy_timeout: float = 5.0, writable: bool = False) -> StoreOptions:
     from threadfix import dialects
+    from threadfix.stores import StoreOptions
 
     if dialect is not None:
         dialects.get(dialect)  # a ConfigError naming the known dialects

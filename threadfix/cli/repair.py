@@ -5,14 +5,16 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from threadfix.cli import State, app, describe_store, error_line, note
 from threadfix.cli.options import Format, Paths, check_format, reads_stores
-from threadfix.stores import StoreOptions
 from threadfix.errors import ConfigError
+
+if TYPE_CHECKING:
+    from threadfix.stores import StoreOptions
 
 
 @app.command()
@@ -28,7 +30,8 @@ def repair(
     reason: Annotated[Optional[str], typer.Option("--reason", help="The sentence the model reads in every written output, instead of threadfix's per-cause sentence.")] = None,
     drop_orphans: Annotated[bool, typer.Option("--drop-orphans", help="Delete outputs that have no call, instead of keeping them as plain messages.")] = False,
     journal_dir: Annotated[Optional[Path], typer.Option("--journal-dir", help="Folder for the undo journal (default: $XDG_STATE_HOME/threadfix/journal).")] = None,
-    store: StoreOptions = StoreOptions(),
+    *,
+    store: StoreOptions,
 ) -> None:
     """Give every call with no output an error output that says why, in its provider's exact shape.
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from threadfix.cli import State, app, describe_store, error_line, stdout_is_terminal
 from threadfix.cli.options import Paths, check_format, reads_stores
-from threadfix.stores import StoreOptions
 from threadfix.errors import ConfigError, ExitCode
+
+if TYPE_CHECKING:
+    from threadfix.stores import StoreOptions
 
 FORMATS = ("text", "json", "csv", "markdown")
 
@@ -22,7 +24,8 @@ def report(
     by: Annotated[str, typer.Option("--by", help="The main table: tool, kind, thread (the stuck ones, worst first) or day.")] = "tool",
     top: Annotated[int, typer.Option("--top", help="Rows per table.", min=1)] = 10,
     output_format: Annotated[str, typer.Option("--format", "-f", help="text (tables on a terminal, tab-separated when piped), json, csv (the --by table) or markdown.")] = "text",
-    store: StoreOptions = StoreOptions(),
+    *,
+    store: StoreOptions,
 ) -> None:
     """What failed, where, and how often, across whole stores. Reads only.
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from typing import Annotated, Optional
 
-import orjson
 import typer
 
 from threadfix.cli import app
@@ -18,6 +17,8 @@ def rules(
     output_format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
 ) -> None:
     """List lint rules (code, name, severity, fix), or print one rule's documentation."""
+    import orjson
+
     from threadfix import rules as registry
 
     check_format(output_format, ("text", "json"))

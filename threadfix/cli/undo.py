@@ -10,7 +10,6 @@ import typer
 
 from threadfix.cli import app, note
 from threadfix.errors import ExitCode
-from threadfix.render.safe import terminal_safe
 
 
 @app.command()
@@ -22,6 +21,7 @@ def undo(
     A thread the app changed since the repair is refused (restoring it would lose the app's work) and
     reported; the others are restored. Exit 1 when any thread was refused or is missing.
     """
+    from threadfix.render.safe import terminal_safe
     from threadfix.undo import undo as run_undo
 
     counts: dict[str, int] = {}

@@ -1,7 +1,8 @@
 """The failure-classification library: one source of truth for what a failure is and what the model reads.
 
 ``threadfix.failures.classify`` (``classify()``, ``output_text()``, ``refusal_payload()``) is imported on
-its own: it compiles many patterns, and commands that never classify (``--help``, repair) skip that cost.
+its own: it holds many pattern and code tables, and commands that never classify (``--help``, repair) skip
+building them.
 
 Repair uses it to explain dangling calls and write their outputs; lint and report use it to classify
 existing outputs. Pure functions, no I/O.

@@ -5,7 +5,11 @@ here. Outputs arrive in every wire's shape (a string that may hold JSON, a list 
 Gemini ``functionResponse.response``, an MCP result, an AI SDK typed output, a seed project's
 structured error) and most of them are ordinary results, so the common path is a handful of cheap
 checks on the first line and the last line; only outputs that already look like failures are scanned,
-and never more than their first 4 KB and last 2 KB.
+and never more than their first 4 KB and last 2 KB. Those checks are shortcuts in front of the full
+reading (``_unframed`` for text, ``_unread`` for objects, ``_no_exit_word`` for exit codes): each only
+ever says "surely nothing here", never "a failure", and tests/failures/test_quick_paths.py turns them
+off to hold them to the full reading. The patterns compile on first use, so importing this module is
+cheap and a run over ordinary outputs compiles only the few they reach.
 
 Precedence, highest first:
 
@@ -49,6 +53,7 @@ HTTP statuses: 400/405/406/411-418/422 and other 4xx → ``invalid_arguments``, 
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import reprlib
@@ -77,6 +82,26 @@ FIX_CHARS = 500
 _MAX_DEPTH = 6
 _MAX_PARTS = 64
 _LINE_CHARS = 400
+
+
+class _Lazy:
+    """A regular expression compiled on its first use.
+
+    This module holds some 200 patterns; compiling them at import cost every lint and report run tens of
+    milliseconds, though a run over ordinary outputs reaches only a few of them.
+    """
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self.source = source
+        self.flags = flags
+
+    def __getattr__(self, name: str) -> Any:
+        # Reached only until the first use, which binds the compiled pattern's methods on the instance:
+        # every later call is an ordinary attribute hit.
+        pattern = re.compile(self.source, self.flags)
+        for method in ("match", "search", "fullmatch", "finditer", "findall", "sub"):
+            setattr(self, method, getattr(pattern, method))
+        return getattr(pattern, name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +138,7 @@ class _Verdict:
 # Codes: Kind values, provider codes, exception names. Compared normalised ("RESOURCE_EXHAUSTED",
 # "resource-exhausted" and "ResourceExhausted" are one code).
 
-_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+_NON_ALNUM = _Lazy(r"[^a-z0-9]+")
 
 
 def _norm(code: str) -> str:
@@ -302,8 +327,8 @@ _REASONS = (
     r"|bad gateway|service unavailable|gateway time-?out|client error|server error"
 )
 
-_STATUS_NUMBER = re.compile(r"[45][0-9][0-9]")
-_HTTP_STATUS = re.compile(
+_STATUS_NUMBER = _Lazy(r"[45][0-9][0-9]")
+_HTTP_STATUS = _Lazy(
     r"\bHTTP(?:/\d(?:\.\d)?)?(?:Error)?[\s:=]*(?:(?:status|error|code)\s*:?\s*)?(?P<a>[1-5]\d\d)\b"
     r"|\b(?:status(?:[ _-]?code)?|error[ _-]?code|response[ _-]?code|http[ _-]?status|statusCode|returned error)"
     r"[\"']?\s*[:=]?\s*[\"']?(?P<b>[45]\d\d)\b"
@@ -318,17 +343,17 @@ class _Signal:
 
     kind: Kind
     #: (literal every match starts with, pattern): the literal is tested with ``in`` first
-    alternatives: tuple[tuple[str, re.Pattern[str]], ...]
+    alternatives: tuple[tuple[str, _Lazy], ...]
     #: evidence to give instead of the matched words
     label: str | None = None
 
 
-_LEADING_WORD = re.compile(r"\\b([a-z0-9_][a-z0-9_ ]*)")
-_LEADING_LITERAL = re.compile(r"[^\\.^$*+?{}\[\]()|]*")
+_LEADING_WORD = _Lazy(r"\\b([a-z0-9_][a-z0-9_ ]*)")
+_LEADING_LITERAL = _Lazy(r"[^\\.^$*+?{}\[\]()|]*")
 
 
-def _alternative(source: str) -> tuple[str, re.Pattern[str]]:
-    """Compile one lowercase alternative so ``re`` can jump straight to its literal start.
+def _alternative(source: str) -> tuple[str, _Lazy]:
+    """Prepare one lowercase alternative (compiled on first use) so ``re`` can jump straight to its literal start.
 
     A leading ``\\b`` stops CPython's literal-prefix scan and makes a search try every position, so
     ``\\bword`` becomes ``word(?<!\\wword)``: the same match, found several times faster. The literal
@@ -346,7 +371,7 @@ def _alternative(source: str) -> tuple[str, re.Pattern[str]]:
     literal = _LEADING_LITERAL.match(source).group()  # type: ignore[union-attr]  # matches the empty string
     if source[len(literal) : len(literal) + 1] in ("?", "*", "{"):
         literal = literal[:-1]
-    return literal, re.compile(source, re.MULTILINE)
+    return literal, _Lazy(source, re.MULTILINE)
 
 
 def _signal(kind: Kind, *alternatives: str | tuple[str, str], label: str | None = None) -> _Signal:
@@ -363,7 +388,8 @@ def _signal(kind: Kind, *alternatives: str | tuple[str, str], label: str | None 
 _OUT_OF_MEMORY = _signal(
     Kind.EXECUTION,
     r"memoryerror\b", r"outofmemory", r"out of memory\b", r"cannot allocate memory", r"\benomem\b",
-    r"oom[- ]?kill", r"^\s*killed\s*$", r"signal: killed\b", r"exit(?:ed)?(?:\s+with)?\s+(?:code|status)\s*:?\s*137\b",
+    r"oom[- ]?kill", ("killed", r"^\s*killed\s*$"), r"signal: killed\b",
+    r"exit(?:ed)?(?:\s+with)?\s+(?:code|status)\s*:?\s*137\b",
     label="out of memory",
 )
 _TIMEOUT = _signal(
@@ -480,15 +506,34 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"prompt is too long", r"\bexpected \w+, (?:got|received)\b",
     ),
 )
+
 # An HTTP status ranks below the limit signals and above everything else.
 _HTTP_RANK = _SIGNALS.index(_TIMEOUT)
 
-_EXIT_CODE = re.compile(
+_EXIT_CODE = _Lazy(
     r"\b(?:exit(?:ed)?(?:\s+with)?\s+(?:code|status)|exit[ _]?code|exit[ _]status|return[ _]?code"
     r"|returncode|exited)\s*[:=]?\s*\(?(?P<n>-?\d{1,4})\b"
     r"|\bmake(?:\[\d+\])?: \*\*\* .*?Error (?P<m>\d{1,4})\b",
     re.IGNORECASE,
 )
+
+# Every match of _EXIT_CODE starts with one of these words (lower-cased), and _exit_code takes only a
+# match starting within the first 40 characters: looking for the words first spares most lines the pattern.
+_EXIT_WORDS = ("exit", "returncode", "return code", "return_code", "make")
+_EXIT_REACH = 40 + max(map(len, _EXIT_WORDS))
+
+
+def _no_exit_word(line: str) -> bool:
+    """True when ``line`` surely has no exit code where _exit_code looks (a shortcut; tests turn it off)."""
+    return not _has_exit_word(_folded(line[:_EXIT_REACH]))
+
+
+def _has_exit_word(head: str) -> bool:
+    for word in _EXIT_WORDS:
+        if word in head:
+            return True
+    return False
+
 
 # Exit codes that say what happened to the process rather than what it reported.
 _EXIT_KINDS: dict[int, tuple[Kind, str]] = {
@@ -506,7 +551,7 @@ _ENVIRONMENT_SIGNALS = (_OUT_OF_MEMORY, _TIMEOUT, _CANCELLED)
 # --------------------------------------------------------------------------------------------------
 # Framing: does untrusted text present itself as a failure?
 
-_ERROR_START = re.compile(
+_ERROR_START = _Lazy(
     r"""(?:
         (?i:error|err|fatal|failure|panic|critical)(?:\s*[:!\[(]|\s+(?:code|\d)|\s*$)
       | (?i:error)\s+(?:from|response|while|when|during|occurred|executing|calling|running|invoking|in)\b
@@ -542,25 +587,84 @@ _ERROR_START = re.compile(
 )
 
 # The final line of an uncaught Python traceback: ``pkg.module.SomeError: message``.
-_PY_EXCEPTION_LINE = re.compile(
+_PY_EXCEPTION_LINE = _Lazy(
     r"[A-Za-z_][\w.]{0,160}?(?:Error|Exception|Exit|Interrupt|Iteration|Timeout|Failure)\b(?::.*)?$"
 )
 _PY_TRACEBACK = "Traceback (most recent call last)"
 # A stack frame or trailer that ends an uncaught JVM or Node failure.
-_FRAME_END = re.compile(
+_FRAME_END = _Lazy(
     r"\s*at\s+\S[^\n]{0,300}?(?:\([^()\n]*:\d+(?::\d+)?\)|:\d+:\d+\)?|\((?:native|Native Method|Unknown Source)\))\s*$"
     r"|\s*\.\.\.\s+\d+\s+more\s*$|Node\.js\s+v\d+"
 )
-_JVM_THREAD = re.compile(r"^Exception in thread \"[^\"]*\" ", re.MULTILINE)
-_CAUSED_BY = re.compile(r"^Caused by: [^\n]{1,300}", re.MULTILINE)
-_STACK_FRAME = re.compile(r"^[ \t]+at \S[^\n]{0,300}?(?:\([^()\n]*:\d+(?::\d+)?\)|:\d+:\d+\)?)[ \t]*$", re.MULTILINE)
-_PROCESS_DEATH = re.compile(r"(?i:segmentation fault|bus error|killed|aborted)(?: \(core dumped\))?\s*$")
-_GENERIC_MARKER = re.compile(
+_JVM_THREAD = _Lazy(r"^Exception in thread \"[^\"]*\" ", re.MULTILINE)
+_CAUSED_BY = _Lazy(r"^Caused by: [^\n]{1,300}", re.MULTILINE)
+_STACK_FRAME = _Lazy(r"^[ \t]+at \S[^\n]{0,300}?(?:\([^()\n]*:\d+(?::\d+)?\)|:\d+:\d+\)?)[ \t]*$", re.MULTILINE)
+_PROCESS_DEATH = _Lazy(r"(?i:segmentation fault|bus error|killed|aborted)(?: \(core dumped\))?\s*$")
+_GENERIC_MARKER = _Lazy(
     r"^\s*(?:(?i:error|fatal|failure|panic|exception)\b|ERROR\b|\[(?i:error)\]"
     r"|[\w$.]{0,160}?(?:Error|Exception)\b)",
     re.MULTILINE,
 )
-_FIRST_LINE = re.compile(rf"\s*([^\n]{{0,{_LINE_CHARS}}})")
+_FIRST_LINE = _Lazy(rf"\s*([^\n]{{0,{_LINE_CHARS}}})")
+
+# The quick test that rules framing out (``_unframed``). Each pattern above fires only with one of a few
+# words on the line it reads, so an ordinary result is told apart by looking for those words in its first
+# and last lines. Keep the words in step with the patterns: tests/failures/test_quick_paths.py checks the
+# test against them.
+#
+# _ERROR_START matches at the start of the first line, which then starts (lower-cased) with one of these,
+# or with "a "/"an " ("an error occurred") or an HTTP status.
+_START_WORDS = (
+    "err", "fatal", "fail", "panic", "critical", "[", "<", "tool", "command", "request", "operation", "task",
+    "job", "call", "execution", "exception", "traceback", "uncaught", "unhandled", "npm", "curl", "http",
+    "client", "server", "connection", "no", "permission", "access", "rate", "too", "timed", "timeout",
+    "unauthori", "forbidden", "internal", "service", "bad", "gateway", "cancel", "aborted", "interrupted",
+    "killed", "segmentation", "out", "unknown", "invalid", "validation", "quota", "insufficient",
+)
+_STARTS_FAILURE = _Lazy("|".join(map(re.escape, _START_WORDS)) + r"|an?\s|[45]\d\d")
+# _PROCESS_DEATH: how a last line starts (lower-cased).
+_DEATH_WORDS = ("segmentation", "bus", "killed", "aborted")
+# Case and all, in the name a line starts with: the words _ERROR_START's identifier alternatives end
+# a first line's name with (``pkg.SomeError:``, ``x.timeout:``, ``/bin/bash:``) and the exception names
+# _PY_EXCEPTION_LINE ends a last line's name with.
+_NAME_WORDS = ("Error", "error", "Exception", "Exit", "Interrupt", "Iteration", "Timeout", "timeout", "Failure", "sh:")
+# Those alternatives' matches lie in the run of these characters a line starts with (and the colon after).
+_NAMES_FAILURE = _Lazy(r"[\w$./-]*?(?:" + "|".join(map(re.escape, _NAME_WORDS)) + ")")
+# The characters IGNORECASE matches to an ASCII letter that .lower() does not turn into that letter.
+_CASE_TWINS = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"))
+
+
+def _folded(text: str) -> str:
+    """``text`` lower-cased so that a word an IGNORECASE pattern matches in it is there in ASCII.
+
+    Position for position: the one character .lower() makes two of is replaced first.
+    """
+    if not text.isascii():
+        for twin, letter in _CASE_TWINS:
+            if twin in text:
+                text = text.replace(twin, letter)
+    return text.lower()
+
+
+def _unframed(text: str) -> bool:
+    """True when ``text`` surely neither presents itself as a failure nor states an exit code.
+
+    It reads only the first and the last line, looking for a few words, so most results are told apart
+    at once; False means "look closer", never "a failure".
+    """
+    first = _first_line(text)
+    last = _last_line(text)
+    stripped = last.strip()
+    if (stripped[:2] == "at" and stripped[2:3].isspace()) or last.endswith("more") or last.startswith("Node.js"):
+        return False  # _FRAME_END: a stack frame, "... 12 more", "Node.js v20.1.0"
+    if _NAMES_FAILURE.match(first) or _NAMES_FAILURE.match(stripped):
+        return False  # _ERROR_START's names, _PY_EXCEPTION_LINE
+    head = _folded(first[:_EXIT_REACH])
+    if _STARTS_FAILURE.match(head) or (len(first) <= 160 and _has_exit_word(head)):
+        return False  # _ERROR_START's words, an exit code
+    head = _folded(stripped[:_EXIT_REACH])
+    return not (head.startswith(_DEATH_WORDS) or (len(stripped) <= 160 and _has_exit_word(head)))
+
 
 # --------------------------------------------------------------------------------------------------
 # Retry hints.
@@ -573,15 +677,15 @@ _UNIT_SECONDS = (
 )
 _SECONDS_PER_UNIT = {unit: factor for units, factor in _UNIT_SECONDS for unit in units}
 _UNIT = r"(?:milliseconds?|msecs?|ms|seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h)(?![a-z])"
-_DURATION_PART = re.compile(rf"(\d{{1,12}}(?:\.\d{{1,12}})?)\s*({_UNIT})", re.IGNORECASE)
-_RETRY_TEXT = re.compile(
+_DURATION_PART = _Lazy(rf"(\d{{1,12}}(?:\.\d{{1,12}})?)\s*({_UNIT})", re.IGNORECASE)
+_RETRY_TEXT = _Lazy(
     rf"(?:try again|retry|retrying)(?:\s+(?:in|after))?\s+(?P<d>(?:\d{{1,12}}(?:\.\d{{1,12}})?\s*{_UNIT}\s*)+)"
     r"|retry[-_ ]?after(?P<unit>[-_ ]?(?:ms|millis|milliseconds|secs?|seconds))?[\"']?\s*[:=]\s*[\"']?"
     r"(?P<n>\d{1,12}(?:\.\d{1,12})?)",
     re.IGNORECASE,
 )
-_NUMBER = re.compile(r"\s*(\d{1,12}(?:\.\d{1,12})?)\s*")
-_INTEGER = re.compile(r"-?[0-9]{1,6}")
+_NUMBER = _Lazy(r"\s*(\d{1,12}(?:\.\d{1,12})?)\s*")
+_INTEGER = _Lazy(r"-?[0-9]{1,6}")
 _RETRY_KEYS = {
     "retryafter": 1.0,
     "retryafters": 1.0,
@@ -596,10 +700,10 @@ _RETRY_KEYS = {
 # --------------------------------------------------------------------------------------------------
 # Excerpts: one line a terminal, a CSV cell and a JSON report can all hold.
 
-_INVISIBLE = re.compile(
+_INVISIBLE = _Lazy(
     "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff\ud800-\udfff]"
 )
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = _Lazy("[\ud800-\udfff]")
 _REPR = reprlib.Repr()
 _REPR.maxlevel = 4
 _REPR.maxstring = 2000
@@ -637,8 +741,12 @@ def _window(text: str) -> str:
 
 
 def _first_line(text: str) -> str:
-    match = _FIRST_LINE.match(text, 0, HEAD_CHARS)
-    return match.group(1).rstrip() if match else ""
+    if text[:1].isspace():
+        match = _FIRST_LINE.match(text, 0, HEAD_CHARS)
+        return match.group(1).rstrip() if match else ""
+    line = text[:_LINE_CHARS]  # what the pattern takes when there is no leading space to skip
+    end = line.find("\n")
+    return (line if end < 0 else line[:end]).rstrip()
 
 
 def _last_line(text: str) -> str:
@@ -791,7 +899,7 @@ def _find_signal(text: str, signals: Sequence[_Signal] = _SIGNALS, low: str | No
 
 def _exit_code(line: str) -> int | None:
     """A process's exit code stated on a frame line (``Exit code: 1``, ``exited with status 2``)."""
-    if len(line) > 160:
+    if len(line) > 160 or _no_exit_word(line):
         return None
     match = _EXIT_CODE.search(line)
     if match is None or match.start() > 40:
@@ -826,6 +934,8 @@ def _from_text(text: str, wire: _Wire) -> _Verdict:
     """Classify plain text: framed as a failure, or flagged by the wire, or a result."""
     if wire.flag is False:
         return _success(wire.basis)
+    if wire.flag is None and _unframed(text):
+        return _NO_SIGNAL
     head = text[:HEAD_CHARS]
     first = _first_line(head)
     last = _last_line(text)
@@ -837,7 +947,7 @@ def _from_text(text: str, wire: _Wire) -> _Verdict:
     python_end = bool(_PY_EXCEPTION_LINE.match(last_stripped)) and _PY_TRACEBACK in window
     if wire.flag is None:
         if exit_code == 0:
-            return _success("exit code 0")
+            return _EXIT_ZERO
         if exit_code is not None:
             basis = ""
         elif python_end:
@@ -860,7 +970,7 @@ def _from_text(text: str, wire: _Wire) -> _Verdict:
     headlines.append(first)
     hit = next((h for h in map(_find_signal, headlines) if h is not None), None)
     low = _lowered(window)
-    if hit is None and not python_end:
+    if hit is None and not python_end and window not in headlines:  # a one-line text was its own headline
         hit = _find_signal(window, low=low)
     retry = _retry_in_text(window, low)
     if hit is not None:
@@ -921,6 +1031,14 @@ _STATUS_KINDS: dict[str, Kind] = {
 
 def _wire(is_error: bool | None, status: str | None) -> _Wire:
     """Read the wire's flag and status; an error from either wins over a success from the other."""
+    if is_error is None and status is None:
+        return _NO_WIRE
+    if (is_error is None or isinstance(is_error, bool)) and (status is None or type(status) is str):
+        return _common_wire(is_error, status)  # a store repeats a few statuses over and over
+    return _read_wire(is_error, status)
+
+
+def _read_wire(is_error: bool | None, status: str | None) -> _Wire:
     norm = _norm(status) if isinstance(status, str) else ""
     said = f"status '{_quote(status, 32)}'" if norm else ""
     if norm in _STATUS_KINDS:
@@ -933,18 +1051,26 @@ def _wire(is_error: bool | None, status: str | None) -> _Wire:
         return _Wire(False, "is_error false")
     if norm in _SUCCESS_STATUSES:
         return _Wire(False, said)
-    return _Wire(None, "")
+    return _NO_WIRE
+
+
+_NO_WIRE = _Wire(None, "")
+_common_wire = functools.lru_cache(maxsize=256)(_read_wire)
+
+
+_NO_SIGNAL = _Verdict(Kind.SUCCESS, "no error signal")
+_EXIT_ZERO = _Verdict(Kind.SUCCESS, "exit code 0")
 
 
 def _success(evidence: str) -> _Verdict:
-    return _Verdict(Kind.SUCCESS, evidence or "no error signal")
+    return _Verdict(Kind.SUCCESS, evidence) if evidence else _NO_SIGNAL
 
 
 # --------------------------------------------------------------------------------------------------
 # Structured errors.
 
 _MESSAGE_KEYS = ("message", "Message", "msg", "detail", "description", "reason", "errorMessage", "error_message")
-_CODE_LIKE = re.compile(r"[A-Za-z][\w.:#-]{0,63}")
+_CODE_LIKE = _Lazy(r"[A-Za-z][\w.:#-]{0,63}")
 _RUST_ERROR_KEYS = frozenset({"kind", "detail", "details", "source"})
 _WIRE_FIELDS = frozenset({"subcode", "message", "details", "tool_id", "elapsed_ms", "reason", "requested", "card_id"})
 _FLAT_SUBCODE_KEYS = _WIRE_FIELDS | {"type"}
@@ -1121,17 +1247,19 @@ def _exit_object(data: Mapping[Any, Any], wire: _Wire) -> _Verdict | None:
     """Shell-tool results that carry an exit code (Codex metadata, subprocess-style dicts)."""
     holders = [data]
     metadata = data.get("metadata")
-    if isinstance(metadata, Mapping):
+    if metadata is not None and isinstance(metadata, Mapping):
         holders.append(metadata)
     for holder in holders:
         if holder.get("timed_out") is True or holder.get("timedOut") is True:
             return _Verdict(Kind.TIMEOUT, "timed_out flag", message=_message_of(*(data.get(k) for k in _OUTPUT_KEYS)))
         for key in _EXIT_KEYS:
-            code = _int(holder.get(key))
+            if key not in holder:
+                continue
+            code = _int(holder[key])
             if code is None:
                 continue
             if code == 0:
-                return None if wire.flag else _success("exit code 0")
+                return None if wire.flag else _EXIT_ZERO
             text = next((v for v in (data.get(k) for k in _OUTPUT_KEYS) if isinstance(v, str) and v.strip()), "")
             return _exit_verdict(code, text, "")
     return None
@@ -1217,10 +1345,36 @@ def _unwrap(data: Mapping[Any, Any], wire: _Wire) -> tuple[object, _Wire] | None
     return None
 
 
+# Every key the readers above (_seed_error, _error_object, _exit_object, _other_error, _unwrap) look up.
+# A dict with none of them is a plain result whatever its values say; keep this in step with the readers
+# (tests/failures/test_quick_paths.py compares the shortcut with the full reading).
+_READ_KEYS = frozenset(
+    {
+        "error", "Error", MARKER_KEY, "aborted", "kind", "detail", "subcode", "metadata", "timed_out", "timedOut",
+        *_EXIT_KEYS, "__type", "$fault", "errorType", "errorMessage", "errors", "documentation_url", "success",
+        "ok", "status", "functionResponse", "value", "isError", "is_error", "structuredContent", *_WRAPPER_KEYS,
+    }
+)
+
+
+def _unread(data: Mapping[Any, Any]) -> bool:
+    """True when no reader of error shapes can find anything in ``data``: it is then a plain result.
+
+    ``type`` is read only for the values below, and a single key only as a Rust wire variant around an
+    object (``{"Timeout": {...}}``).
+    """
+    if type(data) is not dict or not data.keys().isdisjoint(_READ_KEYS):
+        return False
+    if len(data) == 1 and isinstance(next(iter(data.values())), Mapping):
+        return False
+    kind = data.get("type")
+    return not (isinstance(kind, str) and (kind.endswith("_error") or kind == "execution-denied"))
+
+
 # --------------------------------------------------------------------------------------------------
 # Walking any wire's content.
 
-_ENVELOPE_HEAD = re.compile(
+_ENVELOPE_HEAD = _Lazy(
     r'\s*(?:\[\s*)?\{\s*"(?:error|Error|errors|output|result|content|functionResponse|response|isError|is_error|stdout'
     r'|stderr|exit_code|returncode|type|value|text|kind|subcode)"'
 )
@@ -1233,7 +1387,7 @@ _MEDIA_PARTS = {
 
 
 def _is_content_part(part: object) -> bool:
-    if not isinstance(part, Mapping):
+    if type(part) is not dict and not isinstance(part, Mapping):
         return False
     kind = _type_of(part)
     return kind in _TEXT_PART_TYPES or kind in _MEDIA_PARTS or "json" in part or isinstance(part.get("text"), str)
@@ -1241,7 +1395,9 @@ def _is_content_part(part: object) -> bool:
 
 def _parsed(text: str) -> object:
     """``text`` as JSON when it looks like a JSON error or envelope, else None (it is then read as text)."""
-    head = text[:HEAD_CHARS].lstrip()[:1]
+    head = text[:1]
+    if head.isspace():
+        head = text[:HEAD_CHARS].lstrip()[:1]
     if head not in ("{", "[") or len(text) > MAX_PARSE:
         return None
     if len(text) > PARSE_LIMIT and _ENVELOPE_HEAD.match(text) is None:
@@ -1265,9 +1421,13 @@ def _classify(content: object, wire: _Wire, depth: int) -> _Verdict:
         return _from_text(_dump(content, HEAD_CHARS + TAIL_CHARS), wire)
     if content is None:
         return _from_text("", wire)
+    if type(content) is dict:  # the common cases, ahead of the slower abstract checks
+        return _from_mapping(content, wire, depth)
+    if type(content) is list:
+        return _from_parts(content, wire, depth)
     if isinstance(content, str):
         parsed = _parsed(content)
-        if isinstance(parsed, (Mapping, list)):
+        if parsed is not None and isinstance(parsed, (Mapping, list)):
             return _classify(parsed, wire, depth + 1)
         return _from_text(content, wire)
     if isinstance(content, (bytes, bytearray, memoryview)):
@@ -1280,6 +1440,8 @@ def _classify(content: object, wire: _Wire, depth: int) -> _Verdict:
 
 
 def _from_mapping(data: Mapping[Any, Any], wire: _Wire, depth: int) -> _Verdict:
+    if wire.flag is not True and _unread(data):
+        return _success(wire.basis)
     verdict = _structured(data, wire)
     if verdict is not None:
         return verdict
@@ -1315,7 +1477,7 @@ def _from_parts(parts: Sequence[Any], wire: _Wire, depth: int) -> _Verdict:
         if isinstance(text, str):
             structured = _parsed(text)
             pieces.append(_window(text))
-        if isinstance(structured, Mapping):
+        if isinstance(structured, Mapping) and not _unread(structured):
             verdict = _structured(structured, wire)
             if verdict is not None and verdict.kind is not Kind.SUCCESS:
                 return verdict
@@ -1392,6 +1554,8 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
     if verdict.kind is Kind.SUCCESS:
         if wire.flag:
             verdict = _Verdict(Kind.UNKNOWN, f"{wire.basis}; cause not recognised", generic=True)
+        elif verdict.code is None:
+            return _success_result(verdict.evidence)
         else:
             return Classification(Kind.SUCCESS, False, verdict.evidence, code=verdict.code)
     kind, evidence = verdict.kind, verdict.evidence
@@ -1409,6 +1573,12 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
         tool_id=verdict.tool_id,
         excerpt=_clean_line(verdict.message, EXCERPT_CHARS) if verdict.message else "",
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _success_result(evidence: str) -> Classification:
+    """Results are most outputs and say one of a few things: one frozen instance for each."""
+    return Classification(Kind.SUCCESS, False, evidence)
 
 
 def output_text(content: object, limit: int = 8192) -> str:

@@ -11,7 +11,6 @@ tool names and thread keys are masked here.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import PurePath
 from typing import IO, Any, ClassVar
@@ -252,6 +251,8 @@ class SarifFormatter(Formatter):
 
 def _fingerprint(finding: Finding) -> str:
     """Stable across runs while the finding stands at the same call of the same thread."""
+    import hashlib  # SARIF alone needs it: kept out of the start-up of the other formats
+
     parts = (finding.code, str(finding.address), finding.call_id or "", item_label(finding.item) if finding.item else "")
     return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 

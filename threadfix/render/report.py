@@ -13,7 +13,6 @@ looks like a secret, so the formats can only differ in layout, never in numbers.
 
 from __future__ import annotations
 
-import csv
 import io
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -227,6 +226,8 @@ class CsvRenderer(Renderer):
     name = "csv"
 
     def write(self, report: Report, out: TextIO) -> None:
+        import csv  # this format alone needs it: kept out of the others' start-up
+
         columns = _SECTIONS[self.view.by][1]
         rows = section(report, self.view.by, self.view.top).rows
         writer = csv.writer(out, lineterminator="\n")

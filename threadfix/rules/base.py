@@ -55,6 +55,9 @@ class Rule:
     summary: ClassVar[str]
     #: runs on threads no dialect recognised (and only on those); every other rule needs a dialect
     on_unknown_format: ClassVar[bool] = False
+    #: reads only the repair plan and the provider's own check, so it finds nothing in a thread the dialect's
+    #: quick check accepts (nothing to repair, nothing refused): lint does not run it there
+    structural: ClassVar[bool] = False
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         """Every finding of this rule in the thread ``ctx`` holds."""

@@ -38,6 +38,7 @@ class CallWithoutId(Rule):
     name = "call-without-id"
     severity = Severity.ERROR
     summary = "a tool call has no id, so no output can answer it"
+    structural = True
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         for _, call in skips(ctx, SkipKind.NO_ID):

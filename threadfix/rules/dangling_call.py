@@ -52,6 +52,7 @@ class DanglingCall(Rule):
     severity = Severity.ERROR
     fix = Fix.SOMETIMES
     summary = "a tool call has no output; the provider refuses every later turn"
+    structural = True
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         for found in reported_dangling(ctx):

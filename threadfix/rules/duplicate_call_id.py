@@ -39,6 +39,7 @@ class DuplicateCallId(Rule):
     name = "duplicate-call-id"
     severity = Severity.ERROR
     summary = "calls share an id, so their outputs cannot be paired"
+    structural = True
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         for _, call in skips(ctx, SkipKind.SHARED_ID):

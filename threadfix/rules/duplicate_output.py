@@ -43,6 +43,7 @@ class DuplicateOutput(Rule):
     severity = Severity.ERROR
     fix = Fix.ALWAYS
     summary = "a call is answered by more than one output"
+    structural = True
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         for edit in edits(ctx, Action.CONVERT_DUPLICATE, Action.DROP_DUPLICATE):

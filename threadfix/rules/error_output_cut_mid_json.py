@@ -53,10 +53,11 @@ class ErrorOutputCutMidJson(Rule):
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         for output in ctx.index.outputs:
-            text = _whole_text(output.content)
-            if text is None or not _JSON_START.match(text):
+            content = output.content
+            text = content if isinstance(content, str) else _whole_text(content)
+            if not text or not _starts_json(text):
                 continue
-            named = _ERROR_OBJECT.match(text) is not None
+            named = text[0] != "[" and _ERROR_OBJECT.match(text) is not None
             if not (named or output.is_error is not None or output.status is not None) or not _broken(text):
                 continue
             if named or ctx.is_error(output):
@@ -74,6 +75,13 @@ def _whole_text(content: Any) -> str | None:
         text = content[0].get("text")
         return text if isinstance(text, str) else None
     return None
+
+
+def _starts_json(text: str) -> bool:
+    """``_JSON_START.match(text)``, with the regex run only for text that starts with whitespace (most starts
+    settle it alone)."""
+    first = text[:1]
+    return first == "{" or first == "[" or (first.isspace() and _JSON_START.match(text) is not None)
 
 
 def _broken(text: str) -> bool:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from threadfix.model import Finding, Output, Severity
@@ -22,19 +22,35 @@ _IMPLEMENTATION_PATH = re.compile(
 #: stack trace shape the failure classifier recognises (a Python traceback header, a JVM thread line, a
 #: frame line "  at f (file:1:2)", also inside JSON text, a JVM "... 3 more" trailer, Node's "Node.js v20").
 #: Checked over all of a thread's outputs at once, far cheaper than classifying each (the tests hold a case
-#: per shape). Each regex starts with one set of rare characters, which ``re`` skips to quickly.
-_PATH_OR_FRAME = re.compile(
-    r"[/\\\n](?:(?<=[/\\])(?:srv/|opt/|app/|var/|usr/|workspace/|site-packages|dist-packages|node_modules|\.venv"
-    r"|Program Files)|(?<=\n)\s*at\s|(?<=\\)n\s*at\s)"
-)
+#: per shape). Each regex starts with one literal character, which ``re`` skips to far faster than to any
+#: of a set; a frame line needs "at" and a space, which the frame regexes look for only in text that has one.
+_INSTALLED = r"(?:srv/|opt/|app/|var/|usr/|workspace/|site-packages|dist-packages|node_modules|\.venv|Program Files)"
+_INSTALLED_AFTER_SLASH = (re.compile("/" + _INSTALLED), re.compile(r"\\" + _INSTALLED))
+_AT_SPACE = re.compile(r"at\s")
+_FRAME_LINES = (re.compile(r"\n\s*at\s"), re.compile(r"\\n\s*at\s"))
 _MORE = re.compile(r"\.\.\.\s+\d+\s+more")
 _MARKERS = ("Traceback (most recent call last)", "Exception in thread", "Node.js")
 
 
+def _frame_line(text: str) -> bool:
+    return _AT_SPACE.search(text) is not None and any(frame.search(text) for frame in _FRAME_LINES)
+
+
+def _marker(text: str) -> bool:
+    return any(marker in text for marker in _MARKERS)
+
+
+#: The tests :func:`_may_leak` makes. Each finds its mark in any text that holds a text it finds it in (no
+#: lookaround, no anchor), so a test that fails on all of a thread's outputs fails on each of them: only the
+#: tests that pass on the whole are made again output by output.
+_TESTS: tuple[Callable[[str], object], ...] = (
+    *(path.search for path in _INSTALLED_AFTER_SLASH), _frame_line, _marker, _MORE.search,
+)
+
+
 def _may_leak(text: str) -> bool:
     """False only when ``text`` (which starts with a newline) holds no path or trace this rule reports."""
-    return (_PATH_OR_FRAME.search(text) is not None or any(marker in text for marker in _MARKERS)
-            or ("more" in text and _MORE.search(text) is not None))
+    return any(test(text) for test in _TESTS)
 
 
 #: Words in a classification's evidence that say it recognised a stack trace.
@@ -76,10 +92,11 @@ class InternalsLeaked(Rule):
     summary = "an error output shows the model a stack trace or the tool's own file paths"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        if not _may_leak(ctx.all_text):
+        passing = [test for test in _TESTS if test(ctx.all_text)]
+        if not passing:
             return
         for output, text in zip(ctx.index.outputs, ctx.texts):
-            if output.by_threadfix or not _may_leak("\n" + text):
+            if output.by_threadfix or not any(test("\n" + text) for test in passing):
                 continue
             failure = ctx.failure(output)
             if failure is None:

@@ -45,10 +45,9 @@ class MalformedArguments(Rule):
     summary = "a finished turn's call arguments are not valid JSON"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        for call in ctx.index.calls:
+        for call, arguments in ctx.unusual_arguments:
             if call.truncated or call.arguments is None:
                 continue
-            arguments = ctx.arguments(call)
             if arguments.state is ArgumentsState.MALFORMED:
                 yield self.finding(ctx, f"arguments of call {call_label(call.call_id, call.name)} are not valid JSON "
                                    f"({arguments.chars} characters) and the turn was not cut off",

@@ -45,6 +45,7 @@ class MisplacedOutput(Rule):
     severity = Severity.ERROR
     fix = Fix.ALWAYS
     summary = "a tool output stands where its provider refuses it"
+    structural = True
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         for edit in edits(ctx, Action.MOVE_OUTPUT):

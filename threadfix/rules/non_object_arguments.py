@@ -47,10 +47,10 @@ class NonObjectArguments(Rule):
     summary = "call arguments are JSON but not an object; tools read them as {}"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        for call in ctx.index.calls:
+        for call, arguments in ctx.unusual_arguments:
             if call.arguments is None or call.truncated:
                 continue
-            if ctx.arguments(call).state is ArgumentsState.NOT_OBJECT:
+            if arguments.state is ArgumentsState.NOT_OBJECT:
                 what = _TYPE_NAMES.get(type(_value(call.arguments)), "not an object")
                 yield self.finding(ctx, f"arguments of call {call_label(call.call_id, call.name)} are {what}, "
                                    "not a JSON object; tools read them as {}", at=call.at, call_id=call.call_id,

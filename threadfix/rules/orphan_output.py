@@ -42,6 +42,7 @@ class OrphanOutput(Rule):
     severity = Severity.ERROR
     fix = Fix.ALWAYS
     summary = "a tool output answers a call that is not in the thread"
+    structural = True
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         for edit in edits(ctx, Action.CONVERT_ORPHAN, Action.DROP_ORPHAN):

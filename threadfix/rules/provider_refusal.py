@@ -47,6 +47,7 @@ class ProviderRefusal(Rule):
     name = "provider-refusal"
     severity = Severity.ERROR
     summary = "the provider would refuse the thread for a reason no other rule reports"
+    structural = True
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         for violation in ctx.violations:

@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from itertools import groupby
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from threadfix.failures import Kind
-from threadfix.model import Call, Finding, Output, Severity
+from threadfix.model import Call, Finding, Severity
 from threadfix.rules.base import Rule, label
 
 if TYPE_CHECKING:
@@ -43,15 +44,14 @@ class RetryStorm(Rule):
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         wanted = ctx.options.retry_storm
-        first_output: dict[str | None, Output] = {}
-        for output in reversed(ctx.index.outputs):
-            first_output[output.call_id] = output
+        if len(ctx.index.calls) < wanted:
+            return  # no run of one tool's calls is long enough
 
         def failure(call: Call) -> Any:
-            output = first_output.get(call.call_id) if call.call_id is not None else None
+            output = ctx.output_of(call)
             return ctx.failure(output) if output is not None else None
 
-        for _, group in groupby(ctx.index.calls, key=lambda call: call.name):
+        for _, group in groupby(ctx.index.calls, key=attrgetter("name")):
             calls = list(group)
             # A run of `wanted` failures holds one of every `wanted`-th call: probe those, then widen, so
             # healthy threads classify few outputs.

@@ -46,7 +46,7 @@ class SecretInOutput(Rule):
         if not may_hold_secret(ctx.all_text):  # one fast pass per thread; the regex only where it may match
             return
         for output, text in zip(ctx.index.outputs, ctx.texts):
-            found = SECRET.search(text)
+            found = SECRET.search(text) if may_hold_secret(text) else None
             if found:
                 yield self.finding(ctx, f"output of call {call_label(output.call_id, ctx.tool_of(output))} holds a "
                                    f"secret-looking token ({mask(found)}); rotate it", at=output.at,

@@ -45,6 +45,7 @@ class StuckThread(Rule):
     severity = Severity.ERROR
     fix = Fix.ALWAYS
     summary = "users kept writing after a call was left unanswered; each turn was refused"
+    structural = True
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         for found in reported_dangling(ctx):

@@ -16,14 +16,12 @@ copy, and only changed threads are written by Python.
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import fcntl
 import functools
 import os
 import signal
 import stat
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +58,8 @@ def crashpoint(step: str) -> None:
 
 @functools.cache
 def _renameat2() -> Any:
+    import ctypes  # here, not at the top: only a repair that writes needs it, and it costs every start-up
+
     try:
         return ctypes.CDLL(None, use_errno=True).renameat2
     except (AttributeError, OSError):  # not Linux, or a libc without it (glibc < 2.28)
@@ -73,6 +73,8 @@ def exchange(a: str, b: str) -> bool:
         return False
     if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
         return True
+    import ctypes
+
     code = ctypes.get_errno()
     if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
         return False
@@ -193,6 +195,8 @@ class Rewriter:
 
     def _open(self) -> None:
         folder = self.target.parent
+        import tempfile
+
         try:
             fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=folder)
         except PermissionError:

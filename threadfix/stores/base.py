@@ -27,6 +27,15 @@ class ReadProblem:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """``count`` threads, next in store order, that a store showed need no repair without reading them whole."""
+
+    count: int
+    #: the dialect a full read finds them in
+    dialect: str | None = None
+
+
 class StoreWriter(ABC):
     """Receives changed threads in read order, then commits them all or nothing."""
 
@@ -63,6 +72,11 @@ class Store(ABC):
     @abstractmethod
     def threads(self) -> Iterator[Thread | ReadProblem]:
         """Every thread in store order; unreadable parts as ReadProblems."""
+
+    def threads_to_repair(self) -> Iterator[Thread | ReadProblem | Settled]:
+        """:meth:`threads` for repair: a store that can tell healthy threads from cheaper facts than their
+        items (SQLite extracting two fields per row) may give them as :class:`Settled` counts."""
+        return self.threads()
 
     @abstractmethod
     def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
@@ -102,8 +116,10 @@ def parse_time(value: Any) -> float | None:
 
 def modified_time(container: dict[str, Any] | None, items: list[Any], fallback: float | None) -> float | None:
     """When a thread last changed: its update time or its last items' times, else the file's mtime."""
-    found = [t for key in THREAD_TIME_KEYS if container and (t := parse_time(container.get(key))) is not None]
+    found = [t for key in THREAD_TIME_KEYS if container and (value := container.get(key)) is not None
+             and (t := parse_time(value)) is not None]
     for item in items[-3:]:
         if isinstance(item, dict):
-            found.extend(t for key in ITEM_TIME_KEYS if (t := parse_time(item.get(key))) is not None)
+            found.extend(t for key in ITEM_TIME_KEYS if (value := item.get(key)) is not None
+                         and (t := parse_time(value)) is not None)
     return max(found) if found else fallback

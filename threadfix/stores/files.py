@@ -28,6 +28,7 @@ DEFAULT_MAX_DOC_BYTES = 256 * 1024 * 1024
 FILE_SUFFIXES = (".json", ".jsonl")
 #: a NUL byte this early means binary (git's test); JSON text never holds a raw NUL
 BINARY_SNIFF_BYTES = 8000
+READ_BUFFER = 1 << 20
 BINARY_MESSAGE = "is not JSON text (it has NUL bytes: binary, or UTF-16); left alone"
 
 
@@ -140,7 +141,8 @@ class FileStore(Store):
             return
         assert self.path is not None
         try:
-            handle = open(self.path, "rb")  # noqa: SIM115 - closed below
+            # a 1 MiB buffer halves readline's cost on ~20 KB lines (measured against the default 8 KiB)
+            handle = open(self.path, "rb", buffering=READ_BUFFER)  # noqa: SIM115 - closed below
         except FileNotFoundError:
             yield ReadProblem(self.display, "no such file")
             return
@@ -216,14 +218,17 @@ class FileStore(Store):
                     self.item_lines = None
                     mode = "broken"
                 continue
-            body = (line[3:] if number == 1 and line[:3] == jsonio.BOM else line).rstrip(b"\r\n")
-            if not body.strip():
+            # the parser takes the line as it is (a newline is whitespace to it): no copy of every line
+            bom = 3 if number == 1 and line[:3] == jsonio.BOM else 0
+            body = line[bom:] if bom else line
+            if not body or body.isspace():
                 if mode == "items":
                     self.item_lines.append((start, line, None))
                 continue
             try:
                 value = jsonio.loads(body)
-            except jsonio.JsonReadError as exc:
+            except jsonio.JsonReadError:
+                exc = _read_error(body.rstrip(b"\r\n"))  # again without the newline: its column is on this line
                 yield ReadProblem(_at(where, None, exc.column), exc.message)
                 if mode == "items":
                     mode = "broken"
@@ -239,12 +244,13 @@ class FileStore(Store):
                                       f"{', '.join(THREAD_KEYS)})")
                     continue
                 items, container, key = parts
-                content = line.rstrip(b"\r\n")
-                offset = 3 if number == 1 and line[:3] == jsonio.BOM else 0
+                end = len(line)
+                while line[end - 1] in b"\r\n":  # what rstrip(b"\r\n") would cut, without copying the line
+                    end -= 1
                 yield Thread(
                     address=Address(self.display, line=number, key=_id_label(container)), items=items,
-                    container=container, key=key, raw=content[offset:], mtime=self.mtime,
-                    dialect=self.dialect, locator=Span(start + offset, start + len(content)),
+                    container=container, key=key, raw=line[bom:end], mtime=self.mtime,
+                    dialect=self.dialect, locator=Span(start + bom, start + end),
                 )
             elif mode == "items":
                 self.item_lines.append((start, line, value))
@@ -358,6 +364,14 @@ class RefusedFile(FileStore):
 
     def threads(self) -> Iterator[Thread | ReadProblem]:
         yield ReadProblem(self.display, self.reason)
+
+
+def _read_error(body: bytes) -> jsonio.JsonReadError:
+    try:
+        jsonio.loads(body)
+    except jsonio.JsonReadError as exc:
+        return exc
+    raise AssertionError("a line that failed to parse parsed")  # pragma: no cover
 
 
 def _id_label(container: dict[str, Any] | None) -> str | None:

@@ -10,7 +10,10 @@ One row per item is read the cheapest way the table's indexes allow: when an ind
 thread and order (openai-agents has one), whole threads stream in keyed chunks; when an index only
 finds a thread, threads are read one by one by key; with no index, row ids are grouped by thread in one
 pass in row order (no sort of an interleaved table), then each thread is read by row id, plus any row
-appended to it since. Time columns are read only for threads whose age is asked.
+appended to it since. Time columns are read only for threads whose age is asked. Repair reads through
+:meth:`SQLiteStore.threads_to_repair`, which on a table of Responses items lets SQLite tell which threads
+need no repair and reads only the others in full (:mod:`threadfix.stores.sqlite_screen`). With ``--jobs``,
+lint and report may read a table of one thread per row as row id ranges, one per worker.
 
 **Writing** (repair) uses its own ``mode=rw`` connection and ``BEGIN IMMEDIATE`` transactions of at
 most ``batch_size`` threads (a deferred ``BEGIN`` that reads and then writes fails at once with
@@ -46,8 +49,9 @@ from threadfix import jsonio
 from threadfix.errors import BusyError, ConfigError, InputError, StoreError, ThreadfixError, UnrewritableError
 from threadfix.journal import Entry, digest
 from threadfix.model import Address, Thread
+from threadfix.stores import sqlite_screen
 from threadfix.stores.atomic import TEMP_PREFIX, fsync_folder
-from threadfix.stores.base import ReadProblem, Store, StoreWriter, parse_time
+from threadfix.stores.base import ReadProblem, Settled, Store, StoreWriter, parse_time
 from threadfix.stores.files import THREAD_KEYS, encode_document, split_container
 from threadfix.stores.sqlite_layout import Layout, Schema, connect, find_layout, q, shown, sqlite_error
 
@@ -103,6 +107,19 @@ class ItemThread(Thread):
         if self.modified is None and store is not None:
             self.store = None
             self.modified = store._thread_time(self)
+        return self.modified
+
+
+class RowThread(Thread):
+    """A one-row-per-thread thread: its time columns are parsed only if its age is asked (most never are)."""
+
+    __slots__ = ("times",)
+
+    def exact_time(self) -> float | None:
+        times = getattr(self, "times", None)
+        if self.modified is None and times:
+            self.times = None
+            self.modified = _row_time(times)
         return self.modified
 
 
@@ -195,6 +212,24 @@ def open_sqlite_store(path: Path, options: Any) -> SQLiteStore:
     return SQLiteStore(path, display, layout, options, detected)
 
 
+def row_id_bounds(path: Path, options: Any) -> tuple[int, int] | None:
+    """The first and last row ids of the database's table of one thread per row, as ``options`` find it; None
+    for a table of one item per row, an empty table, or a database that cannot be read here (``--jobs``
+    cuts the first kind into row id ranges, each read by :attr:`SQLiteStore.row_range`)."""
+    try:
+        store = open_sqlite_store(path, options)
+        if store.layout.kind != "thread":
+            return None
+        conn = store._reader()
+        try:
+            low, high = conn.execute(store._sql.rowid_bounds).fetchone()
+        finally:
+            store._close()
+    except (ThreadfixError, sqlite3.Error):
+        return None
+    return None if high is None else (low, high)
+
+
 class SQLiteStore(Store):
     """One database table holding threads, in either layout."""
 
@@ -211,6 +246,9 @@ class SQLiteStore(Store):
         self.mtime: float | None = None
         self._conn: sqlite3.Connection | None = None
         self._sql = _Sql(layout)
+        #: read only the rows with ``after < row id <= through`` (None: unbounded), a ``--jobs`` worker's share;
+        #: one row per item is not cut (a thread's rows are anywhere): the first share reads it all
+        self.row_range: tuple[int | None, int | None] | None = None
 
     # ------------------------------------------------------------------ reading
 
@@ -225,12 +263,20 @@ class SQLiteStore(Store):
             self._conn = None
 
     def threads(self) -> Iterator[Thread | ReadProblem]:
+        return self._read(settle=False)
+
+    def threads_to_repair(self) -> Iterator[Thread | ReadProblem | Settled]:
+        """:meth:`threads`, except that threads SQLite shows need no repair may come as :class:`Settled` counts
+        (one row per item of OpenAI Responses items; see :mod:`threadfix.stores.sqlite_screen`)."""
+        return self._read(settle=True)
+
+    def _read(self, settle: bool) -> Iterator[Thread | ReadProblem | Settled]:
         self.mtime = _db_mtime(self.path)
         try:
             if self.layout.kind == "thread":
                 yield from self._thread_rows(self._reader())
-            else:
-                yield from self._item_threads(self._reader())
+            elif self.row_range is None or self.row_range[0] is None:
+                yield from self._item_threads(self._reader(), settle)
         except sqlite3.Error as exc:
             raise sqlite_error(exc, self.display, self.options.busy_timeout) from None
         finally:
@@ -240,8 +286,8 @@ class SQLiteStore(Store):
         return Address(self.display, key=f"{self.layout.table}:{column or 'rowid'}={_label(key)}")
 
     def _thread_rows(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
-        layout, sql = self.layout, self._sql
-        for rows in _keyset(conn, sql.thread_chunk_first, sql.thread_chunk_after, THREAD_CHUNK):
+        layout = self.layout
+        for rows in self._thread_row_chunks(conn):
             for rowid, key, raw, kind, *times in rows:
                 if raw is None:
                     continue  # a row with no thread yet
@@ -264,12 +310,33 @@ class SQLiteStore(Store):
                                       f"with one of {', '.join(THREAD_KEYS)})")
                     continue
                 items, container, item_key = parts
-                yield Thread(address=address, items=items, container=container, key=item_key, raw=raw,
-                             modified=_row_time(times), mtime=self.mtime, dialect=self.dialect,
-                             locator=RowLocator(rowid, key, kind == "text"))
+                thread = RowThread(address=address, items=items, container=container, key=item_key, raw=raw,
+                                   mtime=self.mtime, dialect=self.dialect, locator=RowLocator(rowid, key, kind == "text"))
+                thread.times = times
+                yield thread
 
-    def _item_threads(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
-        if self.layout.stream_indexed:
+    def _thread_row_chunks(self, conn: sqlite3.Connection) -> Iterator[list[tuple[Any, ...]]]:
+        """The rows in row id order, in keyset chunks, within :attr:`row_range` when one is set."""
+        sql = self._sql
+        after, through = self.row_range if self.row_range is not None else (None, None)
+        if through is None:
+            first, args = (sql.thread_chunk_first, ()) if after is None else (sql.thread_chunk_after, (after,))
+            rows = conn.execute(first, (*args, THREAD_CHUNK)).fetchall()
+            while rows:
+                yield rows
+                rows = conn.execute(sql.thread_chunk_after, (rows[-1][0], THREAD_CHUNK)).fetchall()
+            return
+        first, args = (sql.thread_chunk_upto, ()) if after is None else (sql.thread_chunk_between, (after,))
+        rows = conn.execute(first, (*args, through, THREAD_CHUNK)).fetchall()
+        while rows:
+            yield rows
+            rows = conn.execute(sql.thread_chunk_between, (rows[-1][0], through, THREAD_CHUNK)).fetchall()
+
+    def _item_threads(self, conn: sqlite3.Connection, settle: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
+        screened = self._screen(conn) if settle else None
+        if screened is not None:
+            yield from self._threads_screened(conn, *screened)
+        elif self.layout.stream_indexed:
             yield from self._threads_streamed(conn)
         elif self.layout.thread_indexed:
             yield from self._threads_by_key(conn)
@@ -318,6 +385,48 @@ class SQLiteStore(Store):
             rows.extend(conn.execute(sql.items_appended, (max_rowid, key)).fetchall())
             rows.sort(key=lambda row: (_order_key(row[1]), row[0]))
             yield from self._item_thread(key, rows, max_rowid)
+
+    def _screen(self, conn: sqlite3.Connection) -> tuple[dict[Any, int], set[Any], int] | None:
+        """Each thread's last row id, the suspects and the last row id screened; None when this table is better
+        read in full: its threads cannot be found by key, keys compare otherwise than in Python, another
+        dialect is forced, or SQLite cannot read JSON as strictly as orjson (see :mod:`.sqlite_screen`)."""
+        layout = self.layout
+        if not (layout.thread_indexed and layout.thread_binary and self.dialect in (None, sqlite_screen.DIALECT)):
+            return None
+        json = sqlite_screen.probe_json(conn)
+        if json is None:
+            return None
+        low, high = conn.execute(self._sql.rowid_bounds).fetchone()
+        if high is None:
+            return {}, set(), -(2**63)
+        try:
+            ends = sqlite_screen.walk_ends(conn, layout)
+        except sqlite3.OperationalError:  # a key that is not UTF-8: a full read says where
+            return None
+        if ends is None:
+            return None
+        statement = sqlite_screen.screen_sql(layout, json, self.options.max_doc_bytes,
+                                             conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH))
+        screening = connect(self.path, write=False, timeout=self.options.busy_timeout)
+        screening.text_factory = bytes  # ids are only compared: no UTF-8 decoding
+        try:
+            suspects = sqlite_screen.Screen(screening, layout, statement, high, ends).run(low)
+        finally:
+            screening.close()
+        return None if suspects is None else (ends, suspects, high)
+
+    def _threads_screened(self, conn: sqlite3.Connection, ends: dict[Any, int], suspects: set[Any], max_rowid: int
+                          ) -> Iterator[Thread | ReadProblem | Settled]:
+        """Threads in key order, as a full read gives them: suspects read in full by key, the rest counted."""
+        items_by_key = self._sql.items_by_key
+        for entry in sqlite_screen.in_key_order(ends, suspects, max_rowid):
+            if isinstance(entry, Settled):
+                yield entry
+                continue
+            key = entry.decode() if type(entry) is bytes else entry
+            rows = conn.execute(items_by_key, (key,)).fetchall()
+            if rows:
+                yield from self._item_thread(key, rows, -(2**63))
 
     def _item_thread(self, key: Any, rows: list[tuple[Any, ...]], max_rowid: int) -> Iterator[Thread | ReadProblem]:
         """One thread from its rows, in order: (row id, order, item bytes, thread key) each."""
@@ -468,12 +577,16 @@ class _Sql:
         self.table, self.rowid = t, r
         times = "".join(f", {q(c)}" for c in layout.time_columns)
         self.copied = ", ".join(q(c) for c in layout.copied_columns)
+        #: the first and last row ids (each found in the row id b-tree: two single lookups, not a scan)
+        self.rowid_bounds = f"SELECT (SELECT min({r}) FROM {t}), (SELECT max({r}) FROM {t})"
         if layout.kind == "thread":
             js = q(layout.json_column)
             ident = q(layout.id_column) if layout.id_column else r
             head = f"SELECT {r}, {ident}, CAST({js} AS BLOB), typeof({js}){times} FROM {t}"
             self.thread_chunk_first = f"{head} ORDER BY {r} LIMIT ?"
             self.thread_chunk_after = f"{head} WHERE {r} > ? ORDER BY {r} LIMIT ?"
+            self.thread_chunk_upto = f"{head} WHERE {r} <= ? ORDER BY {r} LIMIT ?"
+            self.thread_chunk_between = f"{head} WHERE {r} > ? AND {r} <= ? ORDER BY {r} LIMIT ?"
             self.thread_row = f"SELECT {ident}, CAST({js} AS BLOB), typeof({js}) FROM {t} WHERE {r} = ?"
             self.update_json = f"UPDATE {t} SET {js} = ? WHERE {r} = ?"
             return

@@ -128,6 +128,8 @@ class TableInfo:
     indexes: list[tuple[tuple[str, ...], bool]] = field(default_factory=list)
     #: tables with a foreign key into this one (moving or deleting rows would break their references)
     referenced_by: tuple[str, ...] = ()
+    #: the table's schema names a collation somewhere, so a column may compare values other than byte for byte
+    collated: bool = False
 
     @property
     def names(self) -> list[str]:
@@ -190,7 +192,9 @@ class Schema:
                 indexes.append((tuple(c.name for c in pks), True))
             referenced_by = tuple(other for other in self.names if conn.execute(
                 'SELECT 1 FROM pragma_foreign_key_list(?) WHERE "table" = ? COLLATE NOCASE LIMIT 1', (other, name)).fetchone())
-            self._tables[name] = TableInfo(name, columns, rowid, alias, indexes, referenced_by)
+            sql = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).fetchone()
+            collated = "COLLATE" in (sql[0] or "").upper() if sql else True
+            self._tables[name] = TableInfo(name, columns, rowid, alias, indexes, referenced_by, collated)
         return self._tables[name]
 
 
@@ -225,6 +229,8 @@ class Layout:
     thread_indexed: bool = False
     #: an index holds the rows in (thread, order) order, so whole threads can be streamed in chunks
     stream_indexed: bool = False
+    #: thread keys compare byte for byte in SQL (no collation declared), as they do in Python
+    thread_binary: bool = False
     #: columns whose values say when the row last changed
     time_columns: tuple[str, ...] = ()
     #: tables whose foreign keys point into this one
@@ -277,7 +283,7 @@ def _item_layout(table: TableInfo, item_column: str, thread_column: str, order_c
                   thread_column=thread_column, order_column=order_column, order_kind=kind,
                   order_unique=order_column is not None and table.unique_alone(order_column),
                   thread_indexed=table.leads_index(thread_column),
-                  stream_indexed=table.orders(thread_column, order_column),
+                  stream_indexed=table.orders(thread_column, order_column), thread_binary=not table.collated,
                   time_columns=_time_columns(table, ITEM_TIME_KEYS), referenced_by=table.referenced_by,
                   required_times=tuple(c for c in _time_columns(table, ITEM_TIME_KEYS)
                                        if table.column(c).notnull and table.column(c).default is None),

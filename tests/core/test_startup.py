@@ -1,0 +1,187 @@
+"""Start-up stays small: what ``threadfix --help`` and a small run import, and the pydantic-free reading of
+option values (``threadfix.cli.values``) agreeing with typer's own.
+
+The import checks guard structure, not time: each runs threadfix in a fresh interpreter and looks at
+``sys.modules`` afterwards.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import typer.main
+
+from threadfix.cli import _register, app
+from threadfix.cli import values as cli_values
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_threads" / "openai-chat" / "support-bot-timeout.json"
+COMMANDS = ("dialects", "lint", "repair", "report", "rules", "undo")
+#: what only running a command may import: the library, and the libraries behind its output
+HEAVY_THIRD_PARTY = ("rich", "pydantic", "sqlite_utils", "sqlite3", "multiprocessing")
+
+RUN_AND_LIST_MODULES = """
+import sys
+from threadfix.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+sys.stdout.flush()
+sys.stderr.write("\\nMODULES " + " ".join(sorted(sys.modules)) + "\\n")
+"""
+
+
+def run_threadfix(*args: str) -> tuple[str, set[str]]:
+    """stdout of ``threadfix ARGS`` run in a fresh interpreter (stdout piped), and every module it imported."""
+    done = subprocess.run([sys.executable, "-c", RUN_AND_LIST_MODULES, *args], capture_output=True, text=True,
+                          timeout=60, check=False)
+    listed = [line for line in done.stderr.splitlines() if line.startswith("MODULES ")]
+    assert listed, done.stderr
+    return done.stdout, set(listed[-1].split()[1:])
+
+
+def imported(modules: set[str], package: str) -> bool:
+    return any(name == package or name.startswith(package + ".") for name in modules)
+
+
+def test_help_imports_only_the_command_line() -> None:
+    out, modules = run_threadfix("--help")
+    listed = out[out.index("Commands:"):].split()
+    assert all(command in listed for command in COMMANDS), out
+    ours = {name for name in modules if name.startswith("threadfix")}
+    assert ours <= {"threadfix", "threadfix.errors"} | {m for m in ours if m.startswith("threadfix.cli")}, ours
+    assert not [package for package in HEAVY_THIRD_PARTY if imported(modules, package)]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_command_help_imports_only_the_command_line(command: str) -> None:
+    out, modules = run_threadfix(command, "--help")
+    assert f"{command} [OPTIONS]" in out
+    assert {name for name in modules if name.startswith("threadfix") and not name.startswith("threadfix.cli")} \
+        <= {"threadfix", "threadfix.errors"}
+
+
+@pytest.mark.parametrize("args", [
+    ("repair", "--dry-run", "--min-age", "0", "--max-doc-mb", "3"),
+    ("lint", "--max-doc-mb", "3"),
+    ("report", "--top", "3"),
+])
+def test_small_run_does_not_import_pydantic_or_rich(args: tuple[str, ...]) -> None:
+    """typer would import pydantic to read the options; a piped run has no use for rich."""
+    _, modules = run_threadfix("--jobs", "1", *args, str(SAMPLE))
+    assert "threadfix.batch" in modules  # the command did run
+    assert not imported(modules, "pydantic") or _typer_imports_pydantic_itself()
+    assert not imported(modules, "rich")
+
+
+def _typer_imports_pydantic_itself() -> bool:
+    done = subprocess.run([sys.executable, "-c", "import sys, typer; print('pydantic' in sys.modules)"],
+                          capture_output=True, text=True, check=True)
+    return done.stdout.strip() == "True"
+
+
+# --------------------------------------------------------------------------- option values without pydantic
+
+needs_typer_coercion = pytest.mark.skipif(cli_values.RuntimeParam is None,
+                                          reason="this typer does not coerce through pydantic")
+
+
+def every_parameter() -> list[tuple[object, object, object]]:
+    """(command, context, parameter) for every typed option and argument of the real command tree, --help's included."""
+    found = []
+
+    def walk(command, parent) -> None:
+        context = command.context_class(command, parent=parent, **command.context_settings)
+        for param in command.get_params(context):
+            if getattr(param, "type_descriptor", None) is not None:
+                found.append((command, context, param))
+        for sub in getattr(command, "commands", {}).values():
+            walk(sub, context)
+
+    _register()
+    walk(typer.main.get_command(app), None)
+    return found
+
+
+PARAMETERS = every_parameter()
+
+
+@needs_typer_coercion
+def test_every_option_is_read_plainly() -> None:
+    assert len(PARAMETERS) > 40
+    for _, _, param in PARAMETERS:
+        assert isinstance(param._runtime_param, cli_values.PlainRuntimeParam), param.name
+
+
+def _typer_coercion(param):
+    from typer._coercion import build_runtime_param
+
+    return build_runtime_param(param.type_descriptor)
+
+
+def _outcome(coercion, value, param, context):
+    """What a coercion makes of ``value``: ("value", type, value) or ("error", type, message)."""
+    try:
+        result = coercion.coerce(value, param=param, ctx=context)
+    except Exception as exc:  # noqa: BLE001 - the refusal itself is what is compared
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        return ("error", type(exc).__name__, message)
+    return ("value", type(result).__name__, repr(result))  # repr: nan equals nan, 5 differs from 5.0 and "5"
+
+
+def _shape(param) -> tuple[str, str]:
+    info = param.type_descriptor.parameter_info
+    return (repr(param.type_descriptor.annotation), f"min={info.min} max={info.max} multi={param.multiple or param.nargs == -1}")
+
+
+#: one parameter of each kind (type, bounds, multiplicity) the commands declare
+SHAPES = {_shape(param): (context, param) for _, context, param in PARAMETERS}
+
+# Values a shell can hand an option: canonical numbers, and every near miss typer treats its own way.
+NEAR_MISSES = st.sampled_from(["+5", " 5", "5 ", "5_0", "5.0", "5.", ".5", "1e3", "0", "-1", "007", "٣", "nan", "inf",
+                               "", " ", "1" * 19, "1" * 16 + ".5", "0.1234567890123456", "true", "a\udcffb"])
+NUMBERISH = st.text(alphabet="0123456789.+-_ eEaniInfx\t\n٣\U0001d7d8\udcff", max_size=12)
+NUMBERS = st.one_of(st.integers(-10, 10**19), st.floats(allow_nan=True, allow_infinity=True),
+                    st.integers(-5, 10**6).map(str), st.decimals(0, 10**6, places=3, allow_nan=False).map(str))
+TEXT = st.text(st.one_of(st.characters(), st.sampled_from("\udcff\ud800\x00")), max_size=8)
+SCALARS = st.one_of(NEAR_MISSES, NUMBERISH, NUMBERS, TEXT, st.booleans())
+VALUES = st.one_of(SCALARS, st.none(),
+                   st.lists(SCALARS, max_size=3).flatmap(lambda v: st.sampled_from([v, tuple(v)])))
+
+
+@needs_typer_coercion
+@pytest.mark.parametrize("shape", sorted(SHAPES), ids=" ".join)
+@given(value=VALUES)
+def test_plain_reading_agrees_with_typer(shape: tuple[str, str], value: object) -> None:
+    """For any value, the plain coercion gives typer's value, or typer's refusal in typer's words."""
+    context, param = SHAPES[shape]
+    plain = cli_values.PlainRuntimeParam(param.type_descriptor)
+    assert _outcome(plain, value, param, context) == _outcome(_typer_coercion(param), value, param, context)
+
+
+@needs_typer_coercion
+@pytest.mark.parametrize(("annotation", "value", "expected"), [
+    (str, "text", "text"), (str, "a\udcffb", "a\udcffb"), (int, "5", 5), (int, "0", 0), (int, 256, 256),
+    (float, "5", 5.0), (float, "0.25", 0.25), (float, 5.0, 5.0), (list[str], ("a", "b"), ["a", "b"]),
+])
+def test_common_values_take_the_plain_path(annotation: object, value: object, expected: object) -> None:
+    """The values every run reads never reach pydantic (and the agreement test above has something to check)."""
+    from typer.models import OptionInfo
+
+    got = cli_values.plain_value(annotation, OptionInfo(), value)
+    assert got == expected and type(got) is type(expected)
+
+
+@needs_typer_coercion
+@pytest.mark.parametrize("value", ["+5", " 5", "5_0", "5.0", "1e3", "٣", "-1", "0"])
+def test_near_misses_are_left_to_typer(value: str) -> None:
+    """Spellings typer accepts or refuses in its own way (and ``--top 0`` below its minimum) are not guessed."""
+    from typer.models import OptionInfo
+
+    assert cli_values.plain_value(int, OptionInfo(min=1), value) is cli_values.UNSURE

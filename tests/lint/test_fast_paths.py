@@ -1,0 +1,201 @@
+"""Lint's shortcuts change no finding: each is compared with the slow, obvious way of getting the same answer.
+
+* Structural rules are skipped on threads the dialect's quick check accepts: compared with running them, over
+  hostile items in every dialect, generated conversations and a store from the benchmark generator.
+* The cheap tests in front of costly ones (arguments parsed once, and read closely only when not an object;
+  the marks of a leak or a secret looked for with regexes led by one literal character; a first character
+  before a regex; a length bound before encoding) are compared with what they stand in for, on text built from
+  the characters and words those tests look for.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests import benchmark_store
+from tests.core import threadgen
+from tests.lint.test_hostile import items as hostile_items
+from threadfix import dialects, lint
+from threadfix.batch import Scanned
+from threadfix.failures import ArgumentsState, read_arguments
+from threadfix.lint import Context, LintOptions, LintRun, lint_items, lint_thread
+from threadfix.model import Address, Call, Thread, ThreadIndex
+from threadfix.rules import all_rules
+from threadfix.rules import empty_output, error_output_cut_mid_json, internals_leaked, oversized_output
+from threadfix.secrets import SECRET, may_hold_secret
+
+OPTIONS = LintOptions(oversized_bytes=20, retry_storm=2, scan_chars=64)
+
+
+def _both_ways(monkeypatch: pytest.MonkeyPatch, run):
+    """``run()`` with structural rules skipped on accepted threads, then with every rule run on every thread."""
+    monkeypatch.setattr(lint, "SKIP_STRUCTURAL_WHEN_ACCEPTED", True)
+    fast = run()
+    monkeypatch.setattr(lint, "SKIP_STRUCTURAL_WHEN_ACCEPTED", False)
+    slow = run()
+    return fast, slow
+
+
+# --------------------------------------------------------------------------- structural rules on accepted threads
+
+
+def _lint_hostile(items, name: str) -> list | None:
+    try:
+        dialect = dialects.get(name)
+        index = dialect.index(items)
+    except (TypeError, AttributeError, ValueError):
+        return None  # the dialect's own failure, not lint's
+    try:
+        return lint_thread(Scanned(Thread(Address("h.json"), items), dialect, index), all_rules(), OPTIONS).findings
+    except Exception as exc:  # noqa: BLE001 - a thread the rules choke on must choke both ways alike
+        return [repr(exc)]
+
+
+@given(items=hostile_items, name=st.sampled_from(dialects.names()))
+def test_skipping_structural_rules_changes_nothing_on_any_items(items, name) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        fast, slow = _both_ways(monkeypatch, lambda: _lint_hostile(items, name))
+    assert fast == slow
+
+
+@pytest.mark.parametrize("name", list(threadgen.RENDERERS))
+@given(conversation=threadgen.conversations())
+def test_skipping_structural_rules_changes_nothing_on_conversations(name: str, conversation) -> None:
+    items = threadgen.RENDERERS[name](conversation)
+    dialect = dialects.get(name)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        fast, slow = _both_ways(monkeypatch, lambda: lint_items(items, dialect, OPTIONS))
+    assert fast == slow
+
+
+def test_skipping_structural_rules_changes_nothing_on_the_rule_cases(monkeypatch) -> None:
+    """Every rule's table of cases: the threads where each content rule fires include accepted ones, so a rule
+    marked structural by mistake is caught here (TF201 needs a wire error flag, which no dialect with a quick
+    accept check has)."""
+    from tests.lint.test_rules import _cases, run
+
+    cases = [param.values[1] for param in _cases()]
+    fast, slow = _both_ways(monkeypatch, lambda: [run(case, all_rules()) for case in cases])
+    assert fast == slow
+    accepted_with_findings = {f.code for case, findings in zip(cases, fast) if _accepted(case) for f in findings}
+    content_rules = {rule.code for rule in all_rules() if not rule.structural and not rule.on_unknown_format}
+    assert content_rules - {"TF201"} <= accepted_with_findings
+
+
+def _accepted(case: dict) -> bool:
+    dialect = dialects.get(case["dialect"]) if "dialect" in case else dialects.sniff(case["items"])
+    return dialect is not None and dialect.quick_accepted(case["items"])
+
+
+def test_skipping_structural_rules_changes_nothing_on_a_benchmark_store(monkeypatch, tmp_path: Path) -> None:
+    """A few MB of the benchmark's threads (dangling calls, parallel calls, realistic failures), as a JSONL store."""
+    generate = benchmark_store.generator()
+    batch = generate.make_batch(generate.DEFAULT_SEED, 0, 250)
+    store = tmp_path / "threads.jsonl"
+    store.write_bytes(batch.jsonl)
+
+    def run() -> list:
+        results = list(LintRun([str(store)], LintOptions(now=2_000_000_000.0), jobs=1).results())
+        return [(str(r.address), r.findings) for r in results]
+
+    fast, slow = _both_ways(monkeypatch, run)
+    assert len(fast) == 250 and fast == slow
+    assert any(f.code == "TF001" for _, findings in fast for f in findings)  # structural rules did fire
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+ARGUMENT_TEXT = st.one_of(
+    st.sampled_from(['{"path": "a.txt"}', "{}", "", "  ", "\t\n", '{"q": "x"', "[1, 2]", "null", "1", '"s"', " {} ",
+                     '{"a": 1} {"b": 2}', '{"n": 18446744073709551615}', "{'a': 1}", "\ufeff{}", "NaN"]),
+    st.text(alphabet='{}[]":, \t\n1ab\\', max_size=12),
+)
+ARGUMENTS = st.one_of(ARGUMENT_TEXT, st.none(), st.dictionaries(st.sampled_from("ab"), st.integers(), max_size=2),
+                      st.lists(st.integers(), max_size=2), st.integers(), st.booleans())
+
+
+@given(arguments=st.lists(ARGUMENTS, max_size=6))
+def test_unusual_arguments_are_those_read_arguments_finds_unusual(arguments) -> None:
+    calls = tuple(Call(f"c{i}", "tool", "function_call", (i, -1), value) for i, value in enumerate(arguments))
+    ctx = Context(Thread(Address("t"), []), None, ThreadIndex(calls, ()), LintOptions(), 0.0)
+    expected = [(call, read_arguments(call.arguments)) for call in calls]
+    assert ctx.unusual_arguments == [(call, found) for call, found in expected if found.state is not ArgumentsState.OK]
+
+
+# --------------------------------------------------------------------------- text tests
+
+
+def _text(words: tuple[str, ...], alphabet: str) -> st.SearchStrategy[str]:
+    return st.lists(st.one_of(st.sampled_from(words), st.text(alphabet=alphabet, max_size=4)), max_size=8).map("".join)
+
+
+_OLD_PATH_OR_FRAME = re.compile(
+    r"[/\\\n](?:(?<=[/\\])(?:srv/|opt/|app/|var/|usr/|workspace/|site-packages|dist-packages|node_modules|\.venv"
+    r"|Program Files)|(?<=\n)\s*at\s|(?<=\\)n\s*at\s)"
+)
+_OLD_MORE = re.compile(r"\.\.\.\s+\d+\s+more")
+LEAK_WORDS = ("srv/", "opt/", "app/", "var/", "usr/", "workspace/", "site-packages", "dist-packages", "node_modules",
+              ".venv", "Program Files", "at", " at ", "\\n", "...", " 3 ", "more", "Traceback (most recent call last)",
+              "Exception in thread", "Node.js")
+
+
+@given(text=_text(LEAK_WORDS, "/\\\n \t\u2003\x0bnat.3e"))
+def test_may_leak_is_the_single_regex_it_replaced(text: str) -> None:
+    text = "\n" + text
+    single = (_OLD_PATH_OR_FRAME.search(text) is not None
+              or any(marker in text for marker in ("Traceback (most recent call last)", "Exception in thread", "Node.js"))
+              or ("more" in text and _OLD_MORE.search(text) is not None))
+    assert internals_leaked._may_leak(text) is single
+
+
+@given(texts=st.lists(_text(LEAK_WORDS, "/\\\n \t\u2003nat.3e"), max_size=4))
+def test_a_leak_test_that_fails_on_a_whole_thread_fails_on_each_output(texts: list[str]) -> None:
+    """Why the rule retries, output by output, only the tests that passed on all of a thread's text."""
+    whole = "\n".join(["", *texts])
+    for test in internals_leaked._TESTS:
+        if not test(whole):
+            assert not any(test("\n" + text) for text in texts)
+
+
+SECRET_PIECES = ("sk-", "proj-", "ant-", "AKIA", "ghp_", "gho_", "ghx_", "xoxb-", "xoxz-", "AIza", "eyJ", ".",
+                 "-----BEGIN ", "RSA ", "PRIVATE KEY-----", "Bearer ", "bearer ", "BEARER ", "BEAREr ", "\t", "-", "_")
+
+
+@given(text=st.lists(st.one_of(st.sampled_from(SECRET_PIECES), st.text(alphabet="AIKza0Z9_-", min_size=8, max_size=36)),
+                     max_size=6).map("".join))
+def test_may_hold_secret_misses_no_secret(text: str) -> None:
+    if SECRET.search(text):
+        assert may_hold_secret(text)
+
+
+@pytest.mark.parametrize("secret", [
+    "sk-proj-" + "a" * 20, "sk-" + "A" * 16, "AKIA" + "Z" * 16, "ghs_" + "a" * 20, "xoxp-" + "1" * 10, "AIza" + "_" * 30,
+    "eyJ" + "a" * 8 + "." + "b" * 8 + "." + "c" * 8, "-----BEGIN EC PRIVATE KEY-----", "Bearer " + "t" * 16,
+    "bearer\n" + "t" * 16, "BEARER " + "t" * 16,
+])
+def test_may_hold_secret_sees_every_kind_of_secret(secret: str) -> None:
+    assert SECRET.search(secret) and may_hold_secret(f"x {secret} y")
+
+
+@given(text=_text(("{", "[", '{"error":', " ", "\n", "\u2003", "x"), " \t\n\u2003\x1c{[x"))
+def test_json_start_test_is_the_regex(text: str) -> None:
+    assert error_output_cut_mid_json._starts_json(text) is (error_output_cut_mid_json._JSON_START.match(text) is not None)
+
+
+@given(text=st.text(alphabet=" \t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u2003\u200b\u3000\ufeffa", max_size=6))
+def test_blank_text_is_what_strip_leaves_empty(text: str) -> None:
+    assert empty_output._blank(text) is (not text.strip())
+
+
+@given(text=st.text(alphabet="a\xe9\u20ac\U0001f600", max_size=12), limit=st.integers(1, 60))
+def test_length_bound_settles_only_outputs_within_the_limit(text: str, limit: int) -> None:
+    if 4 * len(text) <= limit:  # what the rule skips without measuring
+        assert len(text.encode("utf-8")) <= limit
+    assert (oversized_output.utf8_size(text, limit) > limit) is (len(text.encode("utf-8")) > limit)
+

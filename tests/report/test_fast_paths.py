@@ -1,0 +1,58 @@
+"""The report's shortcuts change no number: each is compared with the slow, obvious way of getting it."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from threadfix import dialects
+from threadfix import report as report_module
+from threadfix.batch import Scanned
+from threadfix.failures import clip
+from threadfix.model import Address, Thread
+from threadfix.report import OTHER_TOOLS, PATTERN_CHARS, Report, pattern_of
+from threadfix.stores.base import ITEM_TIME_KEYS, parse_time
+
+# what the masks look for, and text around it
+PIECES = ("-", ":", "://", "@", ".", '"', "'", "`", "/", "\\", "0x", "12", "2024-01-02", "12:30:45", "a1b2c3d4",
+          "550e8400-e29b-41d4-a716-446655440000", "user@host.io", "http://h/x", " ", "\n", "é", "٣", "x_1")
+
+
+@given(text=st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=3)), max_size=10).map("".join))
+def test_pattern_of_is_every_mask_in_turn(text: str) -> None:
+    unguarded = text
+    for regex, mask, _ in report_module._MASKS:
+        unguarded = regex.sub(mask, unguarded)
+    assert pattern_of(text) == clip(unguarded.strip(), PATTERN_CHARS)
+
+
+TIME_VALUES = st.one_of(st.none(), st.integers(0, 2_000_000_000_000), st.sampled_from(["2024-05-06T07:08:09Z", "x", ""]),
+                        st.booleans(), st.floats(allow_nan=False))
+
+
+@given(item=st.dictionaries(st.sampled_from((*ITEM_TIME_KEYS, "type", "role", "id")), TIME_VALUES, max_size=4))
+def test_item_time_is_the_first_key_that_holds_a_time(item: dict) -> None:
+    found = next((t for key in ITEM_TIME_KEYS if item.get(key) is not None and (t := parse_time(item[key])) is not None),
+                 None)
+    assert report_module._item_time(item) == found
+
+
+def _responses_thread(number: int, tools: list[str]) -> Scanned:
+    items: list[dict] = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}]
+    for i, tool in enumerate(tools):
+        items.append({"type": "function_call", "call_id": f"c{number}_{i}", "name": tool, "arguments": "{}"})
+        items.append({"type": "function_call_output", "call_id": f"c{number}_{i}", "output": "ok"})
+    dialect = dialects.get("openai-responses")
+    return Scanned(Thread(Address("t.jsonl", number), items), dialect, dialect.index(items))
+
+
+def test_tools_get_their_own_row_in_the_order_they_are_first_seen(monkeypatch) -> None:
+    """Calls are counted per thread and added once per tool; the tools that keep a row are still the first seen."""
+    monkeypatch.setattr(report_module, "MAX_TOOLS", 2)
+    report = Report()
+    for number, tools in enumerate([["b", "a", "a", "a"], ["c", "c", "b", "d"]]):
+        scanned = _responses_thread(number, tools)
+        report.add(scanned.thread, scanned.dialect, scanned.index)
+    assert list(report.tools) == ["b", "a", OTHER_TOOLS]
+    assert {name: stats.calls for name, stats in report.tools.items()} == {"b": 2, "a": 3, OTHER_TOOLS: 3}
+    assert {name: stats.outputs for name, stats in report.tools.items()} == {"b": 2, "a": 3, OTHER_TOOLS: 3}

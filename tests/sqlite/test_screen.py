@@ -1,0 +1,317 @@
+"""Repair's screened read of one-row-per-item tables (``threads_to_repair``) against a full read.
+
+Every thread the screen settles must be one repair finds healthy on a full read, and everything else (the
+suspects, read problems, in order) must come out exactly as a full read gives it.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+import time
+from dataclasses import replace
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from threadfix import dialects
+from threadfix.batch import RepairRun, RunOptions
+from threadfix.model import Thread
+from threadfix.stores import StoreOptions, open_stores
+from threadfix.stores import sqlite_screen as screen
+from threadfix.stores.base import ReadProblem, Settled
+from threadfix.stores.sqlite_screen import CALL, OUTPUT, answered_in_turn, pairs_settle
+
+RESPONSES = dialects.get("openai-responses")
+
+# --------------------------------------------------------------------------- the C-level check vs the dialect's
+
+ID = st.one_of(st.sampled_from(["a", "b", "c", "call_1", "", "{x", "[y", "é"]), st.integers(0, 2), st.none())
+
+
+@given(st.lists(st.tuples(st.sampled_from([CALL, OUTPUT]), ID), max_size=12))
+def test_pairs_settle_only_what_quick_healthy_accepts(pairs: list[tuple[str, Any]]) -> None:
+    items = [{"type": kind, "call_id": call_id} for kind, call_id in pairs]
+    codes = tuple(screen.IS_CALL if kind == CALL else screen.IS_OUTPUT for kind, _ in pairs)
+    ids = tuple(c.encode() if isinstance(c, str) else c for _, c in pairs)
+    settles = pairs_settle(codes, ids)
+    quick = RESPONSES.quick_healthy(items)
+    if settles:
+        assert quick
+    if quick and all(isinstance(c, str) and c[:1] not in ("", "{", "[") for _, c in pairs):
+        assert settles  # the screen gives up only on ids it cannot tell from SQLite's JSON text
+    if answered_in_turn(codes, ids):
+        assert settles
+
+
+def test_a_row_of_another_type_or_unsound_never_settles() -> None:
+    assert pairs_settle((screen.IS_CALL, screen.IS_OUTPUT), (b"a", b"a"))
+    assert not pairs_settle((screen.IS_CALL, None), (b"a", b"a"))
+    assert not answered_in_turn((None, screen.IS_OUTPUT), (b"a", b"a"))
+
+
+def test_plain_types_are_the_dialects_types_that_neither_call_nor_answer() -> None:
+    from threadfix.dialects import openai_responses
+
+    plain = set(screen.plain_types())
+    assert "message" in plain and "reasoning" in plain
+    assert not plain & openai_responses._PAIRING
+    assert plain <= openai_responses._RESPONSES_ONLY
+
+
+# --------------------------------------------------------------------------- stores
+
+
+SCHEMAS = {
+    # the benchmark's shape: order by a column, an index on (thread, order)
+    "position": ("CREATE TABLE items (id INTEGER PRIMARY KEY, thread_id TEXT, position INTEGER, data TEXT)",
+                 "CREATE INDEX by_thread ON items (thread_id, position)",
+                 StoreOptions(table="items", thread_column="thread_id", item_column="data", order_column="position")),
+    # openai-agents: ordered by the row id, an index on (session, id)
+    "rowid": ("CREATE TABLE msgs (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT, message_data TEXT)",
+              "CREATE INDEX by_session ON msgs (session_id, id)",
+              StoreOptions(table="msgs", thread_column="session_id", item_column="message_data")),
+    # an index that only finds a thread
+    "keyed": ("CREATE TABLE items (id INTEGER PRIMARY KEY, thread_id TEXT, position INTEGER, data TEXT)",
+              "CREATE INDEX by_thread ON items (thread_id)",
+              StoreOptions(table="items", thread_column="thread_id", item_column="data", order_column="position")),
+}
+
+
+def _call(call_id: Any, kind: str = CALL) -> dict[str, Any]:
+    return {"type": kind, "call_id": call_id, "name": "shell", "arguments": "{\"cmd\": \"ls\"}"}
+
+
+def _output(call_id: Any, kind: str = OUTPUT) -> dict[str, Any]:
+    return {"type": kind, "call_id": call_id, "output": "ok\n\"quoted\" ü"}
+
+
+MESSAGE = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}
+REASONING = {"type": "reasoning", "summary": []}
+
+
+def _thread_rows(rng: random.Random, n: int, odd: bool) -> list[Any]:
+    """One thread's rows (JSON values, or raw text/bytes/None for rows that are not JSON items)."""
+    rows: list[Any] = [MESSAGE]
+    for step in range(rng.randint(0, 5)):
+        rows.append(REASONING if rng.random() < 0.5 else MESSAGE)
+        ids = [f"call_{n}_{step}_{k}" for k in range(rng.choice([1, 1, 1, 2, 3]))]
+        rows.extend(_call(i) for i in ids)
+        answered = list(ids)
+        rng.shuffle(answered)
+        for i in answered:
+            roll = rng.random()
+            if roll < 0.06:
+                continue  # dangling
+            rows.append(_output(i))
+            if roll > 0.97:
+                rows.append(_output(i))  # answered twice
+    if odd:
+        rows.insert(rng.randint(0, len(rows)), rng.choice([
+            None, "[1, 2]", "5", "\"text\"", b'{"type": "message"}', {"type": 7},
+            {"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            _call(5), _call({"id": 1}), _output(f"call_{n}_0_0"), _call(f"call_{n}_0_0"), _call(""), _call("{x"),
+            {"type": "custom_tool_call", "call_id": "z", "name": "x", "input": ""},
+            {"type": "web_search_call", "id": "ws", "status": "completed"},
+            {"type": "mcp_call", "id": "m"}, {"type": "message", "role": "user", "content": "x" * 50},
+        ]))
+    return rows
+
+
+def _encode(row: Any, rng: random.Random) -> Any:
+    if row is None or isinstance(row, (str, bytes)):
+        return row
+    return json.dumps(row, ensure_ascii=rng.random() < 0.5)
+
+
+def build(path: Path, schema: str, seed: int, threads: int = 30, odd: float = 0.2, disorder: bool = False) -> Path:
+    """A store of ``threads`` interleaved threads, some stuck, some with rows no screen can vouch for."""
+    rng = random.Random(seed)
+    create, index, _ = SCHEMAS[schema]
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(create)
+    conn.execute(index)
+    queues = {f"t{n:03}": _thread_rows(rng, n, rng.random() < odd) for n in range(threads)}
+    positions = {key: 0 for key in queues}
+    conn.execute("BEGIN")
+    while queues:
+        key = rng.choice(sorted(queues))
+        for _ in range(rng.randint(1, 3)):
+            if not queues[key]:
+                break
+            row = queues[key].pop(0)
+            position = positions[key]
+            positions[key] += 1
+            if disorder and rng.random() < 0.1:
+                position = rng.choice([position - 3, position, None, "x"])
+            if schema == "rowid":
+                conn.execute("INSERT INTO msgs (session_id, message_data) VALUES (?, ?)", (key, _encode(row, rng)))
+            else:
+                conn.execute("INSERT INTO items (thread_id, data, position) VALUES (?, ?, ?)", (key, _encode(row, rng), position))
+        if not queues[key]:
+            del queues[key]
+    if rng.random() < 0.3:
+        table, thread, item = ("items", "thread_id", "data") if schema != "rowid" else ("msgs", "session_id", "message_data")
+        conn.execute(f"INSERT INTO {table} ({thread}, {item}) VALUES (NULL, ?)", (json.dumps(MESSAGE),))
+    conn.execute("COMMIT")
+    conn.close()
+    return path
+
+
+def _store(path: Path, schema: str, **options: Any) -> Any:
+    return next(open_stores(str(path), replace(SCHEMAS[schema][2], **options)))
+
+
+def assert_same_as_a_full_read(path: Path, schema: str, **options: Any) -> int:
+    """The screened read is the full read less some healthy threads, counted; how many were settled."""
+    store = _store(path, schema, **options)
+    full = list(store.threads())
+    screened = list(_store(path, schema, **options).threads_to_repair())
+    settled = sum(x.count for x in screened if isinstance(x, Settled))
+    kept = [x for x in screened if not isinstance(x, Settled)]
+    rest = iter(full)
+    dropped = []
+    for x in kept:
+        for y in rest:
+            if repr(y) == repr(x):
+                break
+            dropped.append(y)
+        else:
+            raise AssertionError(f"the screen gave {x!r}, which a full read does not give there")
+    dropped.extend(rest)
+    assert all(isinstance(y, Thread) for y in dropped), [y for y in dropped if isinstance(y, ReadProblem)]
+    assert len(dropped) == settled
+    run = RepairRun([], RunOptions(dry_run=True, min_age=0))
+    for thread in dropped:
+        outcome, _ = run._thread(store, thread, time.time())
+        assert outcome.status == "healthy", (thread.address, outcome)
+    return settled
+
+
+@pytest.mark.parametrize("schema", sorted(SCHEMAS))
+@pytest.mark.parametrize("seed", range(6))
+def test_the_screen_settles_only_healthy_threads_and_reads_the_rest_as_a_full_read_does(tmp_path: Path, schema: str,
+                                                                                       seed: int) -> None:
+    path = build(tmp_path / "s.db", schema, seed)
+    assert assert_same_as_a_full_read(path, schema) > 0
+
+
+@pytest.mark.parametrize("schema", ["position", "keyed"])
+def test_rows_out_of_order_or_with_odd_orders(tmp_path: Path, schema: str) -> None:
+    for seed in range(4):
+        path = build(tmp_path / f"d{seed}.db", schema, seed, disorder=True)
+        assert_same_as_a_full_read(path, schema)
+
+
+@given(seed=st.integers(0, 10**6), odd=st.sampled_from([0.0, 0.3, 1.0]), span=st.sampled_from([1, 3, 17, 8192]),
+       schema=st.sampled_from(sorted(SCHEMAS)))
+def test_any_store_and_any_span(tmp_path_factory, seed: int, odd: float, span: int, schema: str) -> None:
+    path = build(tmp_path_factory.mktemp("h") / "s.db", schema, seed, threads=12, odd=odd, disorder=seed % 3 == 0)
+    original = screen.SPAN
+    screen.SPAN = span
+    try:
+        assert_same_as_a_full_read(path, schema)
+    finally:
+        screen.SPAN = original
+
+
+def test_stricter_sql_for_newer_sqlite_gives_the_same(tmp_path: Path, monkeypatch) -> None:
+    """The guards a SQLite that reads JSON5 or binary JSON needs (json_valid, typeof) keep the same answers."""
+    probe = screen.probe_json
+
+    def strict(conn: sqlite3.Connection) -> screen.JsonSql:
+        found = probe(conn)
+        return screen.JsonSql(found.extract, validate=True, text_only=True)
+
+    monkeypatch.setattr(screen, "probe_json", strict)
+    for seed in range(3):
+        path = build(tmp_path / f"v{seed}.db", "position", seed, odd=0.5)
+        assert assert_same_as_a_full_read(path, "position") > 0
+
+
+def test_an_item_over_the_size_limit_is_never_settled(tmp_path: Path) -> None:
+    path = build(tmp_path / "s.db", "position", 1, odd=0.0)
+    conn = sqlite3.connect(path, isolation_level=None)
+    key = conn.execute("SELECT thread_id FROM items ORDER BY id LIMIT 1").fetchone()[0]
+    conn.execute("INSERT INTO items (thread_id, position, data) VALUES (?, 999, ?)",
+                 (key, json.dumps({"type": "message", "role": "user", "content": "x" * 3 * 2**20})))
+    conn.close()
+    store = _store(path, "position", max_doc_bytes=2**20)
+    screened = [x for x in store.threads_to_repair() if not isinstance(x, Settled)]
+    assert any(isinstance(x, ReadProblem) and "limit" in x.message for x in screened)
+    assert_same_as_a_full_read(path, "position", max_doc_bytes=2**20)
+
+
+def test_a_row_sqlite_cannot_parse_sends_the_table_to_a_full_read(tmp_path: Path) -> None:
+    path = build(tmp_path / "s.db", "position", 2, odd=0.0)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("INSERT INTO items (thread_id, position, data) VALUES ('t000', 99, '{broken')")
+    conn.close()
+    screened = list(_store(path, "position").threads_to_repair())
+    assert not any(isinstance(x, Settled) for x in screened)
+    assert [repr(x) for x in screened] == [repr(x) for x in _store(path, "position").threads()]
+
+
+@pytest.mark.parametrize("cap", ["MAX_HELD", "MAX_SUSPECTS", "SAMPLE"])
+def test_past_a_cap_the_table_is_read_in_full(tmp_path: Path, monkeypatch, cap: str) -> None:
+    path = build(tmp_path / "s.db", "position", 3, threads=40, odd=0.6)
+    monkeypatch.setattr(screen, "SPAN", 5)  # threads left open between spans
+    monkeypatch.setattr(screen, cap, 2)
+    screened = list(_store(path, "position").threads_to_repair())
+    assert not any(isinstance(x, Settled) for x in screened)
+    assert [repr(x) for x in screened] == [repr(x) for x in _store(path, "position").threads()]
+
+
+def test_a_thread_written_while_the_screen_starts_is_read_in_full(tmp_path: Path, monkeypatch) -> None:
+    """Rows are screened up to the last row id when the pass began; a thread the app wrote to since (the walk
+    finds a later last row) is read in full, so repair sees what the app wrote."""
+    path = build(tmp_path / "s.db", "rowid", 4, odd=0.0)
+    walk = screen.walk_ends
+
+    def write_then_walk(conn: sqlite3.Connection, layout: Any) -> Any:
+        app = sqlite3.connect(path, isolation_level=None)
+        app.execute("INSERT INTO msgs (session_id, message_data) VALUES ('t000', ?)", (json.dumps(_call("late")),))
+        app.execute("INSERT INTO msgs (session_id, message_data) VALUES ('new', ?)", (json.dumps(_call("new")),))
+        app.close()
+        return walk(conn, layout)
+
+    monkeypatch.setattr(screen, "walk_ends", write_then_walk)
+    threads = {x.address.key: x for x in _store(path, "rowid").threads_to_repair() if isinstance(x, Thread)}
+    assert threads["msgs:session_id=t000"].items[-1]["call_id"] == "late"
+    assert threads["msgs:session_id=new"].items[-1]["call_id"] == "new"
+
+
+def test_settled_counts_and_suspects_keep_the_key_order(tmp_path: Path) -> None:
+    path = build(tmp_path / "s.db", "position", 5, threads=50)
+    screened = list(_store(path, "position").threads_to_repair())
+    keys = [x.address.key for x in screened if isinstance(x, Thread)]
+    assert keys == sorted(keys)
+    assert not any(isinstance(a, Settled) and isinstance(b, Settled) for a, b in pairwise(screened))
+
+
+def _read_in_full(path: Path, schema: str, **options: Any) -> bool:
+    screened = [repr(x) for x in _store(path, schema, **options).threads_to_repair()]
+    return screened == [repr(x) for x in _store(path, schema, **options).threads()]
+
+
+def test_another_dialect_no_thread_index_or_a_collation_is_read_in_full(tmp_path: Path) -> None:
+    path = build(tmp_path / "s.db", "position", 6)
+    assert _read_in_full(path, "position", dialect="openai-chat")
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("DROP INDEX by_thread")  # no index finds a thread by key
+    conn.close()
+    assert _read_in_full(path, "position")
+    collated = tmp_path / "c.db"
+    conn = sqlite3.connect(collated, isolation_level=None)
+    conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, thread_id TEXT COLLATE NOCASE, position INTEGER, data TEXT)")
+    conn.execute("CREATE INDEX by_thread ON items (thread_id, position)")
+    for key in ("a", "A"):  # one thread to SQLite, two to Python
+        conn.execute("INSERT INTO items (thread_id, position, data) VALUES (?, 0, ?)", (key, json.dumps(_call(key))))
+        conn.execute("INSERT INTO items (thread_id, position, data) VALUES (?, 1, ?)", (key, json.dumps(_output("a"))))
+    conn.close()
+    assert _read_in_full(collated, "position")
