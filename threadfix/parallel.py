@@ -37,8 +37,9 @@ class Shard:
     spec: str
     start: int | None = None
     end: int | None = None
-    #: the line number of the first line of the range (addresses stay ``file:LINE``)
-    first_line: int = 1
+    #: the line number of the first line of the range (addresses stay ``file:LINE``); None until
+    #: :func:`numbered` has counted the lines before it
+    first_line: int | None = 1
     #: a file found by walking a folder: read as the walk reads it (by suffix), or refused with this reason
     in_folder: bool = False
     refused: str | None = None
@@ -117,8 +118,7 @@ def _cut(path: Path, spec: str, jobs: int) -> list[Shard]:
             if bounds[-1] < cut < size:
                 bounds.append(cut)
     bounds.append(size)
-    lines = _line_numbers(path, bounds[:-1])
-    return [Shard(spec, start, end, first) for start, end, first in zip(bounds, bounds[1:], lines)]
+    return [Shard(spec, start, end, 1 if start == 0 else None) for start, end in zip(bounds, bounds[1:])]
 
 
 def _is_database(path: Path) -> bool:
@@ -147,22 +147,31 @@ def _row_ranges(path: Path, spec: str, jobs: int) -> list[Shard]:
     return [Shard(spec, rows=(after, through)) for after, through in pairwise(edges)] if cuts else [Shard(spec)]
 
 
-def _line_numbers(path: Path, offsets: list[int]) -> list[int]:
-    """The 1-based line number at each offset (offsets sorted), counting newlines in big chunks."""
-    numbers: list[int] = []
-    position = 0
-    newlines = 0
+def numbered(shards: Iterable[Shard]) -> Iterator[Shard]:
+    """The shards with the line each byte range starts on, counted as the shards are handed out: with a
+    pool, this runs in its feeder thread while the workers already read the first ranges."""
+    spec, handle, position, newlines = None, None, 0, 0
     chunk = bytearray(_COUNT_CHUNK)
-    with open(path, "rb", buffering=0) as handle:
-        for offset in offsets:
-            while position < offset:
-                size = handle.readinto(memoryview(chunk)[: min(_COUNT_CHUNK, offset - position)])
+    try:
+        for shard in shards:
+            if shard.first_line is not None:
+                yield shard
+                continue
+            assert shard.start is not None
+            if spec != shard.spec:
+                if handle is not None:
+                    handle.close()
+                spec, handle, position, newlines = shard.spec, open(shard.spec, "rb", buffering=0), 0, 0
+            while position < shard.start:
+                size = handle.readinto(memoryview(chunk)[: min(_COUNT_CHUNK, shard.start - position)])
                 if not size:
                     break
                 newlines += count_newlines(chunk, size)
                 position += size
-            numbers.append(newlines + 1)
-    return numbers
+            yield replace(shard, first_line=newlines + 1)
+    finally:
+        if handle is not None:
+            handle.close()
 
 
 def count_newlines(chunk: bytes | bytearray, end: int) -> int:
@@ -181,14 +190,14 @@ def count_newlines(chunk: bytes | bytearray, end: int) -> int:
 def run_sharded(shards: list[Shard], work: Callable[[Shard], Result], jobs: int) -> Iterator[Result]:
     """``work(shard)`` for every shard, in order; in ``jobs`` processes when there is more than one shard."""
     if jobs <= 1 or len(shards) <= 1:
-        for shard in shards:
+        for shard in numbered(shards):
             yield work(shard)
         return
     import multiprocessing  # only when there is work to spread: it costs a few ms of every start-up
 
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     with context.Pool(min(jobs, len(shards)), initializer=_worker_signals) as pool:
-        yield from pool.imap(work, shards)
+        yield from pool.imap(work, numbered(shards))
 
 
 def _worker_signals() -> None:

@@ -76,7 +76,7 @@ def test_shards_cover_the_file_on_line_boundaries_with_their_line_numbers(tmp_pa
     saved = parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK
     parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK = 1, most, find_limit, 97
     try:
-        shards = parallel._cut(path, str(path), jobs)
+        shards = list(parallel.numbered(parallel._cut(path, str(path), jobs)))
     finally:
         parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK = saved
     assert shards[0].start == 0 and shards[-1].end == len(data)
@@ -91,7 +91,8 @@ def test_a_byte_range_reads_the_threads_a_whole_read_gives_there(tmp_path, small
     whole = list(FileStore(path, str(path), jsonl=True).threads())
     shards = parallel.plan_shards([str(path)], 3)
     assert len(shards) > 1
-    parts = [t for shard in shards for store in parallel.shard_stores(shard, StoreOptions()) for t in store.threads()]
+    parts = [t for shard in parallel.numbered(shards) for store in parallel.shard_stores(shard, StoreOptions())
+             for t in store.threads()]
     assert [repr(t) for t in parts] == [repr(t) for t in whole]  # addresses, line numbers, spans, raw bytes
 
 
@@ -217,7 +218,8 @@ def test_row_ranges_cover_the_table_and_read_what_a_whole_read_does(tmp_path_fac
         assert before.rows[1] == after.rows[0]
     whole = [t for shard in [parallel.Shard(str(path))] for store in parallel.shard_stores(shard, StoreOptions())
              for t in store.threads()]
-    parts = [t for shard in shards for store in parallel.shard_stores(shard, StoreOptions()) for t in store.threads()]
+    parts = [t for shard in parallel.numbered(shards) for store in parallel.shard_stores(shard, StoreOptions())
+             for t in store.threads()]
     assert [repr(t) for t in parts] == [repr(t) for t in whole]
 
 
