@@ -449,11 +449,8 @@ def _replay(parts: Iterable[tuple[int, list[Planned]] | None]) -> Iterator[Plann
     for part in parts:
         assert part is not None
         healthy, kept = part
-        yield from ((_HEALTHY, None, None, None) for _ in range(healthy))
+        yield from repeat((_healthy(None), None, None, None), healthy)
         yield from kept
-
-
-_HEALTHY = ThreadOutcome("", None, RepairPlan(), "healthy")
 
 
 @cache

@@ -320,17 +320,14 @@ class SQLiteStore(Store):
         sql = self._sql
         after, through = self.row_range if self.row_range is not None else (None, None)
         if through is None:
-            first, args = (sql.thread_chunk_first, ()) if after is None else (sql.thread_chunk_after, (after,))
-            rows = conn.execute(first, (*args, THREAD_CHUNK)).fetchall()
-            while rows:
-                yield rows
-                rows = conn.execute(sql.thread_chunk_after, (rows[-1][0], THREAD_CHUNK)).fetchall()
-            return
-        first, args = (sql.thread_chunk_upto, ()) if after is None else (sql.thread_chunk_between, (after,))
-        rows = conn.execute(first, (*args, through, THREAD_CHUNK)).fetchall()
+            first, following, upper = sql.thread_chunk_first, sql.thread_chunk_after, ()
+        else:
+            first, following, upper = sql.thread_chunk_upto, sql.thread_chunk_between, (through,)
+        statement, lower = (first, ()) if after is None else (following, (after,))
+        rows = conn.execute(statement, (*lower, *upper, THREAD_CHUNK)).fetchall()
         while rows:
             yield rows
-            rows = conn.execute(sql.thread_chunk_between, (rows[-1][0], through, THREAD_CHUNK)).fetchall()
+            rows = conn.execute(following, (rows[-1][0], *upper, THREAD_CHUNK)).fetchall()
 
     def _item_threads(self, conn: sqlite3.Connection, settle: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
         screened = self._screen(conn) if settle else None
