@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
-import time
 from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
@@ -20,12 +19,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from threadfix import dialects
-from threadfix.batch import RepairRun, RunOptions
 from threadfix.model import Thread
 from threadfix.stores import StoreOptions, open_stores
 from threadfix.stores import sqlite_screen as screen
 from threadfix.stores.base import ReadProblem, Settled
-from threadfix.stores.sqlite_screen import CALL, OUTPUT, answered_in_turn, pairs_settle
+from threadfix.stores.settle import CALL, IS_CALL, IS_OUTPUT, OUTPUT, answered_in_turn, pairs_settle, plain_types
+from tests.screening import same_as_a_full_read
 
 RESPONSES = dialects.get("openai-responses")
 
@@ -37,7 +36,7 @@ ID = st.one_of(st.sampled_from(["a", "b", "c", "call_1", "", "{x", "[y", "é"]),
 @given(st.lists(st.tuples(st.sampled_from([CALL, OUTPUT]), ID), max_size=12))
 def test_pairs_settle_only_what_quick_healthy_accepts(pairs: list[tuple[str, Any]]) -> None:
     items = [{"type": kind, "call_id": call_id} for kind, call_id in pairs]
-    codes = tuple(screen.IS_CALL if kind == CALL else screen.IS_OUTPUT for kind, _ in pairs)
+    codes = tuple(IS_CALL if kind == CALL else IS_OUTPUT for kind, _ in pairs)
     ids = tuple(c.encode() if isinstance(c, str) else c for _, c in pairs)
     settles = pairs_settle(codes, ids)
     quick = RESPONSES.quick_healthy(items)
@@ -50,15 +49,15 @@ def test_pairs_settle_only_what_quick_healthy_accepts(pairs: list[tuple[str, Any
 
 
 def test_a_row_of_another_type_or_unsound_never_settles() -> None:
-    assert pairs_settle((screen.IS_CALL, screen.IS_OUTPUT), (b"a", b"a"))
-    assert not pairs_settle((screen.IS_CALL, None), (b"a", b"a"))
-    assert not answered_in_turn((None, screen.IS_OUTPUT), (b"a", b"a"))
+    assert pairs_settle((IS_CALL, IS_OUTPUT), (b"a", b"a"))
+    assert not pairs_settle((IS_CALL, None), (b"a", b"a"))
+    assert not answered_in_turn((None, IS_OUTPUT), (b"a", b"a"))
 
 
 def test_plain_types_are_the_dialects_types_that_neither_call_nor_answer() -> None:
     from threadfix.dialects import openai_responses
 
-    plain = set(screen.plain_types())
+    plain = set(plain_types())
     assert "message" in plain and "reasoning" in plain
     assert not plain & openai_responses._PAIRING
     assert plain <= openai_responses._RESPONSES_ONLY
@@ -168,29 +167,7 @@ def _store(path: Path, schema: str, **options: Any) -> Any:
 
 
 def assert_same_as_a_full_read(path: Path, schema: str, **options: Any) -> int:
-    """The screened read is the full read less some healthy threads, counted; how many were settled."""
-    store = _store(path, schema, **options)
-    full = list(store.threads())
-    screened = list(_store(path, schema, **options).threads_to_repair())
-    settled = sum(x.count for x in screened if isinstance(x, Settled))
-    kept = [x for x in screened if not isinstance(x, Settled)]
-    rest = iter(full)
-    dropped = []
-    for x in kept:
-        for y in rest:
-            if repr(y) == repr(x):
-                break
-            dropped.append(y)
-        else:
-            raise AssertionError(f"the screen gave {x!r}, which a full read does not give there")
-    dropped.extend(rest)
-    assert all(isinstance(y, Thread) for y in dropped), [y for y in dropped if isinstance(y, ReadProblem)]
-    assert len(dropped) == settled
-    run = RepairRun([], RunOptions(dry_run=True, min_age=0))
-    for thread in dropped:
-        outcome, _ = run._thread(store, thread, time.time())
-        assert outcome.status == "healthy", (thread.address, outcome)
-    return settled
+    return same_as_a_full_read(lambda: _store(path, schema, **options))
 
 
 @pytest.mark.parametrize("schema", sorted(SCHEMAS))

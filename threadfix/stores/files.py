@@ -18,7 +18,8 @@ from threadfix.errors import InputError, UnrewritableError
 from threadfix.journal import Entry, digest
 from threadfix.model import Address, Thread
 from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter, remove_stale_temps
-from threadfix.stores.base import ReadProblem, Store, StoreWriter
+from threadfix.stores import settle
+from threadfix.stores.base import ReadProblem, Settled, Store, StoreWriter
 
 #: keys under which an object holds its thread's items, in the order they are tried
 THREAD_KEYS = ("input", "messages", "items", "contents", "history")
@@ -136,8 +137,16 @@ class FileStore(Store):
     # ------------------------------------------------------------------ reading
 
     def threads(self) -> Iterator[Thread | ReadProblem]:
+        return self._read(screen=False)
+
+    def threads_to_repair(self) -> Iterator[Thread | ReadProblem | Settled]:
+        """:meth:`threads`, except that JSONL lines of healthy OpenAI Responses threads may come as
+        :class:`Settled` counts, told from their items' types and call ids alone (:mod:`.settle`)."""
+        return self._read(screen=self.dialect in (None, settle.DIALECT))
+
+    def _read(self, screen: bool) -> Iterator[Thread | ReadProblem | Settled]:
         if self.data is not None:
-            yield from self._read_bytes(self.data)
+            yield from self._read_bytes(self.data, screen)
             return
         assert self.path is not None
         try:
@@ -164,9 +173,10 @@ class FileStore(Store):
 
                 start, end, first_line = self.byte_range
                 handle.seek(start)
-                yield from self._read_jsonl(Bounded(handle, end - start), start, first_line)
+                yield from self._read_jsonl(Bounded(handle, end - start), start, first_line,
+                                            screen=screen and end - start >= settle.MIN_DOCUMENTS_BYTES)
             elif self.jsonl:
-                yield from self._read_jsonl(handle)
+                yield from self._read_jsonl(handle, screen=screen and st.st_size >= settle.MIN_DOCUMENTS_BYTES)
             else:
                 if st.st_size > self.max_doc_bytes:
                     yield ReadProblem(self.display, f"is {st.st_size // 2**20} MiB, over the {self.max_doc_bytes // 2**20} MiB "
@@ -174,7 +184,7 @@ class FileStore(Store):
                     return
                 yield from self._read_document(handle.read())
 
-    def _read_bytes(self, data: bytes) -> Iterator[Thread | ReadProblem]:
+    def _read_bytes(self, data: bytes, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
         if _binary(data):
             yield ReadProblem(self.display, BINARY_MESSAGE)
             return
@@ -187,7 +197,7 @@ class FileStore(Store):
         if self.jsonl:
             import io
 
-            yield from self._read_jsonl(io.BytesIO(data))
+            yield from self._read_jsonl(io.BytesIO(data), screen=screen and len(data) >= settle.MIN_DOCUMENTS_BYTES)
         else:
             yield from self._read_document(data)
 
@@ -208,12 +218,14 @@ class FileStore(Store):
             mtime=self.mtime, dialect=self.dialect, locator=Span(0, len(raw)),
         )
 
-    def _read_jsonl(self, stream: Any, offset: int = 0, first_line: int = 1) -> Iterator[Thread | ReadProblem]:
+    def _read_jsonl(self, stream: Any, offset: int = 0, first_line: int = 1, screen: bool = False
+                    ) -> Iterator[Thread | ReadProblem | Settled]:
+        """``screen``: once the lines are known to be threads, those :mod:`.settle` settles come as Settled."""
         mode: str | None = None  # "threads" (one per line) or "items" (the file is one thread)
+        settles = settle.settles_document if screen else None
         for number, start, line in _Lines(stream, self.max_doc_bytes, offset, first_line):
-            where = f"{self.display}:{number}"
             if line is None:
-                yield ReadProblem(where, f"line is over the {self.max_doc_bytes // 2**20} MiB limit (raise --max-doc-mb)")
+                yield ReadProblem(f"{self.display}:{number}", f"line is over the {self.max_doc_bytes // 2**20} MiB limit (raise --max-doc-mb)")
                 if mode == "items":
                     self.item_lines = None
                     mode = "broken"
@@ -225,11 +237,14 @@ class FileStore(Store):
                 if mode == "items":
                     self.item_lines.append((start, line, None))
                 continue
+            if settles is not None and mode == "threads" and settles(body):
+                yield settle.SETTLED
+                continue
             try:
                 value = jsonio.loads(body)
             except jsonio.JsonReadError:
                 exc = _read_error(body.rstrip(b"\r\n"))  # again without the newline: its column is on this line
-                yield ReadProblem(_at(where, None, exc.column), exc.message)
+                yield ReadProblem(_at(f"{self.display}:{number}", None, exc.column), exc.message)
                 if mode == "items":
                     mode = "broken"
                 continue
@@ -240,7 +255,7 @@ class FileStore(Store):
                     self.item_lines = []
             if mode == "threads":
                 if parts is None:
-                    yield ReadProblem(where, "holds no thread (expected an array of items, or an object with one of "
+                    yield ReadProblem(f"{self.display}:{number}", "holds no thread (expected an array of items, or an object with one of "
                                       f"{', '.join(THREAD_KEYS)})")
                     continue
                 items, container, key = parts
@@ -362,7 +377,7 @@ class RefusedFile(FileStore):
         super().__init__(path, str(path))
         self.reason = reason
 
-    def threads(self) -> Iterator[Thread | ReadProblem]:
+    def _read(self, screen: bool) -> Iterator[Thread | ReadProblem | Settled]:  # every read: threads and repair's
         yield ReadProblem(self.display, self.reason)
 
 

@@ -49,7 +49,7 @@ from threadfix import jsonio
 from threadfix.errors import BusyError, ConfigError, InputError, StoreError, ThreadfixError, UnrewritableError
 from threadfix.journal import Entry, digest
 from threadfix.model import Address, Thread
-from threadfix.stores import sqlite_screen
+from threadfix.stores import settle, sqlite_screen
 from threadfix.stores.atomic import TEMP_PREFIX, fsync_folder
 from threadfix.stores.base import ReadProblem, Settled, Store, StoreWriter, parse_time
 from threadfix.stores.files import THREAD_KEYS, encode_document, split_container
@@ -274,7 +274,7 @@ class SQLiteStore(Store):
         self.mtime = _db_mtime(self.path)
         try:
             if self.layout.kind == "thread":
-                yield from self._thread_rows(self._reader())
+                yield from self._thread_rows(self._reader(), settle and self._documents_settle())
             elif self.row_range is None or self.row_range[0] is None:
                 yield from self._item_threads(self._reader(), settle)
         except sqlite3.Error as exc:
@@ -285,12 +285,27 @@ class SQLiteStore(Store):
     def _address(self, column: str | None, key: Any) -> Address:
         return Address(self.display, key=f"{self.layout.table}:{column or 'rowid'}={_label(key)}")
 
-    def _thread_rows(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
+    def _documents_settle(self) -> bool:
+        """Rows of healthy Responses threads may be settled from their items' types and ids (:mod:`.settle`):
+        not when another dialect is forced, nor on a small database (the decoder's import would cost more)."""
+        try:
+            size = os.stat(self.path).st_size
+        except OSError:
+            return False
+        return self.dialect in (None, settle.DIALECT) and size >= settle.MIN_DOCUMENTS_BYTES
+
+    def _thread_rows(self, conn: sqlite3.Connection, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
+        """Each row's thread; ``screen``: rows :mod:`.settle` settles as Settled."""
         layout = self.layout
+        settles = settle.settles_document if screen else None
         for rows in self._thread_row_chunks(conn):
             for rowid, key, raw, kind, *times in rows:
                 if raw is None:
                     continue  # a row with no thread yet
+                if settles is not None and kind in ("text", "blob") and len(raw) <= self.options.max_doc_bytes \
+                        and settles(raw):
+                    yield settle.SETTLED  # (no address built: most rows)
+                    continue
                 address = self._address(layout.id_column, key if layout.id_column else rowid)
                 if kind not in ("text", "blob"):
                     yield ReadProblem(str(address), f"holds a {kind}, not a JSON thread")

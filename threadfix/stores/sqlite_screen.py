@@ -29,11 +29,11 @@ import heapq
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import compress
 from operator import itemgetter
 from typing import Any
 
 from threadfix.stores.base import Settled
+from threadfix.stores.settle import CALL, DIALECT, IS_CALL, IS_OUTPUT, OUTPUT, answered_in_turn, pairs_settle, plain_types
 from threadfix.stores.sqlite_layout import Layout, q
 
 #: row ids per read transaction of the screening pass (each its own short read, as every store read)
@@ -46,26 +46,11 @@ MAX_SUSPECTS = 20_000
 MAX_HELD = 100_000
 #: once this many threads are decided, more than half of them suspect means the table is not Responses items
 SAMPLE = 512
-#: the dialect whose threads can be settled, and the only call and output types a settled thread may hold
-DIALECT = "openai-responses"
-CALL, OUTPUT = "function_call", "function_call_output"
-#: how a screened row codes its type: a function call, its output (anything else, or unsound: NULL)
-IS_CALL, IS_OUTPUT = 0, 1
 #: a screened row: (thread, type code, call_id as bytes[, order])
 _ORDER = itemgetter(3)
 #: the last row id of a thread already decided (below every row id)
 _DECIDED = -(2**63) - 1
-#: the first byte of an id that ``->>`` gave as JSON text (an object or an array, not a string)
-_FIRST_BYTE = itemgetter(0)
-_NOT_STRING_IDS = frozenset(b"{[")
 _NUMBERS = (int, float)
-
-
-def plain_types() -> tuple[str, ...]:
-    """The Responses item types that are neither calls nor outputs (the dialect's own lists)."""
-    from threadfix.dialects import openai_responses as responses
-
-    return tuple(sorted(responses._RESPONSES_ONLY - responses._PAIRING))
 
 
 # --------------------------------------------------------------------------- what SQLite can vouch for
@@ -153,39 +138,6 @@ def _literal(text: str) -> str:
 
 
 # --------------------------------------------------------------------------- deciding a thread
-
-
-def answered_in_turn(codes: tuple[Any, ...], call_ids: tuple[Any, ...]) -> bool:
-    """The most common healthy thread, cheaply: each call answered right after it (call, output, call, output),
-    no id twice, every id a string. False says nothing: :func:`pairs_settle` decides."""
-    calls = call_ids[0::2]
-    return (calls == call_ids[1::2] and codes.count(IS_CALL) == len(calls) and all(codes[1::2])
-            and len(set(calls)) == len(calls) and _ids_are_strings(calls))
-
-
-def pairs_settle(codes: tuple[Any, ...], call_ids: tuple[Any, ...]) -> bool:
-    """Whether a thread whose calls and outputs are ``codes`` and ``call_ids`` (as bytes, in thread order) is
-    healthy to the Responses dialect: only function calls and their outputs, string ids, each call answered
-    once, after it, and no id used twice.
-
-    What ``quick_healthy`` decides over those items (the tests hold the two to the same answers), in
-    C-level operations: its per-item loop would cost more than the rest of the screen.
-    """
-    pairs = len(call_ids) // 2
-    if None in codes or 2 * pairs != len(call_ids) or sum(codes) != pairs:
-        return False  # a row SQLite could not vouch for, or another type; or not as many outputs as calls
-    first = dict(zip(call_ids[::-1], codes[::-1]))  # each id's first code (read backwards, it is written last)
-    # as many ids as calls, each first called, no output id twice: each id called once, then answered once
-    return (len(first) == pairs and IS_OUTPUT not in first.values() and len(set(compress(call_ids, codes))) == pairs
-            and _ids_are_strings(first))
-
-
-def _ids_are_strings(call_ids: Any) -> bool:
-    """Every id came from a JSON string: bytes, not an object's or an array's JSON text (``->>`` gives those)."""
-    try:
-        return not _NOT_STRING_IDS & set(map(_FIRST_BYTE, call_ids))
-    except (TypeError, IndexError):
-        return False  # an id that is not a string (or an empty one: left to a full read)
 
 
 class Screen:
