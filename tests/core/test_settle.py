@@ -109,11 +109,15 @@ def test_hostile_documents_settle_only_when_healthy(raw: bytes) -> None:
         assert healthy_on_a_full_read(raw)
 
 
-def test_a_number_beyond_a_double_is_the_one_thing_a_settled_document_may_hide() -> None:
-    """Documented in threadfix.stores.settle: legal JSON that orjson refuses, left as it is."""
-    raw = b'[{"type":"message","content":"x","n":1e400}]'
+@pytest.mark.parametrize("raw", [b'[{"type":"message","content":"x","n":1e400}]',
+                                 b'[{"type":"message","content":"\xff"}]', b'[{"type":"message","c\xed\xa0\x80":1}]'])
+def test_what_a_settled_document_may_hide_is_only_inside_skipped_values(raw: bytes) -> None:
+    """Documented in threadfix.stores.settle: such a thread is left as it is, as a healthy one is."""
     assert settles_document(raw) and not healthy_on_a_full_read(raw)
-    assert not settles_document(b'[{"type":"message","content":"\xff"}]')  # invalid UTF-8 is not hidden
+    assert not settles_document(raw.replace(b'"message"', b'"function_call"'))  # a call's id is read, not skipped
+    assert not settles_document(b'[{"type":"message\xff"}]')  # nor a type
+    assert not settles_document(b'[{"type":"function_call","call_id":"\xff"},'
+                                b'{"type":"function_call_output","call_id":"\xff"}]')
 
 
 def test_repeated_keys_are_read_as_orjson_reads_them() -> None:
@@ -142,7 +146,6 @@ def _thread(rng: random.Random, n: int) -> Any:
 ITEM_ODDITIES = [{"type": 7}, {"type": "computer_call", "call_id": "c"}, {"role": "user", "content": "x"}, "text",
                  {"type": CALL, "call_id": ""}, {"type": OUTPUT, "call_id": "nobody"}]
 LINE_ODDITIES = [b"{broken", b"", b"   ", b"5", b'{"id": "no thread"}', b'\xef\xbb\xbf[{"type":"message"}]',
-                 b'[{"type":"message","content":"\xff"}]', b'[{"type":"message","content":"\xed\xa0\x80"}]',
                  b'{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "tool_calls": '
                  b'[{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]}']
 

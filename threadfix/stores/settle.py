@@ -15,10 +15,11 @@ function calls each answered once, after it: what the dialect's ``quick_healthy`
 so a full read finds it healthy too. Anything else (another type, a missing or non-string id, a value
 msgspec cannot read) is read in full, so settling can only ever skip work, never change a repair.
 
-One kind of document a full read refuses can still settle: a number beyond a double's range (``1e400``,
-legal JSON that orjson will not read), which msgspec skips over. Such a thread is left as it is (its bytes
-are copied), as a healthy one is, where a full read would report it unreadable; ``lint`` and ``report``
-always read in full and report it. (The SQLite screen has its own list: see its module.)
+Two kinds of document a full read refuses can still settle, both inside values msgspec skips: invalid
+UTF-8 in a string (checking it would cost a fifth of the read), and a number beyond a double's range
+(``1e400``, legal JSON that orjson will not read). Such a thread is left as it is (its bytes are copied),
+as a healthy one is, where a full read would report it unreadable; ``lint`` and ``report`` always read in
+full and report it. (The SQLite screen has its own list: see its module.)
 """
 
 from __future__ import annotations
@@ -91,11 +92,6 @@ def _ids_are_strings(call_ids: Any) -> bool:
 def settles_document(raw: bytes) -> bool:
     """Whether the thread in ``raw`` (as a file or row holds it: an array of items, or an object with one of
     the thread keys) is settled. False says nothing: read it in full."""
-    if not raw.isascii():
-        try:
-            raw.decode()  # msgspec does not check the UTF-8 of what it skips; a full read refuses it
-        except UnicodeDecodeError:
-            return False
     decode, unreadable, paired = _document_decoder()
     try:
         document = decode(raw)
