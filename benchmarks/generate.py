@@ -181,6 +181,14 @@ def _cut(r: random.Random, src: str, n: int) -> str:
     return "\n".join(_cut(r, src, min(half, n - k)) for k in range(0, n, half))
 
 
+def _file_text(r: random.Random, src: str, n: int) -> str:
+    """About n characters from a line start on, as reading a file gives them: a slice that starts mid-line can
+    open with a word like "error:" or "timeout", which reads as a failure to anyone (report counts it so)."""
+    text = _cut(r, src, n + 80)
+    start = text.find("\n") + 1
+    return text[start:start + n] if 0 < start < len(text) else text[:n]
+
+
 # ------------------------------------------------------------------------------------ failures
 # Failure texts per kind; the kind names are threadfix.failures.kinds.Kind values, so the manifest
 # can be compared with `threadfix report` counts by kind x tool.
@@ -344,7 +352,7 @@ def _sql_output(r: random.Random, c: Corpus, args: dict, n: int) -> str:
 TOOLS: tuple[Tool, ...] = (
     Tool("shell", 34, _shell_args, _shell_output,
          (("timeout", 3), ("terminal_error", 4), ("not_found", 1), ("permission_denied", 1))),
-    Tool("read_file", 20, _read_args, lambda r, c, a, n: _cut(r, c.code, n),
+    Tool("read_file", 20, _read_args, lambda r, c, a, n: _file_text(r, c.code, n),
          (("not_found", 5), ("permission_denied", 2), ("invalid_arguments", 1))),
     Tool("apply_patch", 12, _patch_args,
          lambda r, c, a, n: f"Success. Updated the following files:\nM {a['path']}\n",
