@@ -108,7 +108,7 @@ def _cut(path: Path, spec: str, jobs: int) -> list[Shard]:
     """At least ``jobs`` ranges, and more on large files: workers take the next range as they finish (so an
     uneven range does not leave a core idle) and a repair's parent holds one range's results at a time."""
     size = path.stat().st_size
-    parts = max(1, min(size // MIN_SHARD_BYTES, max(jobs, -(-size // MAX_SHARD_BYTES))))
+    parts = _parts(size, jobs)
     bounds = [0]
     with open(path, "rb") as handle:
         for k in range(1, parts):
@@ -119,6 +119,16 @@ def _cut(path: Path, spec: str, jobs: int) -> list[Shard]:
                 bounds.append(cut)
     bounds.append(size)
     return [Shard(spec, start, end, 1 if start == 0 else None) for start, end in zip(bounds, bounds[1:])]
+
+
+def _parts(size: int, jobs: int) -> int:
+    """How many ranges ``size`` bytes are cut into: at least ``jobs``, none over MAX_SHARD_BYTES nor under
+    MIN_SHARD_BYTES, and a multiple of ``jobs`` when that fits (workers take ranges in rounds, and a last
+    round of fewer ranges than workers leaves a core idle)."""
+    most = max(1, size // MIN_SHARD_BYTES)
+    wanted = max(jobs, -(-size // MAX_SHARD_BYTES))
+    rounded = -(-wanted // jobs) * jobs
+    return rounded if rounded <= most else min(most, wanted)
 
 
 def _is_database(path: Path) -> bool:
@@ -140,8 +150,7 @@ def _row_ranges(path: Path, spec: str, jobs: int) -> list[Shard]:
     if bounds is None:
         return [Shard(spec)]
     low, high = bounds
-    size = path.stat().st_size
-    parts = max(1, min(size // MIN_SHARD_BYTES, max(jobs, -(-size // MAX_SHARD_BYTES)), high - low + 1))
+    parts = min(_parts(path.stat().st_size, jobs), high - low + 1)
     cuts = sorted({low + (high - low) * k // parts for k in range(1, parts)})
     edges: list[int | None] = [None, *cuts, None]
     return [Shard(spec, rows=(after, through)) for after, through in pairwise(edges)] if cuts else [Shard(spec)]
