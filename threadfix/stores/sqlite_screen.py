@@ -121,8 +121,9 @@ def screen_sql(layout: Layout, json: JsonSql, max_bytes: int, max_length: int) -
     if guards:
         kind = f"CASE WHEN {' AND '.join(guards)} THEN {kind} END"
         call_id = f"CASE WHEN {' AND '.join(guards)} THEN {call_id} END"
-    # most rows are plain: their types are tested first, one comparison each, the type extracted once
-    plain = f"CASE {kind} {' '.join(f'WHEN {_literal(name)} THEN 0' for name in plain_types())} ELSE 1 END"
+    # most rows are plain: their types are tested first, in one IN list (a lookup, not a comparison per type);
+    # a row with no type, or one SQLite could not vouch for (NULL), is not plain
+    plain = f"coalesce({kind}, '') NOT IN ({', '.join(_literal(name) for name in plain_types())})"
     code = f"CASE {kind} WHEN '{CALL}' THEN {IS_CALL} WHEN '{OUTPUT}' THEN {IS_OUTPUT} END"
     if max_bytes < max_length:  # (no value is longer than SQLite's own limit)
         too_big = f"length(CAST({it} AS BLOB)) > {int(max_bytes)}"
