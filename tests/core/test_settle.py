@@ -234,3 +234,21 @@ def test_repair_writes_the_same_bytes_and_says_the_same_with_the_screen(tmp_path
                         [(p.where, p.message) for p in result.problems]))
     assert results[0] == results[1]
     assert results[0][3] > 0 and results[0][5]  # something repaired, something unreadable
+
+
+def test_stdin_is_settled_and_written_back_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    data = _jsonl(random.Random(11), 120, oddities=True)
+    written = []
+    for screen in (False, True):
+        monkeypatch.setattr(settle, "MIN_DOCUMENTS_BYTES", 0 if screen else 1 << 62)
+        repair = RepairRun(["-"], RunOptions(min_age=0), stdin=io.BytesIO(data))
+        statuses = sorted((o.address, o.status) if hasattr(o, "status") else (o.where, o.message)
+                          for o in repair.outcomes())
+        written.append((repair.result.stdout, statuses, repair.result.threads, repair.result.changed))
+    assert written[0] == written[1]
+    assert written[0][3] > 0 and written[0][0] != data
+    from threadfix.stores.files import FileStore
+
+    assert any(isinstance(x, Settled) for x in FileStore(None, "<stdin>", data).threads_to_repair())
