@@ -182,8 +182,9 @@ def _cut(r: random.Random, src: str, n: int) -> str:
 
 
 def _file_text(r: random.Random, src: str, n: int) -> str:
-    """About n characters from a line start on, as reading a file gives them: a slice that starts mid-line can
-    open with a word like "error:" or "timeout", which reads as a failure to anyone (report counts it so)."""
+    """About n characters from a line start on, as reading a file or running a command gives them: a slice that
+    starts mid-line can open with a word like "error:" or "timeout", which reads as a failure to anyone (report
+    counts it so)."""
     text = _cut(r, src, n + 80)
     start = text.find("\n") + 1
     return text[start:start + n] if 0 < start < len(text) else text[:n]
@@ -310,7 +311,7 @@ def _shell_args(r: random.Random, c: Corpus, v: float) -> dict:
 
 
 def _shell_output(r: random.Random, c: Corpus, args: dict, n: int) -> str:
-    text = _cut(r, c.code, n)
+    text = _file_text(r, c.code, n)  # whole lines, as a command prints them
     return _codex_shell(r, text, 0, round(r.random() * 5, 1)) if r.random() < 0.5 else text
 
 
