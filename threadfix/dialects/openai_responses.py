@@ -56,6 +56,8 @@ _RESPONSES_ONLY = frozenset(
      "item_reference"}
 )
 _PAIRING = frozenset(CALL_OUTPUTS) | OUTPUT_TYPES
+#: item types that neither call a tool nor answer one: nothing about them can need repair
+PLAIN_TYPES = _RESPONSES_ONLY - _PAIRING
 _PART_TYPES = frozenset({"input_text", "output_text", "input_image", "input_file", "refusal"})
 
 

@@ -47,10 +47,10 @@ SETTLED = Settled(1, DIALECT)
 
 
 def plain_types() -> tuple[str, ...]:
-    """The Responses item types that are neither calls nor outputs (the dialect's own lists)."""
-    from threadfix.dialects import openai_responses as responses
+    """The Responses item types that are neither calls nor outputs (the dialect's own list), in a fixed order."""
+    from threadfix.dialects.openai_responses import PLAIN_TYPES
 
-    return tuple(sorted(responses._RESPONSES_ONLY - responses._PAIRING))
+    return tuple(sorted(PLAIN_TYPES))
 
 
 def answered_in_turn(codes: tuple[Any, ...], call_ids: tuple[Any, ...]) -> bool:
