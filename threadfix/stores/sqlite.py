@@ -12,7 +12,8 @@ finds a thread, threads are read one by one by key; with no index, row ids are g
 pass in row order (no sort of an interleaved table), then each thread is read by row id, plus any row
 appended to it since. Time columns are read only for threads whose age is asked. Repair reads through
 :meth:`SQLiteStore.threads_to_repair`, which on a table of Responses items lets SQLite tell which threads
-need no repair and reads only the others in full (:mod:`threadfix.stores.sqlite_screen`). With ``--jobs``,
+need no repair and reads only the others in full (:mod:`threadfix.stores.sqlite_screen`), and settles
+the rows of one healthy thread from their items' types and call ids (:mod:`threadfix.stores.settle`). With ``--jobs``,
 lint and report may read a table of one thread per row as row id ranges, one per worker.
 
 **Writing** (repair) uses its own ``mode=rw`` connection and ``BEGIN IMMEDIATE`` transactions of at
@@ -263,20 +264,20 @@ class SQLiteStore(Store):
             self._conn = None
 
     def threads(self) -> Iterator[Thread | ReadProblem]:
-        return self._read(settle=False)
+        return self._read(screen=False)
 
     def threads_to_repair(self) -> Iterator[Thread | ReadProblem | Settled]:
         """:meth:`threads`, except that threads SQLite shows need no repair may come as :class:`Settled` counts
         (one row per item of OpenAI Responses items; see :mod:`threadfix.stores.sqlite_screen`)."""
-        return self._read(settle=True)
+        return self._read(screen=True)
 
-    def _read(self, settle: bool) -> Iterator[Thread | ReadProblem | Settled]:
+    def _read(self, screen: bool) -> Iterator[Thread | ReadProblem | Settled]:
         self.mtime = _db_mtime(self.path)
         try:
             if self.layout.kind == "thread":
-                yield from self._thread_rows(self._reader(), settle and self._documents_settle())
+                yield from self._thread_rows(self._reader(), screen and self._documents_settle())
             elif self.row_range is None or self.row_range[0] is None:
-                yield from self._item_threads(self._reader(), settle)
+                yield from self._item_threads(self._reader(), screen)
         except sqlite3.Error as exc:
             raise sqlite_error(exc, self.display, self.options.busy_timeout) from None
         finally:
@@ -344,8 +345,8 @@ class SQLiteStore(Store):
             yield rows
             rows = conn.execute(following, (rows[-1][0], *upper, THREAD_CHUNK)).fetchall()
 
-    def _item_threads(self, conn: sqlite3.Connection, settle: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
-        screened = self._screen(conn) if settle else None
+    def _item_threads(self, conn: sqlite3.Connection, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
+        screened = self._screen(conn) if screen else None
         if screened is not None:
             yield from self._threads_screened(conn, *screened)
         elif self.layout.stream_indexed:
