@@ -140,4 +140,5 @@ def _document_decoder() -> tuple[Callable[[bytes], Any], tuple[type[BaseExceptio
     container = msgspec.defstruct("SettleDocument", [(key, list[item] | None, None) for key in THREAD_KEYS],
                                   namespace={"thread_items": thread_items})
     decoder = msgspec.json.Decoder(list[item] | container)
-    return decoder.decode, (msgspec.DecodeError, RecursionError), frozenset((call, output))
+    # a document msgspec cannot read for any reason (even memory) is left to the full read, which says why
+    return decoder.decode, (msgspec.DecodeError, RecursionError, MemoryError), frozenset((call, output))
