@@ -142,7 +142,7 @@ class FileStore(Store):
     def threads_to_repair(self) -> Iterator[Thread | ReadProblem | Settled]:
         """:meth:`threads`, except that JSONL lines of healthy OpenAI Responses threads may come as
         :class:`Settled` counts, told from their items' types and call ids alone (:mod:`.settle`)."""
-        return self._read(screen=self.dialect in (None, settle.DIALECT))
+        return self._read(screen=True)
 
     def _read(self, screen: bool) -> Iterator[Thread | ReadProblem | Settled]:
         if self.data is not None:
@@ -174,9 +174,9 @@ class FileStore(Store):
                 start, end, first_line = self.byte_range
                 handle.seek(start)
                 yield from self._read_jsonl(Bounded(handle, end - start), start, first_line,
-                                            screen=screen and end - start >= settle.MIN_DOCUMENTS_BYTES)
+                                            screen=screen and settle.worth_screening(self.dialect, end - start))
             elif self.jsonl:
-                yield from self._read_jsonl(handle, screen=screen and st.st_size >= settle.MIN_DOCUMENTS_BYTES)
+                yield from self._read_jsonl(handle, screen=screen and settle.worth_screening(self.dialect, st.st_size))
             else:
                 if st.st_size > self.max_doc_bytes:
                     yield ReadProblem(self.display, f"is {st.st_size // 2**20} MiB, over the {self.max_doc_bytes // 2**20} MiB "
@@ -197,7 +197,8 @@ class FileStore(Store):
         if self.jsonl:
             import io
 
-            yield from self._read_jsonl(io.BytesIO(data), screen=screen and len(data) >= settle.MIN_DOCUMENTS_BYTES)
+            yield from self._read_jsonl(io.BytesIO(data),
+                                        screen=screen and settle.worth_screening(self.dialect, len(data)))
         else:
             yield from self._read_document(data)
 

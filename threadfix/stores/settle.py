@@ -46,6 +46,13 @@ MIN_DOCUMENTS_BYTES = 4 * 1024 * 1024
 SETTLED = Settled(1, DIALECT)
 
 
+def worth_screening(dialect: str | None, size: int | None = None) -> bool:
+    """Whether a store's threads are screened before a full read: only when they may be Responses threads
+    (sniffed, or forced to it), and with ``size``, the bytes msgspec would decode, only from
+    MIN_DOCUMENTS_BYTES up (SQLite's own screen decodes nothing, so it has no floor)."""
+    return dialect in (None, DIALECT) and (size is None or size >= MIN_DOCUMENTS_BYTES)
+
+
 def plain_types() -> tuple[str, ...]:
     """The Responses item types that are neither calls nor outputs (the dialect's own list), in a fixed order."""
     from threadfix.dialects.openai_responses import PLAIN_TYPES

@@ -286,35 +286,36 @@ class SQLiteStore(Store):
     def _address(self, column: str | None, key: Any) -> Address:
         return Address(self.display, key=f"{self.layout.table}:{column or 'rowid'}={_label(key)}")
 
+    def _row_address(self, key: Any, rowid: int) -> Address:
+        """The address of a row of one thread: by its id column, or by its row id when the table has none."""
+        return self._address(self.layout.id_column, key if self.layout.id_column else rowid)
+
     def _documents_settle(self) -> bool:
-        """Rows of healthy Responses threads may be settled from their items' types and ids (:mod:`.settle`):
-        not when another dialect is forced, nor on a small database (the decoder's import would cost more)."""
+        """Whether rows of one thread are screened (:func:`.settle.worth_screening`, on the database's size)."""
         try:
             size = os.stat(self.path).st_size
         except OSError:
             return False
-        return self.dialect in (None, settle.DIALECT) and size >= settle.MIN_DOCUMENTS_BYTES
+        return settle.worth_screening(self.dialect, size)
 
     def _thread_rows(self, conn: sqlite3.Connection, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
         """Each row's thread; ``screen``: rows :mod:`.settle` settles as Settled."""
-        layout = self.layout
         settles = settle.settles_document if screen else None
         for rows in self._thread_row_chunks(conn):
             for rowid, key, raw, kind, *times in rows:
                 if raw is None:
                     continue  # a row with no thread yet
-                if settles is not None and kind in ("text", "blob") and len(raw) <= self.options.max_doc_bytes \
-                        and settles(raw):
-                    yield settle.SETTLED  # (no address built: most rows)
-                    continue
-                address = self._address(layout.id_column, key if layout.id_column else rowid)
                 if kind not in ("text", "blob"):
-                    yield ReadProblem(str(address), f"holds a {kind}, not a JSON thread")
+                    yield ReadProblem(str(self._row_address(key, rowid)), f"holds a {kind}, not a JSON thread")
                     continue
                 if len(raw) > self.options.max_doc_bytes:
-                    yield ReadProblem(str(address), f"is {len(raw) // 2**20} MiB, over the "
+                    yield ReadProblem(str(self._row_address(key, rowid)), f"is {len(raw) // 2**20} MiB, over the "
                                       f"{self.options.max_doc_bytes // 2**20} MiB limit for one document (raise --max-doc-mb)")
                     continue
+                if settles is not None and settles(raw):
+                    yield settle.SETTLED  # (no address built: most rows)
+                    continue
+                address = self._row_address(key, rowid)
                 try:
                     value = jsonio.loads(raw)
                 except jsonio.JsonReadError as exc:
@@ -404,7 +405,7 @@ class SQLiteStore(Store):
         read in full: its threads cannot be found by key, keys compare otherwise than in Python, another
         dialect is forced, or SQLite cannot read JSON as strictly as orjson (see :mod:`.sqlite_screen`)."""
         layout = self.layout
-        if not (layout.thread_indexed and layout.thread_binary and self.dialect in (None, sqlite_screen.DIALECT)):
+        if not (layout.thread_indexed and layout.thread_binary and settle.worth_screening(self.dialect)):
             return None
         json = sqlite_screen.probe_json(conn)
         if json is None:
