@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from threadfix import dialects
 from threadfix.batch import MALFORMED, PROGRESS_EVERY, Problem, Scanned, not_in_format, scan, scan_stores
 from threadfix.dialects import Dialect, Violation
 from threadfix.errors import ExitCode
-import orjson
-
 from threadfix.failures import Arguments, read_arguments
 from threadfix.model import Address, Call, Finding, Output, RepairPlan, Severity, Thread, ThreadIndex
 from threadfix.parallel import Shard, run_sharded, shard_stores, sharded
@@ -215,9 +215,7 @@ class Context:
     @cached_property
     def texts(self) -> list[str]:
         """:meth:`text` of every output, in index order."""
-        limit = self.options.scan_chars
-        return [content if isinstance(content := output.content, str) and len(content) <= limit else self.text(output)
-                for output in self.index.outputs]
+        return [self.text(output) for output in self.index.outputs]
 
     @cached_property
     def all_text(self) -> str:
