@@ -120,6 +120,18 @@ def test_what_a_settled_document_may_hide_is_only_inside_skipped_values(raw: byt
                                 b'{"type":"function_call_output","call_id":"\xff"}]')
 
 
+def test_a_document_msgspec_cannot_decode_for_any_reason_is_left_to_the_full_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    _, unreadable, paired = settle._document_decoder()
+    healthy = b'[{"type":"function_call","call_id":"x"},{"type":"function_call_output","call_id":"x"}]'
+    assert settles_document(healthy)
+    for failure in (MemoryError, RecursionError):
+        def decode(raw: bytes, failure: type[BaseException] = failure) -> None:
+            raise failure()
+
+        monkeypatch.setattr(settle, "_document_decoder", lambda decode=decode: (decode, unreadable, paired))
+        assert not settles_document(healthy)
+
+
 def test_repeated_keys_are_read_as_orjson_reads_them() -> None:
     healthy = b'[{"type":"function_call","call_id":"x"},{"type":"function_call_output","call_id":"y","call_id":"x"}]'
     assert settles_document(healthy) and healthy_on_a_full_read(healthy)

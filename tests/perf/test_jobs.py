@@ -86,6 +86,19 @@ def test_shards_cover_the_file_on_line_boundaries_with_their_line_numbers(tmp_pa
         assert shard.first_line == data[:shard.start].count(b"\n") + 1
 
 
+@given(size=st.integers(0, 2**34), jobs=st.integers(1, 8))
+def test_a_file_is_cut_into_a_multiple_of_the_processes_where_the_range_sizes_allow(size: int, jobs: int) -> None:
+    parts = parallel._parts(size, jobs)
+    most = max(1, size // parallel.MIN_SHARD_BYTES)  # no range under the minimum
+    assert 1 <= parts <= most
+    if parts % jobs:  # only when no multiple of jobs fits between what is wanted and the minimum size
+        wanted = max(jobs, -(-size // parallel.MAX_SHARD_BYTES))
+        assert -(-wanted // jobs) * jobs > most and parts == min(most, wanted)
+    else:
+        assert size // parts <= parallel.MAX_SHARD_BYTES or parts == most  # no range over the maximum if avoidable
+    assert parallel._parts(100 * 10**6, 2) == 4  # 3 ranges of 33 MB would leave a core idle for the last one
+
+
 def test_a_byte_range_reads_the_threads_a_whole_read_gives_there(tmp_path, small_shards):
     path = _store(tmp_path / "s.jsonl")
     whole = list(FileStore(path, str(path), jsonl=True).threads())
