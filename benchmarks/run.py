@@ -275,9 +275,16 @@ def child_env() -> dict[str, str]:
     return env
 
 
+class _Unfilled(dict):
+    """Placeholders shown as themselves (``--list`` has no store to fill them from)."""
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
 def command(case: Case, paths: dict[str, str]) -> list[str]:
     """The case's full command line, its placeholders filled in."""
-    args = [a.format(**paths) for a in case.args]
+    args = [a.format_map(paths) for a in case.args]
     if case.kind == FLOOR:
         return [sys.executable, str(HERE / "floors.py"), paths["data"], "--one", *args]
     if case.kind == THREADFIX:
@@ -637,7 +644,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
     if a.list:
-        placeholders = {k: "{" + k + "}" for k in ("data", "jsonl", "threads_db", "items_db", "out")}
+        placeholders = _Unfilled(data="{data}")
         for c in CASES:
             print(f"{c.name:18s} {c.what}\n{'':18s} python {' '.join(command(c, placeholders)[1:])}")
         return 0

@@ -23,7 +23,8 @@ AUTO_MIN_BYTES = 64 * 1024 * 1024
 MIN_SHARD_BYTES = 16 * 1024 * 1024
 #: and at most about this big, so that memory stays flat as files grow
 MAX_SHARD_BYTES = 32 * 1024 * 1024
-_COUNT_CHUNK = 16 * 1024 * 1024
+#: newlines are counted in chunks this size: small enough to stay in cache between the copy and the count
+_COUNT_CHUNK = 1024 * 1024
 #: newlines found one by one in a chunk before counting the rest of it byte by byte is cheaper
 _FIND_LIMIT = 4096
 

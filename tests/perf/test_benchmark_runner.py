@@ -1,0 +1,21 @@
+"""The benchmark runner's own command line (the figures themselves are measured by running it, not here)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.benchmark_store import BENCHMARKS
+
+
+def test_list_names_every_case_with_its_command_and_unfilled_placeholders() -> None:
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "run.py"), "--list"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    names = [line.split()[0] for line in lines[0::2]]
+    commands = lines[1::2]
+    assert len(names) == len(commands) and {"floor_jsonl", "help", "tiny_lint", "scan_items"} <= set(names)
+    assert len(set(names)) == len(names)
+    assert any("{tiny}" in command for command in commands)  # filled only when a run has a store
+    assert any("{jsonl}" in command and "--jobs 2" in command for command in commands)
