@@ -67,23 +67,82 @@ def _run(*args: str) -> tuple[int, bytes, str]:
 
 
 @given(lengths=st.lists(st.integers(0, 300), min_size=1, max_size=60), jobs=st.integers(2, 5),
-       last_newline=st.booleans(), most=st.integers(1, 4000), find_limit=st.sampled_from([2, 4096]))
+       last_newline=st.booleans(), most=st.integers(1, 4000), find_limit=st.sampled_from([2, 4096]),
+       order=st.sampled_from(["file order", "reversed", "shuffled"]))
 def test_shards_cover_the_file_on_line_boundaries_with_their_line_numbers(tmp_path_factory, lengths, jobs, last_newline,
-                                                                          most, find_limit):
+                                                                          most, find_limit, order):
+    """Each range's reader posts its line count and adds up the earlier ones; read out of order (an earlier
+    count not there in time), it counts the file itself: the same line numbers either way."""
     path = tmp_path_factory.mktemp("cut") / "x.jsonl"
     data = b"\n".join(b"x" * n for n in lengths) + (b"\n" if last_newline else b"")
     path.write_bytes(data)
-    saved = parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK
-    parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK = 1, most, find_limit, 97
+    saved = (parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK,
+             parallel.LEDGER_WAIT)
+    (parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK,
+     parallel.LEDGER_WAIT) = 1, most, find_limit, 97, 0.0
     try:
-        shards = list(parallel.numbered(parallel._cut(path, str(path), jobs)))
+        shards = parallel.in_order(parallel._cut(path, str(path), jobs))
+        reading = list(shards)
+        if order == "reversed":
+            reading.reverse()
+        elif order == "shuffled":
+            random.Random(len(lengths)).shuffle(reading)
+        first_lines = {shard.start: parallel.range_numbering(shard).first_line(
+            len(data[shard.start:shard.end].splitlines())) for shard in reading}
     finally:
-        parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK = saved
+        (parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK,
+         parallel.LEDGER_WAIT) = saved
     assert shards[0].start == 0 and shards[-1].end == len(data)
     for before, after in pairwise(shards):
         assert before.end == after.start and data[after.start - 1:after.start] == b"\n"
     for shard in shards:
-        assert shard.first_line == data[:shard.start].count(b"\n") + 1
+        assert first_lines[shard.start] == data[:shard.start].count(b"\n") + 1
+
+
+def _first_thread_line_without_counting(shard: parallel.Shard) -> int:
+    """(In a worker) the line of the range's first thread, read with the file-counting fallback taken away."""
+    parallel.count_lines_before = None  # the worker's own copy of the module: calling it would raise
+    return next(t.address.line for store in parallel.shard_stores(shard, StoreOptions()) for t in store.threads()
+                if hasattr(t, "address"))
+
+
+def test_workers_number_lines_from_the_counts_other_workers_post(tmp_path, small_shards):
+    path = _store(tmp_path / "s.jsonl", threads=300)
+    data = path.read_bytes()
+    shards = parallel.plan_shards([str(path)], 2)
+    assert len(shards) > 4
+    got = list(parallel.run_sharded(shards, _first_thread_line_without_counting, 2))
+    lines = data.split(b"\n")
+    expected = []
+    for shard in shards:
+        line = data[:shard.start].count(b"\n") + 1
+        while not lines[line - 1].startswith(b'{"id":"t'):
+            line += 1  # the broken line and the blank one are not threads
+        expected.append(line)
+    assert got == expected
+
+
+def test_a_range_that_starts_on_a_line_holding_no_thread_still_reads_threads(tmp_path, small_shards):
+    """Whether a file's lines are threads or items is told from its first line, not from each range's."""
+    path = tmp_path / "s.jsonl"
+    rng = random.Random(3)
+    lines = [orjson.dumps(_thread(rng, n)) if n % 3 != 1 else b'{"nothing": "here"}' for n in range(200)]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    data = path.read_bytes()
+    shards = parallel.plan_shards([str(path)], 3)
+    assert any(data[shard.start:].startswith(b'{"nothing"') for shard in shards[1:])
+    one = _run("--jobs", "1", "lint", "--format", "json", str(path))
+    several = _run("--jobs", "3", "lint", "--format", "json", str(path))
+    assert one == several and one[0] == 2
+    assert orjson.loads(one[1])["summary"]["threads"] == 133  # every line that holds a thread, one thread each
+    written = {}
+    for jobs in ("1", "3"):
+        copy = tmp_path / f"j{jobs}.jsonl"
+        copy.write_bytes(data)
+        code, _, _ = _run("--jobs", jobs, "repair", "--min-age", "0", "--journal-dir", str(tmp_path / "journal"),
+                          str(copy))
+        written[jobs] = (code, copy.read_bytes())
+    assert written["1"] == written["3"] and written["1"][1] != data
 
 
 @given(size=st.integers(0, 2**34), jobs=st.integers(1, 8))
@@ -104,7 +163,7 @@ def test_a_byte_range_reads_the_threads_a_whole_read_gives_there(tmp_path, small
     whole = list(FileStore(path, str(path), jsonl=True).threads())
     shards = parallel.plan_shards([str(path)], 3)
     assert len(shards) > 1
-    parts = [t for shard in parallel.numbered(shards) for store in parallel.shard_stores(shard, StoreOptions())
+    parts = [t for shard in parallel.in_order(shards) for store in parallel.shard_stores(shard, StoreOptions())
              for t in store.threads()]
     assert [repr(t) for t in parts] == [repr(t) for t in whole]  # addresses, line numbers, spans, raw bytes
 
@@ -120,6 +179,8 @@ def test_auto_stays_in_one_process_for_small_inputs(tmp_path):
 def test_item_per_line_files_are_not_cut(tmp_path, small_shards):
     path = tmp_path / "one.jsonl"
     path.write_bytes(b"\n".join(orjson.dumps(item) for item in _thread(random.Random(1), 1)["items"] * 40) + b"\n")
+    assert parallel.plan_shards([str(path)], 4) == [parallel.Shard(str(path))]
+    path.write_bytes(b'{"broken\n' + path.read_bytes())  # threads or items? a whole read tells
     assert parallel.plan_shards([str(path)], 4) == [parallel.Shard(str(path))]
 
 
@@ -231,7 +292,7 @@ def test_row_ranges_cover_the_table_and_read_what_a_whole_read_does(tmp_path_fac
         assert before.rows[1] == after.rows[0]
     whole = [t for shard in [parallel.Shard(str(path))] for store in parallel.shard_stores(shard, StoreOptions())
              for t in store.threads()]
-    parts = [t for shard in parallel.numbered(shards) for store in parallel.shard_stores(shard, StoreOptions())
+    parts = [t for shard in parallel.in_order(shards) for store in parallel.shard_stores(shard, StoreOptions())
              for t in store.threads()]
     assert [repr(t) for t in parts] == [repr(t) for t in whole]
 

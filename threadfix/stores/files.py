@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from threadfix import jsonio
 from threadfix.errors import InputError, UnrewritableError
@@ -20,6 +20,9 @@ from threadfix.model import Address, Thread
 from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter, remove_stale_temps
 from threadfix.stores import settle
 from threadfix.stores.base import ReadProblem, Settled, Store, StoreWriter
+
+if TYPE_CHECKING:
+    from threadfix.parallel import RangeNumbering
 
 #: keys under which an object holds its thread's items, in the order they are tried
 THREAD_KEYS = ("input", "messages", "items", "contents", "history")
@@ -87,17 +90,17 @@ class Span:
 class _Lines:
     """Lines of a binary stream with their offsets; over-long lines are skipped, not loaded."""
 
-    def __init__(self, stream: Any, max_bytes: int, offset: int = 0, first_line: int = 1) -> None:
-        """``offset`` and ``first_line``: where the stream starts in its file (a ``--jobs`` byte range)."""
+    def __init__(self, stream: Any, max_bytes: int, offset: int = 0) -> None:
+        """``offset``: where the stream starts in its file (a ``--jobs`` byte range, whose lines are numbered
+        from 1 all the same)."""
         self.stream = stream
         self.max_bytes = max_bytes
         self.offset = offset
-        self.first_line = first_line
 
     def __iter__(self) -> Iterator[tuple[int, int, bytes | None]]:
-        """(line number, start offset, content without its newline, or None when too long)."""
+        """(line number, start offset, content with its newline, or None when too long)."""
         offset = self.offset
-        number = self.first_line - 1
+        number = 0
         while True:
             line = self.stream.readline(self.max_bytes + 2)
             if not line:
@@ -131,8 +134,8 @@ class FileStore(Store):
         self.mtime: float | None = None
         #: set while reading a JSONL file whose lines are items (the whole file is one thread)
         self.item_lines: list[tuple[int, bytes, Any]] | None = None
-        #: read only this byte range of a JSONL file of threads: (start, end, its first line number)
-        self.byte_range: tuple[int, int, int] | None = None
+        #: read only this byte range of a JSONL file of threads: (start, end, how its lines are numbered)
+        self.byte_range: tuple[int, int, RangeNumbering] | None = None
 
     # ------------------------------------------------------------------ reading
 
@@ -169,14 +172,12 @@ class FileStore(Store):
                 yield ReadProblem(self.display, BINARY_MESSAGE)
                 return
             if self.jsonl and self.byte_range is not None:
-                from threadfix.parallel import Bounded
-
-                start, end, first_line = self.byte_range
-                handle.seek(start)
-                yield from self._read_jsonl(Bounded(handle, end - start), start, first_line,
+                start, end, numbering = self.byte_range
+                yield from self._read_range(handle, start, end, numbering,
                                             screen=screen and settle.worth_screening(self.dialect, end - start))
             elif self.jsonl:
-                yield from self._read_jsonl(handle, screen=screen and settle.worth_screening(self.dialect, st.st_size))
+                yield from self._read_lines(_Lines(handle, self.max_doc_bytes),
+                                            screen=screen and settle.worth_screening(self.dialect, st.st_size))
             else:
                 if st.st_size > self.max_doc_bytes:
                     yield ReadProblem(self.display, f"is {st.st_size // 2**20} MiB, over the {self.max_doc_bytes // 2**20} MiB "
@@ -197,7 +198,7 @@ class FileStore(Store):
         if self.jsonl:
             import io
 
-            yield from self._read_jsonl(io.BytesIO(data),
+            yield from self._read_lines(_Lines(io.BytesIO(data), self.max_doc_bytes),
                                         screen=screen and settle.worth_screening(self.dialect, len(data)))
         else:
             yield from self._read_document(data)
@@ -219,12 +220,43 @@ class FileStore(Store):
             mtime=self.mtime, dialect=self.dialect, locator=Span(0, len(raw)),
         )
 
-    def _read_jsonl(self, stream: Any, offset: int = 0, first_line: int = 1, screen: bool = False
+    def _read_range(self, handle: Any, start: int, end: int, numbering: RangeNumbering, screen: bool
                     ) -> Iterator[Thread | ReadProblem | Settled]:
-        """``screen``: once the lines are known to be threads, those :mod:`.settle` settles come as Settled."""
-        mode: str | None = None  # "threads" (one per line) or "items" (the file is one thread)
+        """A ``--jobs`` byte range of a file of threads (one per line: a file of items is never cut).
+
+        Its first line's number is one past the newlines before it, which other processes are reading: the
+        range is read through once, its lines numbered from 1, settled threads only counted and the others
+        held; its own line count is then posted for the ranges after it, and the held lines read with the
+        numbers the ranges before it posted. No process reads the file twice.
+        """
+        from threadfix.parallel import Bounded
+
         settles = settle.settles_document if screen else None
-        for number, start, line in _Lines(stream, self.max_doc_bytes, offset, first_line):
+        held: list[tuple[int, int, bytes | None]] = []
+        lines = 0
+        try:
+            handle.seek(start)
+            for lines, offset, line in _Lines(Bounded(handle, end - start), self.max_doc_bytes, start):
+                if line is not None:
+                    body = line[3:] if offset == 0 and line[:3] == jsonio.BOM else line
+                    if not body or body.isspace():
+                        continue
+                    if settles is not None and settles(body):
+                        yield settle.SETTLED
+                        continue
+                held.append((lines, offset, line))
+            shift = numbering.first_line(lines) - 1
+        finally:
+            numbering.abandon()  # (when the range could not be read through: the ranges after it count for themselves)
+        yield from self._read_lines(((number + shift, offset, line) for number, offset, line in held), mode="threads")
+
+    def _read_lines(self, lines: Iterable[tuple[int, int, bytes | None]], screen: bool = False,
+                    mode: str | None = None) -> Iterator[Thread | ReadProblem | Settled]:
+        """JSONL lines as :class:`_Lines` gives them. ``mode``: "threads" (one per line) or "items" (the file is one
+        thread), None to tell from the first line read. ``screen``: once the lines are known to be threads,
+        those :mod:`.settle` settles come as Settled."""
+        settles = settle.settles_document if screen else None
+        for number, start, line in lines:
             if line is None:
                 yield ReadProblem(f"{self.display}:{number}", f"line is over the {self.max_doc_bytes // 2**20} MiB limit (raise --max-doc-mb)")
                 if mode == "items":
