@@ -58,6 +58,47 @@ def jsonl_orjson(data_dir: str | Path) -> tuple[float, set[str]]:
     return time.perf_counter() - t0, found
 
 
+def jsonl_orjson_2proc(data_dir: str | Path) -> tuple[float, set[str]]:
+    """(i) in two processes, each reading half the file (cut at a line start): what a second process gains
+    on this machine, for ``--jobs 2`` to be read against. Forking and gathering are timed."""
+    path = Path(data_dir) / JSONL_NAME
+    t0 = time.perf_counter()
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        f.seek(size // 2)
+        f.readline()
+        middle = f.tell()
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(read_end)
+        with os.fdopen(write_end, "wb") as out:
+            out.write(orjson.dumps(sorted(_jsonl_range(path, middle, size))))
+        os._exit(0)
+    os.close(write_end)
+    found = _jsonl_range(path, 0, middle)
+    with os.fdopen(read_end, "rb") as gathered:
+        found.update(orjson.loads(gathered.read()))
+    os.waitpid(child, 0)
+    return time.perf_counter() - t0, found
+
+
+def _jsonl_range(path: Path, start: int, end: int) -> set[str]:
+    """Floor (i)'s loop over the lines of bytes ``start`` to ``end``."""
+    found: set[str] = set()
+    loads = orjson.loads
+    with open(path, "rb") as f:
+        f.seek(start)
+        left = end - start
+        while left > 0:
+            line = f.readline()
+            if not line:
+                break
+            left -= len(line)
+            dangling_in(loads(line)["items"], found)
+    return found
+
+
 def _connect_ro(path: Path) -> sqlite3.Connection:
     """Open read-only, as lint and report must: a mistyped path must not create a database."""
     return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
@@ -126,11 +167,12 @@ def jsonl_copy(data_dir: str | Path) -> tuple[float, set[str]]:
 Floor = Callable[[str | Path], tuple[float, set[str]]]
 FLOORS: dict[str, Floor] = {
     "jsonl_orjson": jsonl_orjson,
+    "jsonl_orjson_2proc": jsonl_orjson_2proc,
     "sqlite_threads_bytes": sqlite_threads_bytes,
     "sqlite_items_extract": sqlite_items_extract,
     "jsonl_copy": jsonl_copy,
 }
-SCANS = ("jsonl_orjson", "sqlite_threads_bytes", "sqlite_items_extract")
+SCANS = ("jsonl_orjson", "jsonl_orjson_2proc", "sqlite_threads_bytes", "sqlite_items_extract")
 
 
 def expected_dangling(data_dir: str | Path) -> set[str]:

@@ -82,6 +82,8 @@ REPORT = ("report", "--format", "json")
 SCAN = ("repair", "--dry-run", "--min-age", "0", "--format", "json")
 CASES: tuple[Case, ...] = (
     Case("floor_jsonl", FLOOR, ("jsonl_orjson",), "(i) JSONL lines + orjson.loads + minimal scan"),
+    Case("floor_jsonl_2proc", FLOOR, ("jsonl_orjson_2proc",),
+         "(i) in 2 processes, half the file each: what a second process gains on this machine", ("floor_jsonl",)),
     Case("floor_threads", FLOOR, ("sqlite_threads_bytes",), "(ii) threads.sqlite, CAST(items AS BLOB) + orjson"),
     Case("floor_items", FLOOR, ("sqlite_items_extract",), "(iii) items.sqlite, type/call_id extracted in SQL"),
     Case("floor_copy", FLOOR, ("jsonl_copy",), "(iv) copy the JSONL bytes + fsync", writes=True),
@@ -506,6 +508,10 @@ def targets(table: list[dict], manifest: dict) -> list[dict]:
         add("--jobs 2 ≥ 1.6 × --jobs 1 (inputs ≥ 100 MB)", ("PASS" if worst >= 1.6 else "FAIL") if big else "n/a",
             ", ".join(f"{c} {v:.2f}×" for c, v in spread)
             + ("" if big else f" on {manifest['jsonl_bytes'] / MB:.0f} MB (< 100 MB)"))
+    if "floor_jsonl_2proc" in by and by["floor_jsonl_2proc"]["vs"] is not None:
+        # the same loop in two processes: what this machine gives a second process, --jobs 2's ceiling
+        add("a second process on this machine", "info",
+            f"floor (i) in 2 processes {by['floor_jsonl_2proc']['vs']:.2f}× floor (i) in one")
     if all(c in by for c in ("repair_jsonl_jobs2", "repair_jsonl", "floor_copy")):
         # writing the new file is the same I/O in any number of processes: one process's repair within
         # k × the copy floor can gain at most k from more of them
@@ -621,6 +627,8 @@ def selected(names: str | None) -> list[Case]:
         todo |= more
     if any(CASE_BY_NAME[n].kind == THREADFIX for n in todo):
         todo.add("help")  # for the ratios without start-up
+    if any(n.endswith(("_jobs2", "_auto")) for n in todo):
+        todo |= {"floor_jsonl_2proc", "floor_jsonl"}  # what a second process can gain here
     return [c for c in CASES if c.name in todo]
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 
+from tests import benchmark_store
 from tests.benchmark_store import BENCHMARKS
 
 
@@ -19,3 +21,21 @@ def test_list_names_every_case_with_its_command_and_unfilled_placeholders() -> N
     assert len(set(names)) == len(names)
     assert any("{tiny}" in command for command in commands)  # filled only when a run has a store
     assert any("{jsonl}" in command and "--jobs 2" in command for command in commands)
+
+
+def test_the_two_process_floor_finds_what_the_one_process_floor_finds(tmp_path) -> None:
+    """Its halves meet at a line start: no thread is read twice or skipped (run.py checks it on real stores)."""
+    data = tmp_path / "store"
+    data.mkdir()
+    manifest = benchmark_store.generator().generate(data, threads=120, seed=5, workers=1)
+    floors = _floors()
+    one = floors.jsonl_orjson(data)[1]
+    two = floors.jsonl_orjson_2proc(data)[1]
+    assert one == two == {d["call_id"] for d in manifest["dangling"]} and one
+
+
+def _floors():
+    spec = importlib.util.spec_from_file_location("threadfix_benchmark_floors", BENCHMARKS / "floors.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
