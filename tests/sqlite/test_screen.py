@@ -224,6 +224,26 @@ def test_an_item_over_the_size_limit_is_never_settled(tmp_path: Path) -> None:
     assert_same_as_a_full_read(path, "position", max_doc_bytes=2**20)
 
 
+@pytest.mark.parametrize("over", [-1, 0, 1])
+def test_the_size_limit_holds_to_the_byte_and_counts_bytes_not_characters(tmp_path: Path, over: int) -> None:
+    """SQLite refuses a value over its length limit as it loads it: a row one byte over the limit sends the
+    table to a full read (which names it), a row at the limit is settled as a full read finds it healthy."""
+    path = build(tmp_path / "s.db", "position", 3, odd=0.0)
+    limit = 2**20
+    conn = sqlite3.connect(path, isolation_level=None)
+    key = conn.execute("SELECT thread_id FROM items ORDER BY id LIMIT 1").fetchone()[0]
+    head, tail = '{"type": "message", "role": "user", "content": "', '"}'
+    room = limit + over - len(head) - len(tail)
+    row = head + "é" * (room // 2) + "x" * (room % 2) + tail  # é: two bytes in UTF-8
+    assert len(row.encode()) == limit + over and len(row) < limit
+    conn.execute("INSERT INTO items (thread_id, position, data) VALUES (?, 999, ?)", (key, row))
+    conn.close()
+    screened = list(_store(path, "position", max_doc_bytes=limit).threads_to_repair())
+    assert any(isinstance(x, Settled) for x in screened) == (over <= 0)
+    assert any(isinstance(x, ReadProblem) and "limit" in x.message for x in screened) == (over > 0)
+    assert_same_as_a_full_read(path, "position", max_doc_bytes=limit)
+
+
 def test_a_row_sqlite_cannot_parse_sends_the_table_to_a_full_read(tmp_path: Path) -> None:
     path = build(tmp_path / "s.db", "position", 2, odd=0.0)
     conn = sqlite3.connect(path, isolation_level=None)

@@ -419,10 +419,10 @@ class SQLiteStore(Store):
             return None
         if ends is None:
             return None
-        statement = sqlite_screen.screen_sql(layout, json, self.options.max_doc_bytes,
-                                             conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH))
+        statement = sqlite_screen.screen_sql(layout, json)
         screening = connect(self.path, write=False, timeout=self.options.busy_timeout)
         screening.text_factory = bytes  # ids are only compared: no UTF-8 decoding
+        sqlite_screen.limit_rows(screening, self.options.max_doc_bytes)
         try:
             suspects = sqlite_screen.Screen(screening, layout, statement, high, ends).run(low)
         finally:

@@ -69,7 +69,7 @@ def connect(path: Path, *, write: bool, timeout: float) -> sqlite3.Connection:
 
 #: primary result codes (https://sqlite.org/rescode.html)
 SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR = 3, 5, 6, 8, 10
-SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB = 11, 13, 14, 26
+SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_TOOBIG, SQLITE_NOTADB = 11, 13, 14, 18, 26
 #: extended codes: a WAL database whose -shm cannot be created (a reader needs it too)
 SQLITE_READONLY_CANTINIT, SQLITE_READONLY_DIRECTORY = SQLITE_READONLY | 5 << 8, SQLITE_READONLY | 6 << 8
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from threadfix.stores.base import Settled
 from threadfix.stores.settle import CALL, DIALECT, IS_CALL, IS_OUTPUT, OUTPUT, answered_in_turn, pairs_settle, plain_types
-from threadfix.stores.sqlite_layout import Layout, q
+from threadfix.stores.sqlite_layout import SQLITE_TOOBIG, Layout, q
 
 #: row ids per read transaction of the screening pass (each its own short read, as every store read)
 SPAN = 8192
@@ -100,15 +100,15 @@ def _returns(conn: sqlite3.Connection, sql: str, expected: tuple[Any, ...]) -> b
         return False
 
 
-def screen_sql(layout: Layout, json: JsonSql, max_bytes: int, max_length: int) -> str:
+def screen_sql(layout: Layout, json: JsonSql) -> str:
     """The screening statement over row ids ``(?, ?]``, in row id order: every row that is not a sound
     Responses item of a plain type, as (thread, type code, call_id[, order]); the code is NULL when the
     row is anything but a sound function call or output.
 
     Each row's type is extracted where it filters and where it is coded: SQLite parses the row once and
     finds it in its parse cache the second time. A row that is not JSON stops the statement (``malformed
-    JSON``), and the table is then read in full. The size limit is checked where it must be: on the rows
-    a plain type would let through, and on the rows coded.
+    JSON``), as does a row over ``--max-doc-mb`` on a connection :func:`limit_rows` set up (``too big``),
+    and the table is then read in full.
     """
     t, r, th, it = q(layout.table), layout.rowid, q(layout.thread_column), q(layout.item_column)
     guards = []  # what must hold before SQLite's reading of a row is orjson's
@@ -125,13 +125,25 @@ def screen_sql(layout: Layout, json: JsonSql, max_bytes: int, max_length: int) -
     # a row with no type, or one SQLite could not vouch for (NULL), is not plain
     plain = f"coalesce({kind}, '') NOT IN ({', '.join(_literal(name) for name in plain_types())})"
     code = f"CASE {kind} WHEN '{CALL}' THEN {IS_CALL} WHEN '{OUTPUT}' THEN {IS_OUTPUT} END"
-    if max_bytes < max_length:  # (no value is longer than SQLite's own limit)
-        too_big = f"length(CAST({it} AS BLOB)) > {int(max_bytes)}"
-        plain = f"({plain} OR {too_big})"
-        code = f"CASE WHEN {too_big} THEN NULL ELSE {code} END"
     order = f", {q(layout.order_column)}" if layout.order_column else ""
     return (f"SELECT {th}, {code}, {call_id}{order} FROM {t} WHERE {r} > ? AND {r} <= ? AND {th} IS NOT NULL "
             f"AND {plain} ORDER BY {r}")
+
+
+def limit_rows(conn: sqlite3.Connection, max_bytes: int) -> None:
+    """Have SQLite refuse to load a value over ``max_bytes`` (SQLITE_TOOBIG) on the screening connection.
+
+    A row over ``--max-doc-mb`` must never be settled (a full read refuses it). Checking each row's size in
+    the statement costs a second load of every row, a tenth of the pass; SQLite checks its length limit as
+    it loads a value from its overflow pages, where any value of a MiB or more lies, for nothing.
+    """
+    if max_bytes < conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH):  # (no value is longer than SQLite's own limit)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max_bytes)
+
+
+def _refused(exc: sqlite3.Error) -> bool:
+    """SQLite stopped the statement at a row it cannot vouch for: not JSON, or over the length limit."""
+    return getattr(exc, "sqlite_errorcode", None) == SQLITE_TOOBIG or "malformed JSON" in str(exc)
 
 
 def _literal(text: str) -> str:
@@ -174,9 +186,9 @@ class Screen:
                 if self._overflowing():
                     return None
                 low = high
-        except sqlite3.OperationalError as exc:
-            if "malformed JSON" in str(exc):
-                return None  # a row SQLite cannot parse: a full read says which
+        except (sqlite3.OperationalError, sqlite3.DataError) as exc:
+            if _refused(exc):
+                return None  # a row SQLite cannot parse, or too big: a full read says which
             raise
         for key in list(self.open):  # rows written meanwhile: decided on what was read
             self._decide(key)
