@@ -234,10 +234,17 @@ LEDGER_WAIT = 10.0
 _ledger: LineLedger | None = None
 
 
-def in_order(shards: Iterable[Shard], shared: bool = False) -> list[Shard]:
-    """The shards of a run, each byte range given its slots in a new ledger (this process's from now on, and
-    with ``shared``, its workers')."""
+def in_order(shards: Iterable[Shard]) -> list[Shard]:
+    """The shards of a run read in this process, in order, each byte range given its slots in a new ledger
+    (this process's from now on)."""
     global _ledger
+    slotted = _slotted(shards)
+    _ledger = LineLedger(len(slotted), shared=False)
+    return slotted
+
+
+def _slotted(shards: Iterable[Shard]) -> list[Shard]:
+    """Each byte range with its slots in a ledger as long as the list: its file's first range's and its own."""
     slotted: list[Shard] = []
     first = 0
     for slot, shard in enumerate(shards):
@@ -245,7 +252,6 @@ def in_order(shards: Iterable[Shard], shared: bool = False) -> list[Shard]:
             first = slot if shard.start == 0 else first
             shard = replace(shard, slots=(first, slot))
         slotted.append(shard)
-    _ledger = LineLedger(len(slotted), shared)
     return slotted
 
 
@@ -294,8 +300,9 @@ def run_sharded(shards: list[Shard], work: Callable[[Shard], Result], jobs: int)
     import multiprocessing  # only when there is work to spread: it costs a few ms of every start-up
 
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-    shards = in_order(shards, shared=True)
-    with context.Pool(min(jobs, len(shards)), initializer=_start_worker, initargs=(_ledger,)) as pool:
+    shards = _slotted(shards)
+    ledger = LineLedger(len(shards), shared=True)  # the workers' (this process reads no range)
+    with context.Pool(min(jobs, len(shards)), initializer=_start_worker, initargs=(ledger,)) as pool:
         yield from pool.imap(work, shards)
 
 
