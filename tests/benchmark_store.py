@@ -1,5 +1,5 @@
-"""The benchmark store generator (benchmarks/generate.py), imported by tests that check fast paths on the
-same realistic threads the benchmarks measure."""
+"""The benchmark scripts (benchmarks/generate.py, floors.py, run.py) as modules, for tests that check fast
+paths on the same realistic threads the benchmarks measure, and the runner's own logic."""
 
 from __future__ import annotations
 
@@ -9,14 +9,22 @@ from pathlib import Path
 from types import ModuleType
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-_NAME = "threadfix_benchmark_generate"
+
+
+def script(stem: str) -> ModuleType:
+    """``benchmarks/<stem>.py`` as a module, loaded once (they are scripts, not part of a package, and import
+    each other by name as when run from their folder)."""
+    name = f"threadfix_benchmark_{stem}"
+    if name not in sys.modules:
+        if str(BENCHMARKS) not in sys.path:
+            sys.path.insert(0, str(BENCHMARKS))
+        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{stem}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # its dataclasses look their module up while being built
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def generator() -> ModuleType:
-    """benchmarks/generate.py as a module (it is a script, not part of a package)."""
-    if _NAME not in sys.modules:
-        spec = importlib.util.spec_from_file_location(_NAME, BENCHMARKS / "generate.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[_NAME] = module  # its dataclasses look their module up while being built
-        spec.loader.exec_module(module)
-    return sys.modules[_NAME]
+    """benchmarks/generate.py."""
+    return script("generate")

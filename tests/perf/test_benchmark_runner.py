@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 
@@ -28,14 +27,7 @@ def test_the_two_process_floor_finds_what_the_one_process_floor_finds(tmp_path) 
     data = tmp_path / "store"
     data.mkdir()
     manifest = benchmark_store.generator().generate(data, threads=120, seed=5, workers=1)
-    floors = _floors()
+    floors = benchmark_store.script("floors")
     one = floors.jsonl_orjson(data)[1]
     two = floors.jsonl_orjson_2proc(data)[1]
     assert one == two == {d["call_id"] for d in manifest["dangling"]} and one
-
-
-def _floors():
-    spec = importlib.util.spec_from_file_location("threadfix_benchmark_floors", BENCHMARKS / "floors.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module

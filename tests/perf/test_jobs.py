@@ -111,7 +111,9 @@ def test_workers_number_lines_from_the_counts_other_workers_post(tmp_path, small
     data = path.read_bytes()
     shards = parallel.plan_shards([str(path)], 2)
     assert len(shards) > 4
+    mine = parallel._ledger
     got = list(parallel.run_sharded(shards, _first_thread_line_without_counting, 2))
+    assert parallel._ledger is mine  # the workers' ledger went to the pool: this process's is not replaced
     lines = data.split(b"\n")
     expected = []
     for shard in shards:
