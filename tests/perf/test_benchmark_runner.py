@@ -31,3 +31,15 @@ def test_the_two_process_floor_finds_what_the_one_process_floor_finds(tmp_path) 
     one = floors.jsonl_orjson(data)[1]
     two = floors.jsonl_orjson_2proc(data)[1]
     assert one == two == {d["call_id"] for d in manifest["dangling"]} and one
+
+
+def test_every_case_is_warmed_with_the_store_file_it_reads() -> None:
+    """The runner reads a case's input untimed before timing it: each floor and threadfix case names its file."""
+    run = benchmark_store.script("run")
+    by_name = {case.name: run.inputs(case) for case in run.CASES}
+    assert by_name["floor_items"] == ["items_db"] and by_name["floor_jsonl_2proc"] == ["jsonl"]
+    assert by_name["scan_threads"] == ["threads_db"] and by_name["repair_jsonl"] == ["jsonl"]
+    assert by_name["help"] == by_name["tiny_lint"] == by_name["python_bare"] == []
+    for case in run.CASES:
+        assert set(by_name[case.name]) <= set(run.STORE_FILES)
+        assert (len(by_name[case.name]) == 1) == case.per_store, case.name
