@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from functools import cache, partial
 from itertools import repeat
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from threadfix import dialects
 from threadfix.dialects import Dialect
@@ -24,8 +25,8 @@ from threadfix.model import RepairPlan, Thread, ThreadIndex
 from threadfix.parallel import Shard, run_sharded, shard_stores, sharded
 from threadfix.repair import RepairOptions, plan_repair
 from threadfix.stores import ReadProblem, Store, StoreOptions, open_stores
-from threadfix.stores.base import Settled
 from threadfix.stores.atomic import Fingerprint
+from threadfix.stores.base import Settled
 from threadfix.stores.files import FileStore, RefusedFile
 
 DEFAULT_MIN_AGE = 600.0
@@ -35,8 +36,7 @@ PROGRESS_EVERY = 256
 JOURNAL_BATCH_BYTES = 2 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class RunOptions:
+class RunOptions(Struct, frozen=True):
     """What a repair run does; the defaults are those of ``threadfix repair``."""
 
     repair: RepairOptions = RepairOptions()
@@ -57,8 +57,7 @@ class RunOptions:
     jobs: int | None = 1
 
 
-@dataclass(slots=True)
-class ThreadOutcome:
+class ThreadOutcome(Struct):
     """What happened to one thread."""
 
     address: str
@@ -72,8 +71,7 @@ class ThreadOutcome:
     age: float | None = None
 
 
-@dataclass(slots=True)
-class Problem:
+class Problem(Struct):
     """A file, line, thread or store that could not be handled; the batch went on."""
 
     where: str
@@ -81,8 +79,7 @@ class Problem:
     exit_code: ExitCode = ExitCode.ERROR
 
 
-@dataclass(slots=True)
-class RunResult:
+class RunResult(Struct):
     threads: int = 0
     changed: int = 0
     edits: dict[str, int] = field(default_factory=dict)
@@ -133,8 +130,7 @@ def iter_stores(specs: Iterable[str], options: StoreOptions, stdin: Any = None,
             yield Problem(exc.where or spec, exc.message, exc.exit_code)
 
 
-@dataclass(frozen=True, slots=True)
-class Scanned:
+class Scanned(Struct, frozen=True):
     """A thread read for lint or report: its dialect (None when unrecognised) and its index."""
 
     thread: Thread

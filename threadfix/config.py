@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from threadfix.errors import ConfigError
 
@@ -29,8 +30,7 @@ CONFIG_FILE = "threadfix.toml"
 PYPROJECT = "pyproject.toml"
 
 
-@dataclass(frozen=True, slots=True)
-class Key:
+class Key(Struct, frozen=True):
     """One setting: its kebab-case name in the file, the option field it sets, and how it is read."""
 
     name: str
@@ -105,8 +105,7 @@ SECTIONS: dict[str, dict[str, Key]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Config:
+class Config(Struct, frozen=True):
     """The settings found (empty when there is no file), by table, under their option field names."""
 
     path: Path | None = None

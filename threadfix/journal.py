@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
+from msgspec import Struct, field
 
 from threadfix.errors import InputError, StoreError
 
@@ -40,8 +40,7 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(Struct, frozen=True):
     """One changed thread: where it is, what it was, and a hash of what the repair wrote."""
 
     store: str  # "file" or "sqlite"

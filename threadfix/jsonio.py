@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from msgspec import Struct
 
 #: orjson refuses to write deeper documents than this (it reads up to 1024).
 MAX_WRITE_DEPTH = 254
@@ -138,8 +138,7 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-@dataclass(frozen=True, slots=True)
-class JsonStyle:
+class JsonStyle(Struct, frozen=True):
     """A serialiser setting that reproduces a document's original layout."""
 
     name: str

@@ -23,11 +23,11 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
 import orjson
+from msgspec import Struct, field
 
 from threadfix import dialects
 from threadfix.batch import MALFORMED, PROGRESS_EVERY, Problem, Scanned, not_in_format, scan, scan_stores
@@ -52,8 +52,7 @@ _RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 SKIP_STRUCTURAL_WHEN_ACCEPTED = True
 
 
-@dataclass(frozen=True, slots=True)
-class LintOptions:
+class LintOptions(Struct, frozen=True):
     """What a lint run checks; the defaults are those of ``threadfix lint``."""
 
     #: rule codes (by prefix) or names to run; ``TF`` is every rule
@@ -237,8 +236,7 @@ class Context:
         return self.failure(output) is not None
 
 
-@dataclass(slots=True)
-class ThreadResult:
+class ThreadResult(Struct):
     """The findings of one thread (empty when it is clean)."""
 
     address: Address
@@ -248,8 +246,7 @@ class ThreadResult:
     recent: bool = False
 
 
-@dataclass(slots=True)
-class LintSummary:
+class LintSummary(Struct):
     threads: int = 0
     recent: int = 0
     fixable: int = 0

@@ -6,9 +6,10 @@ outputs; rules and the repair planner read only that index, so they work the sam
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import Enum, unique
 from typing import Any
+
+from msgspec import Struct, field
 
 from threadfix.failures.kinds import Kind
 
@@ -17,8 +18,7 @@ from threadfix.failures.kinds import Kind
 Loc = tuple[int, int]
 
 
-@dataclass(frozen=True, slots=True)
-class Address:
+class Address(Struct, frozen=True):
     """A printable, grep-able name for one thread: ``file``, ``file:LINE`` or ``db:table:key``."""
 
     source: str
@@ -38,8 +38,7 @@ class Address:
         return str(self) if item is None else f"{self}#{item}"
 
 
-@dataclass(frozen=True, slots=True)
-class Call:
+class Call(Struct, frozen=True):
     """A tool call the client was expected to answer (or, when ``server``, the provider itself)."""
 
     call_id: str | None
@@ -55,8 +54,7 @@ class Call:
     unanswerable: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Output:
+class Output(Struct, frozen=True):
     """A tool output found in a thread, as stored."""
 
     call_id: str | None
@@ -71,8 +69,7 @@ class Output:
     by_threadfix: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class ThreadIndex:
+class ThreadIndex(Struct, frozen=True):
     """Every call and output of one thread, in document order, plus what explains a dangling call."""
 
     calls: tuple[Call, ...]
@@ -84,8 +81,7 @@ class ThreadIndex:
     length: int = 0
 
 
-@dataclass(slots=True)
-class Thread:
+class Thread(Struct):
     """One stored thread: its items and enough of its origin to write it back byte-exactly."""
 
     address: Address
@@ -134,8 +130,7 @@ class Action(str, Enum):
         return self.value
 
 
-@dataclass(frozen=True, slots=True)
-class Edit:
+class Edit(Struct, frozen=True):
     """One planned change, with the call it concerns and why."""
 
     action: Action
@@ -153,8 +148,7 @@ class Edit:
     payload: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Skip:
+class Skip(Struct, frozen=True):
     """A problem repair saw but will not touch, and why (reported, never silent)."""
 
     call_id: str | None
@@ -163,8 +157,7 @@ class Skip:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class RepairPlan:
+class RepairPlan(Struct, frozen=True):
     """Everything repair would do to one thread; empty when the thread is healthy."""
 
     edits: tuple[Edit, ...] = ()
@@ -184,8 +177,7 @@ class Severity(str, Enum):
         return self.value
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(Struct, frozen=True):
     """One lint result: a rule code at a place in a thread."""
 
     code: str

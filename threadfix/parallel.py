@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 if TYPE_CHECKING:
     from threadfix.stores import Store, StoreOptions
@@ -32,8 +34,7 @@ _FIND_LIMIT = 4096
 Result = TypeVar("Result")
 
 
-@dataclass(frozen=True, slots=True)
-class Shard:
+class Shard(Struct, frozen=True):
     """One unit of work: a whole input (``start`` None) or a byte range of a JSONL file."""
 
     spec: str

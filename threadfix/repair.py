@@ -16,16 +16,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from threadfix.dialects import Dialect
 from threadfix.failures import aborted_payload, explain
 from threadfix.model import Action, Call, Edit, Output, RepairPlan, Skip, ThreadIndex
 
 
-@dataclass(frozen=True, slots=True)
-class RepairOptions:
+class RepairOptions(Struct, frozen=True):
     #: drop outputs that have no call instead of keeping them as plain messages
     drop_orphans: bool = False
     #: replace the sentence the model reads in every synthetic output

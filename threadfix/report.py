@@ -21,10 +21,12 @@ import re
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache, partial
 from typing import Any
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from threadfix.batch import PROGRESS_EVERY, Problem, Scanned, scan, scan_stores
 from threadfix.dialects import Dialect
@@ -61,8 +63,7 @@ THREAD_START_KEYS = ("created_at", "createdAt", "timestamp", "created", "time", 
 # --------------------------------------------------------------------------- data
 
 
-@dataclass(slots=True)
-class Totals:
+class Totals(Struct):
     """Store-wide counts. ``unreadable``: files, lines or rows that could not be read as threads."""
 
     threads: int = 0
@@ -80,12 +81,11 @@ class Totals:
     unreadable: int = 0
 
     def merge(self, other: Totals) -> None:
-        for name in self.__slots__:
+        for name in self.__struct_fields__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
-@dataclass(slots=True)
-class ToolStats:
+class ToolStats(Struct):
     """One tool's calls and failures; ``*_kinds`` count failure kinds by value."""
 
     calls: int = 0
@@ -117,8 +117,7 @@ class ToolStats:
         self.dangling_kinds.update(other.dangling_kinds)
 
 
-@dataclass(slots=True)
-class DayStats:
+class DayStats(Struct):
     threads: int = 0
     stuck_threads: int = 0
     calls: int = 0
@@ -126,12 +125,11 @@ class DayStats:
     dangling_calls: int = 0
 
     def merge(self, other: DayStats) -> None:
-        for name in self.__slots__:
+        for name in self.__struct_fields__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
-@dataclass(slots=True)
-class Cluster:
+class Cluster(Struct):
     """Error outputs whose text is the same once ids, numbers, paths... are masked, with one example."""
 
     kind: str
@@ -143,8 +141,7 @@ class Cluster:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class StuckThread:
+class StuckThread(Struct, frozen=True):
     """A thread with dangling calls; worse = more user turns since the first one, then more of them."""
 
     address: str
@@ -163,8 +160,7 @@ class StuckThread:
         return self.later_user_turns, self.dangling_calls
 
 
-@dataclass(slots=True)
-class Report:
+class Report(Struct):
     """What failed, where, and how often, over every thread added. Constant memory; mergeable."""
 
     #: how many of the worst stuck threads to remember
@@ -607,7 +603,7 @@ def turn_rows(report: Report) -> list[dict[str, Any]]:
 
 def totals_row(report: Report) -> dict[str, int]:
     totals = report.totals
-    return {name: getattr(totals, name) for name in totals.__slots__}
+    return {name: getattr(totals, name) for name in totals.__struct_fields__}
 
 
 ROWS: dict[str, Callable[[Report, int], list[dict[str, Any]]]] = {

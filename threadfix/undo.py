@@ -12,8 +12,9 @@ import importlib
 import os
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from threadfix.errors import ThreadfixError
 from threadfix.journal import Entry, digest, read_journal
@@ -27,8 +28,7 @@ UNDOERS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class UndoOutcome:
+class UndoOutcome(Struct, frozen=True):
     address: str
     #: restored | already_original | refused | missing
     status: str

@@ -23,7 +23,7 @@ from threadfix.cli import values as cli_values
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_threads" / "openai-chat" / "support-bot-timeout.json"
 COMMANDS = ("dialects", "lint", "repair", "report", "rules", "undo")
 #: what only running a command may import: the library, and the libraries behind its output
-HEAVY_THIRD_PARTY = ("rich", "pydantic", "sqlite_utils", "sqlite3", "multiprocessing")
+HEAVY_THIRD_PARTY = ("rich", "pydantic", "sqlite_utils", "sqlite3", "multiprocessing", "msgspec")
 
 RUN_AND_LIST_MODULES = """
 import sys
@@ -78,6 +78,24 @@ def test_small_run_does_not_import_pydantic_or_rich(args: tuple[str, ...]) -> No
     assert "threadfix.batch" in modules  # the command did run
     assert not imported(modules, "pydantic") or _typer_imports_pydantic_itself()
     assert not imported(modules, "rich")
+
+
+def test_no_record_type_is_a_dataclass() -> None:
+    """Records are msgspec Structs: Python 3.11 generates a dataclass's methods from source at import, about
+    a millisecond each, and a small run imports some 40 records."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import threadfix
+
+    names = [info.name for info in pkgutil.walk_packages(threadfix.__path__, "threadfix.")
+             if not info.name.endswith("__main__")]
+    assert len(names) > 50
+    records = [f"{name}.{cls.__qualname__}" for name in names
+               for _, cls in inspect.getmembers(importlib.import_module(name), inspect.isclass)
+               if cls.__module__ == name and "__dataclass_fields__" in vars(cls)]  # (not inherited)
+    assert records == []
 
 
 def _typer_imports_pydantic_itself() -> bool:

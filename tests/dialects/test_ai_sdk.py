@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from msgspec.structs import replace as replace_struct
 
 from tests.core import threadgen
 from tests.dialects.wire_checks import (
@@ -209,7 +210,7 @@ def test_repair_invariants(items: list[dict[str, Any]]) -> None:
     if repaired is not None:
         # a denial that already has the user's reason keeps it (the words the SDK itself would send)
         ours = [e for e in plan.edits if not _parts_reason(items, e.call.at)]
-        assert_written_outputs_read_back(AI_SDK, replace(plan, edits=tuple(ours)), repaired)
+        assert_written_outputs_read_back(AI_SDK, replace_struct(plan, edits=tuple(ours)), repaired)
     assert_quick_healthy_is_sound(AI_SDK, items)
     assert repair_items(result, AI_SDK)[1] is None
 

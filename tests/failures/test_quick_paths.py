@@ -12,7 +12,6 @@ on nested structures, and on every output of a benchmark store.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import re
 import subprocess
 import sys
@@ -23,6 +22,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from msgspec.structs import astuple
 
 from tests import benchmark_store
 from tests.failures.test_classify import CASES, FLAGS, JSONISH, STATUSES
@@ -36,11 +36,11 @@ WIRES = [(None, None), (None, "completed"), (False, None), (True, None), (None, 
 
 def _assert_same_all(cases: list[tuple[object, bool | None, str | None]]) -> None:
     """Each (content, is_error, status) classified as it is, then with every shortcut answering "look closer"."""
-    quick = [dataclasses.astuple(classify(content, is_error=flag, status=status)) for content, flag, status in cases]
+    quick = [astuple(classify(content, is_error=flag, status=status)) for content, flag, status in cases]
     with pytest.MonkeyPatch.context() as patch:
         for name in SHORTCUTS:
             patch.setattr(module, name, lambda *_: False)
-        full = [dataclasses.astuple(classify(content, is_error=flag, status=status)) for content, flag, status in cases]
+        full = [astuple(classify(content, is_error=flag, status=status)) for content, flag, status in cases]
     for case, fast, slow in zip(cases, quick, full):
         assert fast == slow, repr(case)[:300]
 

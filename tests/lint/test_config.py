@@ -93,5 +93,5 @@ def test_an_explicit_pyproject_without_the_table_is_an_error(tmp_path: Path) -> 
 
 
 def test_every_lint_key_sets_a_lint_option() -> None:
-    fields = set(LintOptions.__dataclass_fields__)
+    fields = set(LintOptions.__struct_fields__)
     assert {key.field for key in config.SECTIONS["lint"].values()} <= fields

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
-from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -17,14 +16,15 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
+from tests.screening import same_as_a_full_read
 from threadfix import dialects
 from threadfix.model import Thread
 from threadfix.stores import StoreOptions, open_stores
 from threadfix.stores import sqlite_screen as screen
 from threadfix.stores.base import ReadProblem, Settled
 from threadfix.stores.settle import CALL, IS_CALL, IS_OUTPUT, OUTPUT, answered_in_turn, pairs_settle, plain_types
-from tests.screening import same_as_a_full_read
 
 RESPONSES = dialects.get("openai-responses")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -39,6 +38,8 @@ def repair(
     outputs as plain messages. Writes atomically in place (or to -o), records an undo journal, and
     leaves every other byte as it was. With - the repaired document goes to stdout.
     """
+    from msgspec.structs import replace
+
     from threadfix.batch import RepairRun, RunOptions, parse_duration
     from threadfix.repair import RepairOptions
 
@@ -55,7 +56,7 @@ def repair(
     writes = not (dry_run or check or diff)
     options = RunOptions(
         repair=RepairOptions(drop_orphans=drop_orphans, reason=reason),
-        store=dataclasses.replace(store, writable=writes),
+        store=replace(store, writable=writes),
         dry_run=not writes, keep_bytes=diff, output=output, min_age=min_age_seconds, journal_dir=journal_dir,
         argv=tuple(sys.argv), jobs=State.jobs,
     )

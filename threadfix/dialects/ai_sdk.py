@@ -18,10 +18,10 @@ denies) it on the next request.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from msgspec import Struct
 
 from threadfix.dialects.base import Dialect, Violation, list_under, str_under
 from threadfix.failures import is_threadfix_output
@@ -65,8 +65,7 @@ def _client_tool_parts(message: Any) -> list[tuple[int, dict[str, Any]]]:
     return [(p, part) for p, part in enumerate(_parts(message)) if is_tool_part(part) and part.get("providerExecuted") is not True]
 
 
-@dataclass(frozen=True, slots=True)
-class ModelMessage:
+class ModelMessage(Struct, frozen=True):
     """What ``convertToModelMessages`` makes of a UI message's step, as far as tool calls go."""
 
     role: str

@@ -19,9 +19,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, ClassVar
+
+from msgspec import Struct
 
 from threadfix.model import Action, Call, Edit, Output, RepairPlan, ThreadIndex
 
@@ -31,8 +32,7 @@ CONVERTING = frozenset({Action.CONVERT_ORPHAN, Action.CONVERT_DUPLICATE})
 ANSWERING = frozenset({Action.INSERT_OUTPUT, Action.MOVE_OUTPUT})
 
 
-@dataclass(frozen=True, slots=True)
-class Violation:
+class Violation(Struct, frozen=True):
     """One reason a provider would refuse the thread, worded as the provider words it."""
 
     rule: str
@@ -190,8 +190,7 @@ def apply_flat(
     return result
 
 
-@dataclass(frozen=True, slots=True)
-class ToolBlocks:
+class ToolBlocks(Struct, frozen=True):
     """The block rule of flat formats where a message's calls are answered by the run of output items
     right after it, in any order, with nothing in between (OpenAI Chat; LangChain, whose chat models
     send that shape to OpenAI).
@@ -287,8 +286,7 @@ def str_or_none(value: Any) -> str | None:
 # --------------------------------------------------------------------------- blocks family
 
 
-@dataclass(frozen=True, slots=True)
-class Slot:
+class Slot(Struct, frozen=True):
     """Where a call's answer goes in a blocks-family thread.
 
     ``into``: append to message ``message`` at the end of its leading run of results.

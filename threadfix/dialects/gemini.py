@@ -18,8 +18,9 @@ since a call turn may not follow a model turn.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from threadfix.dialects.base import Dialect, Slot, Violation, apply_blocks, join_clashing, list_under, orphan_text
 from threadfix.failures import is_threadfix_output

@@ -31,10 +31,10 @@ JSON-text content; an orphan becomes a ``HumanMessage`` that keeps its text.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from msgspec import Struct
 
 from threadfix.dialects.base import Dialect, ToolBlocks, Violation, orphan_text, str_or_none
 from threadfix.failures import ArgumentsState, is_threadfix_output, read_arguments
@@ -59,8 +59,7 @@ _LANGGRAPH_HELP = ("Every tool call (LLM requesting to call a tool) in the messa
                    "providers.")
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(Struct, frozen=True):
     """One item read: the part it plays, its fields, and which of the three shapes held them."""
 
     kind: str
@@ -88,8 +87,7 @@ def read(item: Any) -> Message | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class _CallSite:
+class _CallSite(Struct, frozen=True):
     call_id: str | None
     name: str
     wire_type: str

@@ -8,11 +8,11 @@ broken JSON in a finished turn is decided by the turn's stop reason, never guess
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import Enum, unique
 from typing import Any
 
 import orjson
+from msgspec import Struct, field
 
 
 @unique
@@ -26,8 +26,7 @@ class ArgumentsState(str, Enum):
         return self.value
 
 
-@dataclass(frozen=True, slots=True)
-class Arguments:
+class Arguments(Struct, frozen=True):
     state: ArgumentsState
     value: dict[str, Any] = field(default_factory=dict)
     #: characters of argument text that arrived (never the text itself: it is the model's, unscreened)

@@ -58,10 +58,10 @@ import math
 import re
 import reprlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from msgspec import Struct
 
 from threadfix.failures.dangling import MARKER, MARKER_KEY, clip
 from threadfix.failures.kinds import Kind
@@ -104,8 +104,7 @@ class _Lazy:
         return getattr(pattern, name)
 
 
-@dataclass(frozen=True, slots=True)
-class Classification:
+class Classification(Struct, frozen=True):
     """What one output is, with the evidence that decided it.
 
     ``excerpt`` is empty for a success: only failures are shown, and cutting one for every result of a
@@ -121,8 +120,7 @@ class Classification:
     excerpt: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class _Verdict:
+class _Verdict(Struct, frozen=True):
     """A classification before its excerpt is cut; ``generic`` marks a kind a wire status may refine."""
 
     kind: Kind
@@ -337,8 +335,7 @@ _HTTP_STATUS = _Lazy(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class _Signal:
+class _Signal(Struct, frozen=True):
     """One cause stated in words: alternatives searched in lowercased text, each compiled on its own."""
 
     kind: Kind
@@ -852,8 +849,7 @@ def _retry_in_text(text: str, low: str | None = None) -> float | None:
 # Text.
 
 
-@dataclass(frozen=True, slots=True)
-class _Hit:
+class _Hit(Struct, frozen=True):
     kind: Kind
     evidence: str
     code: str | None = None
@@ -1000,8 +996,7 @@ def _from_text(text: str, wire: _Wire) -> _Verdict:
 # The wire's own verdict.
 
 
-@dataclass(frozen=True, slots=True)
-class _Wire:
+class _Wire(Struct, frozen=True):
     """What the wire said: ``flag`` True (error), False (success) or None, why, and a status's kind."""
 
     flag: bool | None

@@ -9,9 +9,10 @@ model can act on, and is deterministic (no timestamps), so the same input always
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
 from enum import Enum, unique
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from threadfix.failures.arguments import ArgumentsState, read_arguments
 from threadfix.failures.kinds import Kind
@@ -41,8 +42,7 @@ class Cause(str, Enum):
         return self.value
 
 
-@dataclass(frozen=True, slots=True)
-class Explanation:
+class Explanation(Struct, frozen=True):
     """The kind and cause of a dangling call, with the evidence that decided it."""
 
     kind: Kind

@@ -9,8 +9,9 @@ kind.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum, unique
+
+from msgspec import Struct
 
 
 @unique
@@ -47,8 +48,7 @@ class Kind(str, Enum):
         return self.value
 
 
-@dataclass(frozen=True, slots=True)
-class KindInfo:
+class KindInfo(Struct, frozen=True):
     """What a caller may do about a kind.
 
     ``retryable``: repeating the same call later may succeed without changing it.

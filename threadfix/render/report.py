@@ -16,10 +16,10 @@ from __future__ import annotations
 import io
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, ClassVar, TextIO
 
 import orjson
+from msgspec import Struct
 
 from threadfix.render.safe import safe_excerpt
 from threadfix.report import (
@@ -48,8 +48,7 @@ def clean_row(row: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- what is printed
 
 
-@dataclass(frozen=True, slots=True)
-class View:
+class View(Struct, frozen=True):
     """How much of the report to show: the main table and how many rows per table."""
 
     by: str = "tool"
@@ -58,8 +57,7 @@ class View:
     color: bool | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Column:
+class Column(Struct, frozen=True):
     key: str
     title: str
     #: int | rate | key (a name: never wrapped) | text | map (a dict of counts) | list
@@ -68,8 +66,7 @@ class Column:
     wide: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Section:
+class Section(Struct, frozen=True):
     key: str
     title: str
     columns: tuple[Column, ...]

@@ -8,9 +8,10 @@ TF001–TF007 only name what it found; none of them decides anything on its own.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from enum import Enum, unique
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from threadfix.failures import Kind, explain
 from threadfix.model import Action, Call, Edit, Skip
@@ -20,8 +21,7 @@ if TYPE_CHECKING:
     from threadfix.lint import Context
 
 
-@dataclass(frozen=True, slots=True)
-class Dangling:
+class Dangling(Struct, frozen=True):
     """A call with no output, why, and whether repair writes one (it cannot for some wire types)."""
 
     call: Call

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from threadfix.stores.base import ReadProblem, Store, StoreWriter
 from threadfix.stores.files import DEFAULT_MAX_DOC_BYTES, FileStore, open_file_stores
@@ -13,8 +14,7 @@ from threadfix.stores.files import DEFAULT_MAX_DOC_BYTES, FileStore, open_file_s
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-@dataclass(frozen=True, slots=True)
-class StoreOptions:
+class StoreOptions(Struct, frozen=True):
     """How to read stores; the SQLite fields only matter for databases."""
 
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES

@@ -23,9 +23,10 @@ import os
 import signal
 import stat
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
+
+from msgspec import Struct
 
 from threadfix.errors import BusyError, StoreError
 
@@ -81,8 +82,7 @@ def exchange(a: str, b: str) -> bool:
     raise OSError(code, os.strerror(code), a)
 
 
-@dataclass(frozen=True, slots=True)
-class Fingerprint:
+class Fingerprint(Struct, frozen=True):
     """What must not change between reading a file and replacing it."""
 
     dev: int

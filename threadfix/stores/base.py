@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from threadfix.errors import ThreadfixError
 from threadfix.journal import Entry
@@ -19,16 +20,14 @@ THREAD_TIME_KEYS = ("updated_at", "updatedAt", "modified_at", "last_updated", "l
 ITEM_TIME_KEYS = (*THREAD_TIME_KEYS, "created_at", "createdAt", "timestamp", "created", "time")
 
 
-@dataclass(frozen=True, slots=True)
-class ReadProblem:
+class ReadProblem(Struct, frozen=True):
     """A file, line or row that could not be read as a thread; the rest of the store goes on."""
 
     where: str
     message: str
 
 
-@dataclass(frozen=True, slots=True)
-class Settled:
+class Settled(Struct, frozen=True):
     """``count`` threads, next in store order, that a store showed need no repair without reading them whole."""
 
     count: int

@@ -9,16 +9,17 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from threadfix import jsonio
 from threadfix.errors import InputError, UnrewritableError
 from threadfix.journal import Entry, digest
 from threadfix.model import Address, Thread
-from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter, remove_stale_temps
 from threadfix.stores import settle
+from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter, remove_stale_temps
 from threadfix.stores.base import ReadProblem, Settled, Store, StoreWriter
 
 if TYPE_CHECKING:
@@ -79,8 +80,7 @@ def encode_document(thread: Thread, new_items: list[Any]) -> bytes:
     return data
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
+class Span(Struct, frozen=True):
     """A thread's byte range in its file."""
 
     start: int

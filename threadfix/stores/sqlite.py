@@ -38,13 +38,13 @@ import sqlite3
 import tempfile
 from array import array
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 import orjson
+from msgspec import Struct
 
 from threadfix import jsonio
 from threadfix.errors import BusyError, ConfigError, InputError, StoreError, ThreadfixError, UnrewritableError
@@ -72,8 +72,7 @@ _ROWID, _RAW, _THREAD = itemgetter(0), itemgetter(2), itemgetter(3)
 # --------------------------------------------------------------------------- locators
 
 
-@dataclass(slots=True)
-class RowLocator:
+class RowLocator(Struct):
     """One row per thread: where the thread's row is, and how its JSON is stored."""
 
     rowid: int
@@ -82,8 +81,7 @@ class RowLocator:
     text: bool
 
 
-@dataclass(slots=True)
-class ItemsLocator:
+class ItemsLocator(Struct):
     """One row per item: the thread's rows in order, and what the repair plans for them."""
 
     key: Any
@@ -101,10 +99,11 @@ class ItemsLocator:
 class ItemThread(Thread):
     """A one-row-per-item thread: its time columns are read only if its age is asked (most never are)."""
 
-    __slots__ = ("store",)
+    #: the store that reads its time columns on demand (None once read, or when the table has none)
+    store: Any = None
 
     def exact_time(self) -> float | None:
-        store = getattr(self, "store", None)
+        store = self.store
         if self.modified is None and store is not None:
             self.store = None
             self.modified = store._thread_time(self)
@@ -114,10 +113,11 @@ class ItemThread(Thread):
 class RowThread(Thread):
     """A one-row-per-thread thread: its time columns are parsed only if its age is asked (most never are)."""
 
-    __slots__ = ("times",)
+    #: its time columns as read, parsed on demand (None once parsed)
+    times: Any = None
 
     def exact_time(self) -> float | None:
-        times = getattr(self, "times", None)
+        times = self.times
         if self.modified is None and times:
             self.times = None
             self.modified = _row_time(times)
@@ -328,8 +328,7 @@ class SQLiteStore(Store):
                     continue
                 items, container, item_key = parts
                 thread = RowThread(address=address, items=items, container=container, key=item_key, raw=raw,
-                                   mtime=self.mtime, dialect=self.dialect, locator=RowLocator(rowid, key, kind == "text"))
-                thread.times = times
+                                   mtime=self.mtime, dialect=self.dialect, locator=RowLocator(rowid, key, kind == "text"), times=times)
                 yield thread
 
     def _thread_row_chunks(self, conn: sqlite3.Connection) -> Iterator[list[tuple[Any, ...]]]:
@@ -458,8 +457,8 @@ class SQLiteStore(Store):
                 yield ReadProblem(str(address), "some of its rows could not be read, so the thread is left alone")
                 return
         thread = ItemThread(address=address, items=items, raw=items_blob(raws), mtime=self.mtime, dialect=self.dialect,
-                            locator=ItemsLocator(key, list(map(_ROWID, rows)), raws, max_rowid))
-        thread.store = self if self.layout.time_columns else None
+                            locator=ItemsLocator(key, list(map(_ROWID, rows)), raws, max_rowid),
+                            store=self if self.layout.time_columns else None)
         yield thread
 
     def _thread_time(self, thread: Thread) -> float | None:

@@ -16,11 +16,12 @@ matches nothing as a string literal, so quoting alone is not enough); values are
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from threadfix import jsonio
 from threadfix.errors import BusyError, ConfigError, InputError, StoreError, ThreadfixError
@@ -107,8 +108,7 @@ def sqlite_error(exc: sqlite3.Error, where: str, timeout: float | None = None) -
 # --------------------------------------------------------------------------- schema
 
 
-@dataclass(frozen=True, slots=True)
-class Column:
+class Column(Struct, frozen=True):
     name: str
     type: str
     notnull: bool
@@ -116,8 +116,7 @@ class Column:
     pk: int
 
 
-@dataclass(slots=True)
-class TableInfo:
+class TableInfo(Struct):
     name: str
     columns: list[Column]
     #: the name that reaches the row id; None for a WITHOUT ROWID table
@@ -201,8 +200,7 @@ class Schema:
 # --------------------------------------------------------------------------- layouts
 
 
-@dataclass(frozen=True, slots=True)
-class Layout:
+class Layout(Struct, frozen=True):
     """Everything the store needs to read and write one table's threads; every name checked."""
 
     #: "thread" (one row per thread) or "item" (one row per item)
@@ -350,8 +348,7 @@ def _pick_named(names: list[str], preferred: tuple[str, ...]) -> list[str]:
     return [lower[p] for p in preferred if p in lower]
 
 
-@dataclass(slots=True)
-class _Candidates:
+class _Candidates(Struct):
     layouts: list[Layout] = field(default_factory=list)
     #: what could not be completed, for the error message
     partial: list[str] = field(default_factory=list)
@@ -413,7 +410,7 @@ def find_layout(conn: sqlite3.Connection, options: Any) -> tuple[Layout, bool]:
     """
     schema = Schema(conn)
     if options.order_column and options.order_column.lower() in ROWID_NAMES:
-        options = dataclasses.replace(options, order_column=None)  # "ordered by row id", said out loud
+        options = replace(options, order_column=None)  # "ordered by row id", said out loud
     item_options = options.thread_column or options.item_column or options.order_column
     if options.json_column and item_options:
         raise ConfigError("--json-column (one row per thread) cannot be combined with --thread-column, "

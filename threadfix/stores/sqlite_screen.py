@@ -28,12 +28,15 @@ from __future__ import annotations
 import heapq
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
+from msgspec import Struct
+
 from threadfix.stores.base import Settled
-from threadfix.stores.settle import CALL, DIALECT, IS_CALL, IS_OUTPUT, OUTPUT, answered_in_turn, pairs_settle, plain_types
+from threadfix.stores.settle import (
+    CALL, DIALECT, IS_CALL, IS_OUTPUT, OUTPUT, answered_in_turn, pairs_settle, plain_types,
+)
 from threadfix.stores.sqlite_layout import SQLITE_TOOBIG, Layout, q
 
 #: row ids per read transaction of the screening pass (each its own short read, as every store read)
@@ -56,8 +59,7 @@ _NUMBERS = (int, float)
 # --------------------------------------------------------------------------- what SQLite can vouch for
 
 
-@dataclass(frozen=True, slots=True)
-class JsonSql:
+class JsonSql(Struct, frozen=True):
     """How this SQLite reads JSON, probed once: what a row must pass before its fields can be trusted."""
 
     #: ``{0}``, ``{1}`` -> the field extraction (``->>`` from 3.38, json_extract before)
