@@ -283,6 +283,61 @@ def test_a_thread_written_while_the_screen_starts_is_read_in_full(tmp_path: Path
     assert threads["msgs:session_id=new"].items[-1]["call_id"] == "new"
 
 
+@pytest.mark.parametrize("span", [1, 2, 8192])
+def test_a_row_written_later_with_an_earlier_order_is_found(tmp_path: Path, monkeypatch, span: int) -> None:
+    """The walk takes a thread's last row in its order; a row written after it with an earlier order (here an
+    unanswered call) is met after that, and the thread is read in full rather than settled."""
+    path = tmp_path / "s.db"
+    create, index, _ = SCHEMAS["position"]
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(create)
+    conn.execute(index)
+    rows = [("a", 0, MESSAGE), ("b", 0, MESSAGE), ("a", 1, _call("a1")), ("a", 2, _output("a1")),
+            ("b", 1, _call("b1")), ("b", 2, _output("b1")), ("a", -1, _call("late"))]
+    conn.executemany("INSERT INTO items (thread_id, position, data) VALUES (?, ?, ?)",
+                     [(key, position, json.dumps(item)) for key, position, item in rows])
+    conn.close()
+    monkeypatch.setattr(screen, "SPAN", span)
+    screened = list(_store(path, "position").threads_to_repair())
+    stuck = [x for x in screened if isinstance(x, Thread)]
+    assert [x.items[0]["call_id"] for x in stuck] == ["late"]
+    assert_same_as_a_full_read(path, "position")
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_pass_leaves_the_cycle_collector_as_it_found_it(tmp_path: Path, monkeypatch, enabled: bool) -> None:
+    """The pass pauses the collector; a batch job's own choice stands afterwards, also when the pass fails."""
+    import gc
+
+    path = build(tmp_path / "s.db", "position", 2)
+    seen = []
+    decide = screen.Screen._decide
+    monkeypatch.setattr(screen.Screen, "_decide", lambda self, span: (seen.append(gc.isenabled()), decide(self, span)))
+    (gc.enable if enabled else gc.disable)()
+    try:
+        assert any(isinstance(x, Settled) for x in _store(path, "position").threads_to_repair())
+        assert gc.isenabled() is enabled
+        monkeypatch.setattr(screen.Screen, "_decide", lambda self, span: 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            list(_store(path, "position").threads_to_repair())
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
+    assert seen and not any(seen)
+
+
+@pytest.mark.parametrize("span", [1, 7, 8192])
+def test_every_held_row_is_let_go_by_the_end_of_the_pass(tmp_path: Path, monkeypatch, span: int) -> None:
+    """What the pass holds is counted exactly (its cap reads that count): nothing is left at the end."""
+    path = build(tmp_path / "s.db", "position", 8, threads=40, odd=0.3, disorder=True)
+    monkeypatch.setattr(screen, "SPAN", span)
+    passes = []
+    run = screen.Screen.run
+    monkeypatch.setattr(screen.Screen, "run", lambda self, low: (passes.append(self), run(self, low))[1])
+    assert any(isinstance(x, Settled) for x in _store(path, "position").threads_to_repair())
+    assert [(p.held, p.open, p.ending) for p in passes] == [(0, {}, {})]
+
+
 def test_settled_counts_and_suspects_keep_the_key_order(tmp_path: Path) -> None:
     path = build(tmp_path / "s.db", "position", 5, threads=50)
     screened = list(_store(path, "position").threads_to_repair())

@@ -25,7 +25,7 @@ report always read in full.
 
 from __future__ import annotations
 
-import heapq
+import gc
 import sqlite3
 from collections.abc import Iterator
 from operator import itemgetter
@@ -51,8 +51,6 @@ MAX_HELD = 100_000
 SAMPLE = 512
 #: a screened row: (thread, type code, call_id as bytes[, order])
 _ORDER = itemgetter(3)
-#: the last row id of a thread already decided (below every row id)
-_DECIDED = -(2**63) - 1
 _NUMBERS = (int, float)
 
 
@@ -157,7 +155,11 @@ def _literal(text: str) -> str:
 
 class Screen:
     """One screening pass over the rows up to ``max_rowid``: :meth:`run` gives the suspects' keys (as the
-    screening connection reads them: text as bytes), or None when the table is better read in full."""
+    screening connection reads them: text as bytes), or None when the table is better read in full.
+
+    Span ``i`` holds row ids ``(first + i * SPAN, first + (i + 1) * SPAN]``. A thread is decided when the
+    pass leaves the span of its last row: its keys wait in that span's list, so the pass does no search.
+    """
 
     def __init__(self, conn: sqlite3.Connection, layout: Layout, statement: str, max_rowid: int,
                  ends: dict[Any, int]) -> None:
@@ -169,83 +171,81 @@ class Screen:
         self.ends = ends
         #: the held rows of the threads the pass is inside, by key
         self.open: dict[Any, list[tuple[Any, ...]]] = {}
-        #: (last row id, tie, key) of the open threads: the next to end first
-        self.closing: list[tuple[int, int, Any]] = []
+        #: the open threads' keys by the span of their last row
+        self.ending: dict[int, list[Any]] = {}
         self.suspects: set[Any] = set()
         self.decided = 0
         self.held = 0
 
     def run(self, min_rowid: int) -> set[Any] | None:
-        """Screen rows ``min_rowid .. max_rowid``, one span of row ids per read transaction."""
-        low = min_rowid - 1
+        """Screen rows ``min_rowid .. max_rowid``, one span of row ids per read transaction.
+
+        The cycle collector is paused meanwhile: the pass makes no cycles, but its millions of row tuples
+        would set it off a thousand times on a GB, for a twentieth of the pass.
+        """
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run(min_rowid)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _run(self, min_rowid: int) -> set[Any] | None:
+        first = low = min_rowid - 1
+        span = 0
         try:
             while low < self.max_rowid:
                 high = min(self.max_rowid, low + SPAN)
                 rows = self.conn.execute(self.statement, (low, high)).fetchall()
                 if rows:
-                    self._take(rows)
-                self._decide_through(high)
+                    self._take(rows, low, first)
+                self._decide(span)
                 if self._overflowing():
                     return None
                 low = high
+                span += 1
         except (sqlite3.OperationalError, sqlite3.DataError) as exc:
             if _refused(exc):
                 return None  # a row SQLite cannot parse, or too big: a full read says which
             raise
-        for key in list(self.open):  # rows written meanwhile: decided on what was read
-            self._decide(key)
         return None if len(self.suspects) > MAX_SUSPECTS else self.suspects
 
-    def _take(self, rows: list[tuple[Any, ...]]) -> None:
+    def _take(self, rows: list[tuple[Any, ...]], low: int, first: int) -> None:
         """Hold each row with its thread (rows come in row id order, so each thread's stay in it)."""
-        opened, ends, closing = self.open, self.ends, self.closing
+        opened, ends, ending, max_rowid = self.open, self.ends, self.ending, self.max_rowid
         held_by = opened.get
+        unheld = 0
         for row in rows:
             held = held_by(row[0])
             if held is not None:
                 held.append(row)
                 continue
             key = row[0]
-            opened[key] = [row]
-            last = ends.get(key, _DECIDED)
-            if last == _DECIDED or last > self.max_rowid:
+            last = ends.get(key)
+            if last is None or last <= low or last > max_rowid:
                 # a thread the walk did not see, seen again after its end, or longer than the pass: written
                 # meanwhile, so read in full
                 self.suspects.add(key)
-            heapq.heappush(closing, (last, len(closing), key))
-        self.held += len(rows)
+                unheld += 1
+                continue
+            opened[key] = [row]
+            span = (last - first - 1) // SPAN
+            keys = ending.get(span)
+            if keys is None:
+                ending[span] = [key]
+            else:
+                keys.append(key)
+        self.held += len(rows) - unheld
 
-    def _decide_through(self, high: int) -> None:
-        closing, opened = self.closing, self.open
-        while closing and closing[0][0] <= high:
-            key = heapq.heappop(closing)[2]
-            if key in opened:
-                self._decide(key)
-
-    def _decide(self, key: Any) -> None:
-        rows = self.open.pop(key)
-        self.decided += 1
-        self.held -= len(rows)
-        if key in self.ends:
-            self.ends[key] = _DECIDED  # a row of it seen from now on was written meanwhile
-        if not self._settles(rows):
-            self.suspects.add(key)
-
-    def _settles(self, rows: list[tuple[Any, ...]]) -> bool:
-        """The thread's calls and outputs, put in thread order, settle it."""
-        columns = tuple(zip(*rows))
-        if self.ordered:
-            if type(columns[3][0]) not in _NUMBERS:
-                return False  # text, blob or NULL orders: Python might not sort them as SQLite does
-            try:
-                in_order = list(columns[3]) == sorted(columns[3])
-            except TypeError:  # numbers mixed with other types
-                return False
-            if not in_order:
-                rows.sort(key=_ORDER)  # stable: rows of equal order stay in row id order, as a full read has them
-                columns = tuple(zip(*rows))
-        codes, call_ids = columns[1], columns[2]
-        return answered_in_turn(codes, call_ids) or pairs_settle(codes, call_ids)
+    def _decide(self, span: int) -> None:
+        """Decide the threads whose last row is in ``span``."""
+        keys = self.ending.pop(span, ())
+        threads = [(key, self.open.pop(key)) for key in keys]
+        ordered = self.ordered
+        self.suspects.update([key for key, rows in threads if not _settles(rows, ordered)])
+        self.decided += len(threads)
+        self.held -= sum([len(rows) for _, rows in threads])
 
     def _overflowing(self) -> bool:
         suspects = len(self.suspects)
@@ -253,19 +253,50 @@ class Screen:
                 or (self.decided >= SAMPLE and 2 * suspects > self.decided))
 
 
+def _settles(rows: list[tuple[Any, ...]], ordered: bool) -> bool:
+    """A thread's calls and outputs, put in thread order, settle it."""
+    columns = tuple(zip(*rows))
+    if ordered:
+        orders = columns[3]
+        if type(orders[0]) not in _NUMBERS:
+            return False  # text, blob or NULL orders: Python might not sort them as SQLite does
+        try:
+            in_order = list(orders) == sorted(orders)
+        except TypeError:  # numbers mixed with other types
+            return False
+        if not in_order:
+            rows.sort(key=_ORDER)  # stable: rows of equal order stay in row id order, as a full read has them
+            columns = tuple(zip(*rows))
+    codes, call_ids = columns[1], columns[2]
+    return answered_in_turn(codes, call_ids) or pairs_settle(codes, call_ids)
+
+
 def walk_ends(conn: sqlite3.Connection, layout: Layout) -> dict[Any, int] | None:
-    """Each thread's last row id, by key in key order (text keys as bytes, as the screen reads them), walking
-    the thread index in chunks; None when there are too many threads, or BLOB keys."""
+    """Each thread's last row id, by key in key order (text keys as bytes, as the screen reads them), in
+    chunks of keys; None when there are too many threads, or BLOB keys.
+
+    One seek per thread: the next key after the last, then its last row. Where an index lists a thread's
+    rows in their order, the last row is the last in that order, found by a second seek without reading the
+    thread's other entries (half the walk's time); it is the last by row id too unless rows were written out
+    of order, and then the screen meets the thread's later rows after deciding it, and has it read in full.
+    """
     t, r, th = q(layout.table), layout.rowid, q(layout.thread_column)
-    first = f"SELECT {th}, max({r}) FROM {t} WHERE {th} IS NOT NULL GROUP BY {th} ORDER BY {th} LIMIT ?"
-    after = f"SELECT {th}, max({r}) FROM {t} WHERE {th} > ? GROUP BY {th} ORDER BY {th} LIMIT ?"
+    if layout.stream_indexed:
+        order = f"{q(layout.order_column)} DESC, " if layout.order_column else ""
+        last = f"SELECT {r} FROM {t} WHERE {th} = keys.key ORDER BY {order}{r} DESC LIMIT 1"
+    else:
+        last = f"SELECT max({r}) FROM {t} WHERE {th} = keys.key"
+    walk = (f"WITH RECURSIVE keys(key) AS (SELECT min({th}) FROM {t} WHERE {th} {{}} UNION ALL "
+            f"SELECT (SELECT min({th}) FROM {t} WHERE {th} > keys.key) FROM keys WHERE keys.key IS NOT NULL LIMIT ?) "
+            f"SELECT key, ({last}) FROM keys WHERE key IS NOT NULL")
     ends: dict[Any, int] = {}
-    rows = conn.execute(first, (WALK_CHUNK,)).fetchall()
+    rows = conn.execute(walk.format("IS NOT NULL"), (WALK_CHUNK,)).fetchall()
+    after = walk.format("> ?")
     while rows:
-        for key, last in rows:
+        for key, last_rowid in rows:
             if type(key) is bytes:
                 return None  # a BLOB key would read as the same bytes as a text one
-            ends[key.encode() if type(key) is str else key] = last
+            ends[key.encode() if type(key) is str else key] = last_rowid
         if len(ends) > MAX_THREADS:
             return None
         rows = conn.execute(after, (rows[-1][0], WALK_CHUNK)).fetchall()
