@@ -238,8 +238,8 @@ class FileStore(Store):
             handle.seek(start)
             for lines, offset, line in _Lines(Bounded(handle, end - start), self.max_doc_bytes, start):
                 if line is not None:
-                    body = line[3:] if offset == 0 and line[:3] == jsonio.BOM else line
-                    if not body or body.isspace():
+                    body = _content(line, offset)
+                    if body is None:
                         continue
                     if settles is not None and settles(body):
                         yield settle.SETTLED
@@ -263,13 +263,12 @@ class FileStore(Store):
                     self.item_lines = None
                     mode = "broken"
                 continue
-            # the parser takes the line as it is (a newline is whitespace to it): no copy of every line
-            bom = 3 if number == 1 and line[:3] == jsonio.BOM else 0
-            body = line[bom:] if bom else line
-            if not body or body.isspace():
+            body = _content(line, start)
+            if body is None:
                 if mode == "items":
                     self.item_lines.append((start, line, None))
                 continue
+            bom = len(line) - len(body)
             if settles is not None and mode == "threads" and settles(body):
                 yield settle.SETTLED
                 continue
@@ -412,6 +411,13 @@ class RefusedFile(FileStore):
 
     def _read(self, screen: bool) -> Iterator[Thread | ReadProblem | Settled]:  # every read: threads and repair's
         yield ReadProblem(self.display, self.reason)
+
+
+def _content(line: bytes, start: int) -> bytes | None:
+    """A JSONL line as the parser reads it, or None when it is blank: without the byte-order mark that may
+    start the file, and with its newline (whitespace to the parser: no copy of every line)."""
+    body = line[3:] if start == 0 and line[:3] == jsonio.BOM else line
+    return None if not body or body.isspace() else body
 
 
 def _read_error(body: bytes) -> jsonio.JsonReadError:
