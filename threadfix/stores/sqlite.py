@@ -328,7 +328,8 @@ class SQLiteStore(Store):
                     continue
                 items, container, item_key = parts
                 thread = RowThread(address=address, items=items, container=container, key=item_key, raw=raw,
-                                   mtime=self.mtime, dialect=self.dialect, locator=RowLocator(rowid, key, kind == "text"), times=times)
+                                   mtime=self.mtime, dialect=self.dialect, locator=RowLocator(rowid, key, kind == "text"),
+                                   times=times)
                 yield thread
 
     def _thread_row_chunks(self, conn: sqlite3.Connection) -> Iterator[list[tuple[Any, ...]]]:
