@@ -156,7 +156,8 @@ def build(path: Path, schema: str, seed: int, threads: int = 30, odd: float = 0.
             del queues[key]
     if rng.random() < 0.3:
         table, thread, item = ("items", "thread_id", "data") if schema != "rowid" else ("msgs", "session_id", "message_data")
-        conn.execute(f"INSERT INTO {table} ({thread}, {item}) VALUES (NULL, ?)", (json.dumps(MESSAGE),))
+        orphan = rng.choice([MESSAGE, _call("call_0_0_0"), _output("call_1_0_0"), {"type": 7}])  # rows of no thread
+        conn.execute(f"INSERT INTO {table} ({thread}, {item}) VALUES (NULL, ?)", (json.dumps(orphan),))
     conn.execute("COMMIT")
     conn.close()
     return path
