@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from msgspec import Struct, field
+from msgspec.structs import replace
 
 from threadfix import dialects
 from threadfix.dialects import Dialect
 from threadfix.errors import BusyError, ExitCode, InputError, ThreadfixError
 from threadfix.journal import Entry, Journal, default_folder
 from threadfix.model import RepairPlan, Thread, ThreadIndex
-from threadfix.parallel import Shard, run_sharded, shard_stores, sharded
+from threadfix.parallel import Shard, resolve_jobs, run_sharded, shard_stores, sharded
 from threadfix.repair import RepairOptions, plan_repair
 from threadfix.stores import ReadProblem, Store, StoreOptions, open_stores
 from threadfix.stores.atomic import Fingerprint
@@ -192,7 +193,9 @@ class RepairRun:
             if spread is not None:
                 yield from self._sharded(*spread)
                 return
-            for store in iter_stores(self.specs, options.store, self.stdin, self.on_store):
+            # a store may spread its own read (a table of one item per row): never beside workers of the run's
+            jobs = 1 if "-" in self.specs else resolve_jobs(options.jobs, self.specs)
+            for store in iter_stores(self.specs, replace(options.store, jobs=jobs), self.stdin, self.on_store):
                 if isinstance(store, Problem):
                     self.result.problems.append(store)
                     yield store

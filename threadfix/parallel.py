@@ -298,22 +298,37 @@ def run_sharded(shards: list[Shard], work: Callable[[Shard], Result], jobs: int)
         for shard in in_order(shards):
             yield work(shard)
         return
-    import multiprocessing  # only when there is work to spread: it costs a few ms of every start-up
-
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     shards = _slotted(shards)
     ledger = LineLedger(len(shards), shared=True)  # the workers' (this process reads no range)
-    with context.Pool(min(jobs, len(shards)), initializer=_start_worker, initargs=(ledger,)) as pool:
+    with _pool(min(jobs, len(shards)), ledger) as pool:
         yield from pool.imap(work, shards)
 
 
-def _start_worker(ledger: LineLedger | None) -> None:
+def spread(work: Callable[[Any], Result], tasks: list[Any], jobs: int, shared: Any = None) -> list[Result]:
+    """``work(task)`` for every task, in ``jobs`` worker processes, in order. ``shared`` is what every task
+    reads (as :data:`shared`, in the worker): handed to each worker once, and with fork not even copied."""
+    with _pool(min(jobs, len(tasks)), shared=shared) as pool:
+        return pool.map(work, tasks, chunksize=1)
+
+
+def _pool(processes: int, ledger: LineLedger | None = None, shared: Any = None) -> Any:
+    import multiprocessing  # only when there is work to spread: it costs a few ms of every start-up
+
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    return context.Pool(processes, initializer=_start_worker, initargs=(ledger, shared))
+
+
+#: in a worker of :func:`spread`, what its tasks share
+shared: Any = None
+
+
+def _start_worker(ledger: LineLedger | None, common: Any) -> None:
     """Workers share the parent's ledger, and end quietly: Ctrl-C is the parent's to handle, and it ends them
     with SIGTERM (whose CLI handler, inherited through fork, would otherwise print a traceback in each)."""
     import signal
 
-    global _ledger
-    _ledger = ledger
+    global _ledger, shared
+    _ledger, shared = ledger, common
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -306,20 +306,57 @@ def test_databases_are_cut_only_for_callers_that_ask(tmp_path, small_shards):
     assert len(parallel.sharded([str(path)], 3, tables=True)[1]) > 1
 
 
-def test_a_table_of_one_item_per_row_is_not_cut(tmp_path, small_shards):
+def _items_database(path: Path, threads: int = 200) -> Path:
+    """A table of one item per row, threads written a few rows at a time in turn (as an app's turns are)."""
     import sqlite3
 
-    path = tmp_path / "items.db"
+    rng = random.Random(3)
+    pending = {f"t{n}": list(enumerate(_thread(rng, n)["items"])) for n in range(threads)}
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, thread_id TEXT, position INTEGER, data TEXT)")
-    rng = random.Random(3)
-    for n in range(200):
-        for position, item in enumerate(_thread(rng, n)["items"]):
+    conn.execute("CREATE INDEX by_thread ON items (thread_id, position)")
+    while pending:
+        key = rng.choice(sorted(pending))
+        for position, item in pending[key][:3]:
             conn.execute("INSERT INTO items (thread_id, position, data) VALUES (?, ?, ?)",
-                         (f"t{n}", position, orjson.dumps(item).decode()))
+                         (key, position, orjson.dumps(item).decode()))
+        del pending[key][:3]
+        if not pending[key]:
+            del pending[key]
     conn.commit()
     conn.close()
+    return path
+
+
+def test_a_table_of_one_item_per_row_is_not_cut(tmp_path, small_shards):
+    path = _items_database(tmp_path / "items.db")
     assert parallel.plan_shards([str(path)], 3, tables=True) == [parallel.Shard(str(path))]
+
+
+def test_repair_of_a_table_of_one_item_per_row_is_the_same_in_one_and_several_processes(tmp_path, small_shards,
+                                                                                          monkeypatch):
+    """Repair screens such a table in parts, a process each: the same repairs, rows and journal."""
+    import sqlite3
+
+    from threadfix.stores import sqlite_screen
+
+    monkeypatch.setattr(sqlite_screen, "PART_MIN_ROWS", 100)
+    spread = parallel.spread
+    parts = []
+    monkeypatch.setattr(parallel, "spread", lambda *a, **k: parts.append(len(a[1])) or spread(*a, **k))
+    out = {}
+    for jobs in ("1", "3"):
+        path = _items_database(tmp_path / f"items{jobs}.db")
+        code, stdout, _ = _run("--jobs", jobs, "repair", "--min-age", "0", "--format", "json",
+                               "--journal-dir", str(tmp_path / f"journal{jobs}"), str(path))
+        journal = next((tmp_path / f"journal{jobs}").iterdir())
+        conn = sqlite3.connect(path)
+        rows = conn.execute("SELECT thread_id, position, data FROM items ORDER BY thread_id, position, id").fetchall()
+        conn.close()
+        out[jobs] = (code, stdout.replace(str(journal).encode(), b"J").replace(str(path).encode(), b"P"), rows)
+    assert parts == [3]  # one pass, in three workers (one process for --jobs 1)
+    assert out["1"] == out["3"]
+    assert out["1"][0] == 0 and orjson.loads(out["1"][1])["summary"]["changed"] > 0
 
 
 def test_lint_and_report_of_a_database_are_the_same_in_one_and_several_processes(tmp_path, small_shards):

@@ -187,15 +187,86 @@ def test_rows_out_of_order_or_with_odd_orders(tmp_path: Path, schema: str) -> No
 
 
 @given(seed=st.integers(0, 10**6), odd=st.sampled_from([0.0, 0.3, 1.0]), span=st.sampled_from([1, 3, 17, 8192]),
-       schema=st.sampled_from(sorted(SCHEMAS)))
-def test_any_store_and_any_span(tmp_path_factory, seed: int, odd: float, span: int, schema: str) -> None:
+       schema=st.sampled_from(sorted(SCHEMAS)), jobs=st.sampled_from([1, 1, 2, 3]))
+def test_any_store_any_span_and_any_number_of_processes(tmp_path_factory, seed: int, odd: float, span: int,
+                                                        schema: str, jobs: int) -> None:
     path = build(tmp_path_factory.mktemp("h") / "s.db", schema, seed, threads=12, odd=odd, disorder=seed % 3 == 0)
-    original = screen.SPAN
-    screen.SPAN = span
+    original = screen.SPAN, screen.PART_MIN_ROWS
+    screen.SPAN, screen.PART_MIN_ROWS = span, 1  # parts of a few rows, each in a worker
     try:
-        assert_same_as_a_full_read(path, schema)
+        assert_same_as_a_full_read(path, schema, jobs=jobs)
     finally:
-        screen.SPAN = original
+        screen.SPAN, screen.PART_MIN_ROWS = original
+
+
+def _write_rows(path: Path, rows: list[tuple[str, int, Any]]) -> Path:
+    create, index, _ = SCHEMAS["position"]
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(create)
+    conn.execute(index)
+    conn.executemany("INSERT INTO items (thread_id, position, data) VALUES (?, ?, ?)",
+                     [(key, position, json.dumps(item)) for key, position, item in rows])
+    conn.close()
+    return path
+
+
+#: row ids 1-4 and 5-8 in two parts: "a" calls in one and is answered in the other, "b" leaves a call unanswered
+#: in the first and answers its next in the second, "c" has only a message in the first
+ACROSS_PARTS = [("a", 0, MESSAGE), ("a", 1, _call("a1")), ("b", 0, _call("b1")), ("c", 0, MESSAGE),
+                ("a", 2, _output("a1")), ("b", 1, _call("b2")), ("b", 2, _output("b2")), ("c", 1, _call("c1")),
+                ("c", 2, _output("c1"))]
+
+
+@pytest.mark.parametrize("span", [1, 8192])
+def test_threads_across_parts_in_several_processes(tmp_path: Path, monkeypatch, span: int) -> None:
+    """A thread with call or output rows in two parts is read in full (so "b"'s unanswered call is found); one
+    with all of them in the later part is decided there ("c" settles). The parts ran in workers."""
+    from threadfix import parallel
+
+    path = _write_rows(tmp_path / "s.db", ACROSS_PARTS)
+    monkeypatch.setattr(screen, "SPAN", span)
+    monkeypatch.setattr(screen, "PART_MIN_ROWS", 4)
+    spread = parallel.spread
+    workers = []
+    monkeypatch.setattr(parallel, "spread", lambda *a, **k: workers.append(a[1]) or spread(*a, **k))
+    screened = list(_store(path, "position", jobs=2).threads_to_repair())
+    assert workers == [[(1, 4), (5, 9)]]
+    assert [x.address.key.rsplit("=", 1)[1] if isinstance(x, Thread) else x.count for x in screened] == ["a", "b", 1]
+    assert assert_same_as_a_full_read(path, "position", jobs=2) == 1
+
+
+def test_a_worker_that_fails_leaves_the_pass_to_this_process(tmp_path: Path, monkeypatch) -> None:
+    """A part that fails in a worker (here a lock) does not fail the read: the pass is run here, and an error
+    it meets is reported as the read's own."""
+    import os
+
+    path = build(tmp_path / "s.db", "position", 1)
+    parent = os.getpid()
+    run = screen.Screen.run
+
+    def locked_in_workers(self, low):
+        if os.getpid() != parent:
+            raise sqlite3.OperationalError("database is locked")
+        return run(self, low)
+
+    monkeypatch.setattr(screen.Screen, "run", locked_in_workers)
+    monkeypatch.setattr(screen, "PART_MIN_ROWS", 1)
+    assert assert_same_as_a_full_read(path, "position", jobs=2) > 0
+
+
+def test_parts_cover_every_row_once() -> None:
+    for low, high, jobs in [(1, 1, 2), (1, 100, 1), (1, 100, 3), (-5, 7, 4), (10, 10**6, 8)]:
+        for least in (1, 10, 1000):
+            original = screen.PART_MIN_ROWS
+            screen.PART_MIN_ROWS = least
+            try:
+                parts = screen._parts(low, high, jobs)
+            finally:
+                screen.PART_MIN_ROWS = original
+            assert parts[0][0] == low and parts[-1][1] == high
+            assert all(b[0] == a[1] + 1 for a, b in pairwise(parts))
+            assert 1 <= len(parts) <= jobs
+            assert len(parts) == 1 or min(last - first + 1 for first, last in parts) >= least
 
 
 def test_stricter_sql_for_newer_sqlite_gives_the_same(tmp_path: Path, monkeypatch) -> None:

@@ -24,7 +24,7 @@ full and report it. (The SQLite screen has its own list: see its module.)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from itertools import compress
 from operator import attrgetter, itemgetter
@@ -60,7 +60,7 @@ def plain_types() -> tuple[str, ...]:
     return tuple(sorted(PLAIN_TYPES))
 
 
-def answered_in_turn(codes: tuple[Any, ...], call_ids: tuple[Any, ...]) -> bool:
+def answered_in_turn(codes: Sequence[Any], call_ids: Sequence[Any]) -> bool:
     """The most common healthy thread, cheaply: each call answered right after it (call, output, call, output),
     no id twice, every id a string. False says nothing: :func:`pairs_settle` decides."""
     calls = call_ids[0::2]
@@ -68,7 +68,7 @@ def answered_in_turn(codes: tuple[Any, ...], call_ids: tuple[Any, ...]) -> bool:
             and len(set(calls)) == len(calls) and _ids_are_strings(calls))
 
 
-def pairs_settle(codes: tuple[Any, ...], call_ids: tuple[Any, ...]) -> bool:
+def pairs_settle(codes: Sequence[Any], call_ids: Sequence[Any]) -> bool:
     """Whether a thread whose calls and outputs are ``codes`` and ``call_ids`` (in thread order) is healthy to
     the Responses dialect: only function calls and their outputs, string ids, each call answered once, after
     it, and no id used twice. Ids are str (a typed decode) or bytes (SQLite's JSON text of the value).

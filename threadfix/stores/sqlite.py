@@ -419,14 +419,10 @@ class SQLiteStore(Store):
             return None
         if ends is None:
             return None
-        statement = sqlite_screen.screen_sql(layout, json)
-        screening = connect(self.path, write=False, timeout=self.options.busy_timeout)
-        screening.text_factory = bytes  # ids are only compared: no UTF-8 decoding
-        sqlite_screen.limit_rows(screening, self.options.max_doc_bytes)
-        try:
-            suspects = sqlite_screen.Screen(screening, layout, statement, high, ends).run(low)
-        finally:
-            screening.close()
+        options = self.options
+        task = sqlite_screen.Pass(self.path, layout, sqlite_screen.screen_sql(layout, json), options.busy_timeout,
+                                  options.max_doc_bytes)
+        suspects = sqlite_screen.screen_table(task, low, high, ends, options.jobs)
         return None if suspects is None else (ends, suspects, high)
 
     def _threads_screened(self, conn: sqlite3.Connection, ends: dict[Any, int], suspects: set[Any], max_rowid: int
