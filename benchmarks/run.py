@@ -119,6 +119,8 @@ CASES: tuple[Case, ...] = (
          ("lint_jsonl",), "lint"),
     Case("report_jsonl_jobs2", THREADFIX, ("--jobs", "2", *REPORT, "{jsonl}"), "report, JSONL, --jobs 2 (vs 1)",
          ("report_jsonl",), "report"),
+    Case("scan_threads_jobs2", THREADFIX, ("--jobs", "2", *SCAN, "{threads_db}"),
+         "read phase, SQLite row per thread, --jobs 2 (vs 1)", ("scan_threads",), "scan"),
     Case("scan_items_jobs2", THREADFIX, ("--jobs", "2", *SCAN, "{items_db}"),
          "read phase, SQLite row per item, --jobs 2 (vs 1)", ("scan_items",), "scan"),
     Case("lint_jsonl_auto", THREADFIX, (*LINT, "{jsonl}"), "lint, JSONL, --jobs by input size (vs --jobs 1)",
@@ -517,7 +519,7 @@ def targets(table: list[dict], manifest: dict) -> list[dict]:
                  ("lint_threads", "report_threads", "lint_items", "report_items"), None)
     big = manifest["jsonl_bytes"] >= 100 * MB
     spread = [(c, by[c]["vs"]) for c in ("scan_jsonl_jobs2", "lint_jsonl_jobs2", "report_jsonl_jobs2",
-                                         "scan_items_jobs2")
+                                         "scan_threads_jobs2", "scan_items_jobs2")
               if c in by and by[c]["vs"] is not None]
     if not spread:
         add("--jobs 2 ≥ 1.6 × --jobs 1 (inputs ≥ 100 MB)", "n/a", "not measured")

@@ -209,8 +209,14 @@ def test_a_forced_responses_dialect_still_settles(tmp_path: Path, always_screen:
     assert same_as_a_full_read(lambda: next(open_stores(str(path), options))) > 0
 
 
+@pytest.mark.parametrize("jobs", [1, 3])
 @pytest.mark.parametrize("seed", range(4))
-def test_one_thread_rows_settled_as_a_full_read_finds_them(tmp_path: Path, always_screen: None, seed: int) -> None:
+def test_one_thread_rows_settled_as_a_full_read_finds_them(tmp_path: Path, always_screen: None, seed: int, jobs: int,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Also with --jobs: rows settled in row id parts, a worker each, the others read here."""
+    from threadfix import parallel
+
+    monkeypatch.setattr(parallel, "MIN_SHARD_BYTES", 1)  # parts of a few rows
     rng = random.Random(seed)
     path = tmp_path / "t.db"
     conn = sqlite3.connect(path, isolation_level=None)
@@ -221,7 +227,7 @@ def test_one_thread_rows_settled_as_a_full_read_finds_them(tmp_path: Path, alway
             value = rng.choice([*LINE_ODDITIES, None, 5, value.encode()])
         conn.execute("INSERT INTO threads VALUES (?, ?)", (f"t{n}", value))
     conn.close()
-    options = StoreOptions(table="threads", json_column="items", id_column="id")
+    options = StoreOptions(table="threads", json_column="items", id_column="id", jobs=jobs)
     assert same_as_a_full_read(lambda: next(open_stores(str(path), options))) > 0
 
 
@@ -264,3 +270,23 @@ def test_stdin_is_settled_and_written_back_the_same(monkeypatch: pytest.MonkeyPa
     from threadfix.stores.files import FileStore
 
     assert any(isinstance(x, Settled) for x in FileStore(None, "<stdin>", data).threads_to_repair())
+
+
+def test_rows_of_one_thread_are_read_here_when_the_workers_fail(tmp_path: Path, always_screen: None,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from threadfix import parallel
+
+    def fails(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("no more processes")
+
+    monkeypatch.setattr(parallel, "MIN_SHARD_BYTES", 1)
+    monkeypatch.setattr(parallel, "spread", fails)
+    path = tmp_path / "t.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("CREATE TABLE threads (id TEXT PRIMARY KEY, items TEXT)")
+    rng = random.Random(9)
+    for n in range(30):
+        conn.execute("INSERT INTO threads VALUES (?, ?)", (f"t{n}", json.dumps(_thread(rng, n))))
+    conn.close()
+    options = StoreOptions(table="threads", json_column="items", id_column="id", jobs=2)
+    assert same_as_a_full_read(lambda: next(open_stores(str(path), options))) > 0

@@ -333,30 +333,35 @@ def test_a_table_of_one_item_per_row_is_not_cut(tmp_path, small_shards):
     assert parallel.plan_shards([str(path)], 3, tables=True) == [parallel.Shard(str(path))]
 
 
-def test_repair_of_a_table_of_one_item_per_row_is_the_same_in_one_and_several_processes(tmp_path, small_shards,
-                                                                                          monkeypatch):
-    """Repair screens such a table in parts, a process each: the same repairs, rows and journal."""
+@pytest.mark.parametrize("layout", ["thread per row", "item per row"])
+def test_repair_of_a_database_is_the_same_in_one_and_several_processes(tmp_path, small_shards, monkeypatch, layout):
+    """Repair settles a table of one thread per row, and screens one of one item per row, in row id parts, a
+    process each, then reads the others here: the same repairs, problems (rows that are not JSON, hold no
+    thread, or no thread yet), rows and journal as one process."""
     import sqlite3
 
-    from threadfix.stores import sqlite_screen
+    from threadfix.stores import settle, sqlite_screen
 
+    monkeypatch.setattr(settle, "MIN_DOCUMENTS_BYTES", 0)
     monkeypatch.setattr(sqlite_screen, "PART_MIN_ROWS", 100)
     spread = parallel.spread
     parts = []
     monkeypatch.setattr(parallel, "spread", lambda *a, **k: parts.append(len(a[1])) or spread(*a, **k))
+    build, table, problems = {"thread per row": (_database, "conversations", 2),
+                              "item per row": (_items_database, "items", 0)}[layout]
     out = {}
     for jobs in ("1", "3"):
-        path = _items_database(tmp_path / f"items{jobs}.db")
+        path = build(tmp_path / f"{jobs}.db")
         code, stdout, _ = _run("--jobs", jobs, "repair", "--min-age", "0", "--format", "json",
                                "--journal-dir", str(tmp_path / f"journal{jobs}"), str(path))
         journal = next((tmp_path / f"journal{jobs}").iterdir())
         conn = sqlite3.connect(path)
-        rows = conn.execute("SELECT thread_id, position, data FROM items ORDER BY thread_id, position, id").fetchall()
+        rows = conn.execute(f"SELECT rowid, * FROM {table} ORDER BY rowid").fetchall()
         conn.close()
         out[jobs] = (code, stdout.replace(str(journal).encode(), b"J").replace(str(path).encode(), b"P"), rows)
     assert parts == [3]  # one pass, in three workers (one process for --jobs 1)
     assert out["1"] == out["3"]
-    assert out["1"][0] == 0 and orjson.loads(out["1"][1])["summary"]["changed"] > 0
+    assert out["1"][0] == problems and orjson.loads(out["1"][1])["summary"]["changed"] > 0
 
 
 def test_lint_and_report_of_a_database_are_the_same_in_one_and_several_processes(tmp_path, small_shards):

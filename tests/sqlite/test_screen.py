@@ -256,13 +256,8 @@ def test_a_worker_that_fails_leaves_the_pass_to_this_process(tmp_path: Path, mon
 
 def test_parts_cover_every_row_once() -> None:
     for low, high, jobs in [(1, 1, 2), (1, 100, 1), (1, 100, 3), (-5, 7, 4), (10, 10**6, 8)]:
-        for least in (1, 10, 1000):
-            original = screen.PART_MIN_ROWS
-            screen.PART_MIN_ROWS = least
-            try:
-                parts = screen._parts(low, high, jobs)
-            finally:
-                screen.PART_MIN_ROWS = original
+        for least in (0, 1, 10, 1000):
+            parts = screen.row_parts(low, high, jobs, least)
             assert parts[0][0] == low and parts[-1][1] == high
             assert all(b[0] == a[1] + 1 for a, b in pairwise(parts))
             assert 1 <= len(parts) <= jobs

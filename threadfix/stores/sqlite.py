@@ -299,43 +299,86 @@ class SQLiteStore(Store):
         return settle.worth_screening(self.dialect, size)
 
     def _thread_rows(self, conn: sqlite3.Connection, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
-        """Each row's thread; ``screen``: rows :mod:`.settle` settles as Settled."""
+        """Each row's thread; ``screen``: rows :mod:`.settle` settles as Settled (with ``--jobs``, settled in row
+        id parts, a process each: see :meth:`_settle_in_parts`)."""
         settles = settle.settles_document if screen else None
-        for rows in self._thread_row_chunks(conn):
-            for rowid, key, raw, kind, *times in rows:
-                if raw is None:
-                    continue  # a row with no thread yet
-                if kind not in ("text", "blob"):
-                    yield ReadProblem(str(self._row_address(key, rowid)), f"holds a {kind}, not a JSON thread")
-                    continue
-                if len(raw) > self.options.max_doc_bytes:
-                    yield ReadProblem(str(self._row_address(key, rowid)), f"is {len(raw) // 2**20} MiB, over the "
-                                      f"{self.options.max_doc_bytes // 2**20} MiB limit for one document (raise --max-doc-mb)")
-                    continue
-                if settles is not None and settles(raw):
-                    yield settle.SETTLED  # (no address built: most rows)
-                    continue
-                address = self._row_address(key, rowid)
-                try:
-                    value = jsonio.loads(raw)
-                except jsonio.JsonReadError as exc:
-                    yield ReadProblem(str(address), exc.message)
-                    continue
-                parts = split_container(value)
-                if parts is None:
-                    yield ReadProblem(str(address), "holds no thread (expected an array of items, or an object "
-                                      f"with one of {', '.join(THREAD_KEYS)})")
-                    continue
-                items, container, item_key = parts
-                thread = RowThread(address=address, items=items, container=container, key=item_key, raw=raw,
-                                   mtime=self.mtime, dialect=self.dialect, locator=RowLocator(rowid, key, kind == "text"),
-                                   times=times)
-                yield thread
+        spread = self._settle_in_parts(conn) if screen and self.row_range is None else None
+        if spread is None:
+            for rows in self._thread_row_chunks(conn):
+                yield from self._row_threads(rows, settles)
+            return
+        settled, suspects, high = spread
+        if settled:
+            yield Settled(settled, settle.DIALECT)
+        for chunk in _chunks(suspects, IN_CHUNK):
+            rows = conn.execute(self._sql.thread_rows_in(len(chunk)), tuple(chunk)).fetchall()
+            yield from self._row_threads(sorted(rows, key=_ROWID), None)
+        for rows in self._thread_row_chunks(conn, (high, None)):  # rows written since the parts were read
+            yield from self._row_threads(rows, settles)
 
-    def _thread_row_chunks(self, conn: sqlite3.Connection) -> Iterator[list[tuple[Any, ...]]]:
-        """The rows in row id order, in keyset chunks, within :attr:`row_range` when one is set."""
+    def _settle_in_parts(self, conn: sqlite3.Connection) -> tuple[int, list[int], int] | None:
+        """With ``--jobs``, rows of one thread are settled in row id parts of at least MIN_SHARD_BYTES, a process
+        each (msgspec's decode is most of the read): how many settled, the row ids of the others (read here in
+        full, in order), and the last row id of the parts. None: read in one pass here."""
+        if self.options.jobs < 2:
+            return None
+        from threadfix import parallel
+
+        low, high = conn.execute(self._sql.rowid_bounds).fetchone()
+        if high is None:
+            return None
+        least = (high - low + 1) * parallel.MIN_SHARD_BYTES // max(1, os.stat(self.path).st_size)
+        parts = sqlite_screen.row_parts(low, high, self.options.jobs, least)
+        if len(parts) < 2:
+            return None
+        task = _SettlePart(self.path, self._sql.thread_chunk_between, self.options.busy_timeout,
+                           self.options.max_doc_bytes)
+        try:
+            found = parallel.spread(task.run, parts, self.options.jobs)
+        except Exception:  # noqa: BLE001 - a worker that failed: read here, where an error says what it is
+            return None
+        return sum(settled for settled, _ in found), [rowid for _, rowids in found for rowid in rowids], high
+
+    def _row_threads(self, rows: list[tuple[Any, ...]], settles: Callable[[bytes], bool] | None
+                     ) -> Iterator[Thread | ReadProblem | Settled]:
+        """Each row's thread, in a table of one thread per row; ``settles``: rows it settles come as Settled."""
+        for rowid, key, raw, kind, *times in rows:
+            if raw is None:
+                continue  # a row with no thread yet
+            if kind not in ("text", "blob"):
+                yield ReadProblem(str(self._row_address(key, rowid)), f"holds a {kind}, not a JSON thread")
+                continue
+            if len(raw) > self.options.max_doc_bytes:
+                yield ReadProblem(str(self._row_address(key, rowid)), f"is {len(raw) // 2**20} MiB, over the "
+                                  f"{self.options.max_doc_bytes // 2**20} MiB limit for one document (raise --max-doc-mb)")
+                continue
+            if settles is not None and settles(raw):
+                yield settle.SETTLED  # (no address built: most rows)
+                continue
+            address = self._row_address(key, rowid)
+            try:
+                value = jsonio.loads(raw)
+            except jsonio.JsonReadError as exc:
+                yield ReadProblem(str(address), exc.message)
+                continue
+            parts = split_container(value)
+            if parts is None:
+                yield ReadProblem(str(address), "holds no thread (expected an array of items, or an object "
+                                  f"with one of {', '.join(THREAD_KEYS)})")
+                continue
+            items, container, item_key = parts
+            thread = RowThread(address=address, items=items, container=container, key=item_key, raw=raw,
+                               mtime=self.mtime, dialect=self.dialect, locator=RowLocator(rowid, key, kind == "text"),
+                               times=times)
+            yield thread
+
+    def _thread_row_chunks(self, conn: sqlite3.Connection, window: tuple[int | None, int | None] | None = None
+                           ) -> Iterator[list[tuple[Any, ...]]]:
+        """The rows in row id order, in keyset chunks, within ``window`` (row ids ``(after, through]``, None:
+        unbounded) or else :attr:`row_range` when one is set."""
         sql = self._sql
-        after, through = self.row_range if self.row_range is not None else (None, None)
+        window = window or self.row_range
+        after, through = window if window is not None else (None, None)
         if through is None:
             first, following, upper = sql.thread_chunk_first, sql.thread_chunk_after, ()
         else:
@@ -578,6 +621,38 @@ def _db_mtime(path: Path) -> float | None:
     return max(times) if times else None
 
 
+class _SettlePart(Struct, frozen=True):
+    """Settling the rows of one thread in a row id part, in a worker: what it needs to open its own connection."""
+
+    path: Path
+    #: rows ``(after, through]``, ``LIMIT ?``: row id, key, JSON bytes, SQLite's type, time columns
+    chunk_between: str
+    busy_timeout: float
+    max_doc_bytes: int
+
+    def run(self, part: tuple[int, int]) -> tuple[int, list[int]]:
+        """How many rows of the part settle, and the row ids of the others (rows with no thread are neither)."""
+        settles, limit = settle.settles_document, self.max_doc_bytes
+        settled, others = 0, []
+        conn = connect(self.path, write=False, timeout=self.busy_timeout)
+        try:
+            after, through = part[0] - 1, part[1]
+            while True:
+                rows = conn.execute(self.chunk_between, (after, through, THREAD_CHUNK)).fetchall()
+                if not rows:
+                    return settled, others
+                for rowid, _, raw, kind, *_ in rows:
+                    if raw is None:
+                        continue
+                    if kind in ("text", "blob") and len(raw) <= limit and settles(raw):
+                        settled += 1
+                    else:
+                        others.append(rowid)
+                after = rows[-1][0]
+        finally:
+            conn.close()
+
+
 class _Sql:
     """Every statement a layout needs, built once from names checked against the schema."""
 
@@ -597,6 +672,7 @@ class _Sql:
             self.thread_chunk_after = f"{head} WHERE {r} > ? ORDER BY {r} LIMIT ?"
             self.thread_chunk_upto = f"{head} WHERE {r} <= ? ORDER BY {r} LIMIT ?"
             self.thread_chunk_between = f"{head} WHERE {r} > ? AND {r} <= ? ORDER BY {r} LIMIT ?"
+            self._thread_head = head
             self.thread_row = f"SELECT {ident}, CAST({js} AS BLOB), typeof({js}) FROM {t} WHERE {r} = ?"
             self.update_json = f"UPDATE {t} SET {js} = ? WHERE {r} = ?"
             return
@@ -619,6 +695,9 @@ class _Sql:
         #: where the item and the order are in a full row (the row id is at 0)
         self.item_index = 1 + columns.index(layout.item_column)
         self.order_index = 1 + columns.index(layout.order_column) if layout.order_column else 0
+
+    def thread_rows_in(self, count: int) -> str:
+        return f"{self._thread_head} WHERE {self.rowid} IN ({', '.join('?' * count)})"
 
     def items_in(self, count: int) -> str:
         return f"{self._items_head} WHERE {self.rowid} IN ({', '.join('?' * count)})"

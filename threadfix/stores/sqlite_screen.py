@@ -188,7 +188,7 @@ def screen_table(task: Pass, low: int, high: int, ends: dict[Any, int], jobs: in
     suspect (as a thread written past a single pass is), so a thread with call or output rows in two parts
     is read in full; one with all of them in a later part is decided there, from all of them.
     """
-    parts = _parts(low, high, jobs)
+    parts = row_parts(low, high, jobs, PART_MIN_ROWS)
     if len(parts) > 1:
         from threadfix import parallel
 
@@ -202,10 +202,10 @@ def screen_table(task: Pass, low: int, high: int, ends: dict[Any, int], jobs: in
     return _screen_part(task, (low, high), ends)
 
 
-def _parts(low: int, high: int, jobs: int) -> list[tuple[int, int]]:
+def row_parts(low: int, high: int, jobs: int, least: int) -> list[tuple[int, int]]:
     """Row ids ``low .. high`` as ``(first, last)`` parts of about equal size, at most ``jobs`` and each at least
-    :data:`PART_MIN_ROWS` long (one part when the rows are few)."""
-    count = max(1, min(jobs, (high - low + 1) // PART_MIN_ROWS))
+    ``least`` row ids long (one part when the rows are few)."""
+    count = max(1, min(jobs, (high - low + 1) // max(1, least)))
     edges = [low - 1 + (high - low + 1) * k // count for k in range(count + 1)]
     return [(after + 1, through) for after, through in pairwise(edges)]
 
