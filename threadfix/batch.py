@@ -188,13 +188,13 @@ class RepairRun:
 
     def outcomes(self) -> Iterator[ThreadOutcome | Problem]:
         options = self.options
-        spread = sharded(self.specs, options.jobs)
+        jobs = 1 if "-" in self.specs else resolve_jobs(options.jobs, self.specs)  # (by size: walks folders once)
+        spread = sharded(self.specs, jobs)
         try:
             if spread is not None:
                 yield from self._sharded(*spread)
                 return
-            # a store may spread its own read (a table of one item per row): never beside workers of the run's
-            jobs = 1 if "-" in self.specs else resolve_jobs(options.jobs, self.specs)
+            # a SQLite store may spread its own read over processes: never beside workers of the run's
             for store in iter_stores(self.specs, replace(options.store, jobs=jobs), self.stdin, self.on_store):
                 if isinstance(store, Problem):
                     self.result.problems.append(store)

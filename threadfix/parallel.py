@@ -304,11 +304,18 @@ def run_sharded(shards: list[Shard], work: Callable[[Shard], Result], jobs: int)
         yield from pool.imap(work, shards)
 
 
-def spread(work: Callable[[Any], Result], tasks: list[Any], jobs: int, shared: Any = None) -> list[Result]:
+def spread(work: Callable[[Any], Result], tasks: list[Any], jobs: int, shared: Any = None) -> list[Result] | None:
     """``work(task)`` for every task, in ``jobs`` worker processes, in order. ``shared`` is what every task
-    reads (as :data:`shared`, in the worker): handed to each worker once, and with fork not even copied."""
-    with _pool(min(jobs, len(tasks)), shared=shared) as pool:
-        return pool.map(work, tasks, chunksize=1)
+    reads (as :data:`shared`, in the worker): handed to each worker once, and with fork not even copied.
+
+    None when a worker failed (or no process could be started): the caller then does the work itself, where
+    an error it meets is reported as its own (an exception crossing from a worker loses SQLite's codes).
+    """
+    try:
+        with _pool(min(jobs, len(tasks)), shared=shared) as pool:
+            return pool.map(work, tasks, chunksize=1)
+    except Exception:  # noqa: BLE001 - see above
+        return None
 
 
 def _pool(processes: int, ledger: LineLedger | None = None, shared: Any = None) -> Any:

@@ -272,15 +272,28 @@ def test_stdin_is_settled_and_written_back_the_same(monkeypatch: pytest.MonkeyPa
     assert any(isinstance(x, Settled) for x in FileStore(None, "<stdin>", data).threads_to_repair())
 
 
+@pytest.mark.parametrize("failing", ["a worker", "starting workers"])
 def test_rows_of_one_thread_are_read_here_when_the_workers_fail(tmp_path: Path, always_screen: None,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                monkeypatch: pytest.MonkeyPatch, failing: str) -> None:
+    import os
+
     from threadfix import parallel
 
-    def fails(*args: Any, **kwargs: Any) -> Any:
+    parent, settles = os.getpid(), settle.settles_document
+
+    def fails_in_workers(raw: bytes) -> bool:
+        if os.getpid() != parent:
+            raise MemoryError
+        return settles(raw)
+
+    def no_processes(*args: Any, **kwargs: Any) -> Any:
         raise OSError("no more processes")
 
     monkeypatch.setattr(parallel, "MIN_SHARD_BYTES", 1)
-    monkeypatch.setattr(parallel, "spread", fails)
+    if failing == "a worker":
+        monkeypatch.setattr(settle, "settles_document", fails_in_workers)
+    else:
+        monkeypatch.setattr(parallel, "_pool", no_processes)
     path = tmp_path / "t.db"
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("CREATE TABLE threads (id TEXT PRIMARY KEY, items TEXT)")

@@ -32,7 +32,7 @@ class StoreOptions(Struct, frozen=True):
     batch_size: int = 50
     #: open databases for writing (repair) rather than read-only
     writable: bool = False
-    #: processes a store may spread its own read over (repair's screen of a table of one item per row)
+    #: processes a store may spread its own read over (repair's screen of a SQLite table)
     jobs: int = 1
 
 

@@ -304,7 +304,7 @@ class SQLiteStore(Store):
         settles = settle.settles_document if screen else None
         spread = self._settle_in_parts(conn) if screen and self.row_range is None else None
         if spread is None:
-            for rows in self._thread_row_chunks(conn):
+            for rows in self._sql.thread_row_chunks(conn, self.row_range):
                 yield from self._row_threads(rows, settles)
             return
         settled, suspects, high = spread
@@ -313,7 +313,7 @@ class SQLiteStore(Store):
         for chunk in _chunks(suspects, IN_CHUNK):
             rows = conn.execute(self._sql.thread_rows_in(len(chunk)), tuple(chunk)).fetchall()
             yield from self._row_threads(sorted(rows, key=_ROWID), None)
-        for rows in self._thread_row_chunks(conn, (high, None)):  # rows written since the parts were read
+        for rows in self._sql.thread_row_chunks(conn, (high, None)):  # rows written since the parts were read
             yield from self._row_threads(rows, settles)
 
     def _settle_in_parts(self, conn: sqlite3.Connection) -> tuple[int, list[int], int] | None:
@@ -331,11 +331,9 @@ class SQLiteStore(Store):
         parts = sqlite_screen.row_parts(low, high, self.options.jobs, least)
         if len(parts) < 2:
             return None
-        task = _SettlePart(self.path, self._sql.thread_chunk_between, self.options.busy_timeout,
-                           self.options.max_doc_bytes)
-        try:
-            found = parallel.spread(task.run, parts, self.options.jobs)
-        except Exception:  # noqa: BLE001 - a worker that failed: read here, where an error says what it is
+        task = _SettlePart(self.path, self._sql, self.options.busy_timeout, self.options.max_doc_bytes)
+        found = parallel.spread(task.run, parts, self.options.jobs)
+        if found is None:  # a worker failed: read here
             return None
         return sum(settled for settled, _ in found), [rowid for _, rowids in found for rowid in rowids], high
 
@@ -371,23 +369,6 @@ class SQLiteStore(Store):
                                mtime=self.mtime, dialect=self.dialect, locator=RowLocator(rowid, key, kind == "text"),
                                times=times)
             yield thread
-
-    def _thread_row_chunks(self, conn: sqlite3.Connection, window: tuple[int | None, int | None] | None = None
-                           ) -> Iterator[list[tuple[Any, ...]]]:
-        """The rows in row id order, in keyset chunks, within ``window`` (row ids ``(after, through]``, None:
-        unbounded) or else :attr:`row_range` when one is set."""
-        sql = self._sql
-        window = window or self.row_range
-        after, through = window if window is not None else (None, None)
-        if through is None:
-            first, following, upper = sql.thread_chunk_first, sql.thread_chunk_after, ()
-        else:
-            first, following, upper = sql.thread_chunk_upto, sql.thread_chunk_between, (through,)
-        statement, lower = (first, ()) if after is None else (following, (after,))
-        rows = conn.execute(statement, (*lower, *upper, THREAD_CHUNK)).fetchall()
-        while rows:
-            yield rows
-            rows = conn.execute(following, (rows[-1][0], *upper, THREAD_CHUNK)).fetchall()
 
     def _item_threads(self, conn: sqlite3.Connection, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
         screened = self._screen(conn) if screen else None
@@ -625,8 +606,7 @@ class _SettlePart(Struct, frozen=True):
     """Settling the rows of one thread in a row id part, in a worker: what it needs to open its own connection."""
 
     path: Path
-    #: rows ``(after, through]``, ``LIMIT ?``: row id, key, JSON bytes, SQLite's type, time columns
-    chunk_between: str
+    sql: _Sql
     busy_timeout: float
     max_doc_bytes: int
 
@@ -636,11 +616,7 @@ class _SettlePart(Struct, frozen=True):
         settled, others = 0, []
         conn = connect(self.path, write=False, timeout=self.busy_timeout)
         try:
-            after, through = part[0] - 1, part[1]
-            while True:
-                rows = conn.execute(self.chunk_between, (after, through, THREAD_CHUNK)).fetchall()
-                if not rows:
-                    return settled, others
+            for rows in self.sql.thread_row_chunks(conn, (part[0] - 1, part[1])):
                 for rowid, _, raw, kind, *_ in rows:
                     if raw is None:
                         continue
@@ -648,7 +624,7 @@ class _SettlePart(Struct, frozen=True):
                         settled += 1
                     else:
                         others.append(rowid)
-                after = rows[-1][0]
+            return settled, others
         finally:
             conn.close()
 
@@ -695,6 +671,21 @@ class _Sql:
         #: where the item and the order are in a full row (the row id is at 0)
         self.item_index = 1 + columns.index(layout.item_column)
         self.order_index = 1 + columns.index(layout.order_column) if layout.order_column else 0
+
+    def thread_row_chunks(self, conn: sqlite3.Connection, window: tuple[int | None, int | None] | None
+                          ) -> Iterator[list[tuple[Any, ...]]]:
+        """A table of one thread per row, in row id order, in keyset chunks: row id, key, JSON bytes, SQLite's
+        type, time columns; within ``window`` (row ids ``(after, through]``, None: unbounded) when given."""
+        after, through = window if window is not None else (None, None)
+        if through is None:
+            first, following, upper = self.thread_chunk_first, self.thread_chunk_after, ()
+        else:
+            first, following, upper = self.thread_chunk_upto, self.thread_chunk_between, (through,)
+        statement, lower = (first, ()) if after is None else (following, (after,))
+        rows = conn.execute(statement, (*lower, *upper, THREAD_CHUNK)).fetchall()
+        while rows:
+            yield rows
+            rows = conn.execute(following, (rows[-1][0], *upper, THREAD_CHUNK)).fetchall()
 
     def thread_rows_in(self, count: int) -> str:
         return f"{self._thread_head} WHERE {self.rowid} IN ({', '.join('?' * count)})"

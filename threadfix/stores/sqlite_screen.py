@@ -192,11 +192,8 @@ def screen_table(task: Pass, low: int, high: int, ends: dict[Any, int], jobs: in
     if len(parts) > 1:
         from threadfix import parallel
 
-        try:
-            found = parallel.spread(partial(_screen_part, task), parts, jobs, shared=ends)
-        except Exception:  # noqa: BLE001 - a worker that failed: screened here, where an error says what it is
-            found = None
-        if found is not None:
+        found = parallel.spread(partial(_screen_part, task), parts, jobs, shared=ends)
+        if found is not None:  # (else a worker failed: screened here)
             suspects = None if None in found else set().union(*found)
             return None if suspects is None or len(suspects) > MAX_SUSPECTS else suspects
     return _screen_part(task, (low, high), ends)
