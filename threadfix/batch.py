@@ -194,32 +194,37 @@ class RepairRun:
             if spread is not None:
                 yield from self._sharded(*spread)
                 return
-            # a SQLite store may spread its own read over processes: never beside workers of the run's
+            # a table of one item per row may spread its own read over processes: never beside the run's workers
             for store in iter_stores(self.specs, replace(options.store, jobs=jobs), self.stdin, self.on_store):
                 if isinstance(store, Problem):
                     self.result.problems.append(store)
                     yield store
                     continue
-                yield from self._store_with_retries(store)
+                yield from self._store_with_retries(store, partial(self._planned, store, jobs))
         finally:
             if self.journal is not None:
                 self.journal.close()
                 self.result.journal = self.journal.path
 
     def _sharded(self, processes: int, shards: list[Shard]) -> Iterator[ThreadOutcome | Problem]:
-        """Plan file shards in ``processes`` workers; commit each file here, through :meth:`_store` as one
-        process does. Other stores (SQLite) are repaired here when their turn comes."""
-        now = self.options.now if self.options.now is not None else time.time()
-        groups: list[tuple[FileStore | None, list[Shard]]] = []
+        """Plan file shards and row id ranges in ``processes`` workers; commit each store here, through
+        :meth:`_store` as one process does. Other stores are repaired here when their turn comes."""
+        now = self._now()
+        groups: list[tuple[Store | Problem | None, list[Shard]]] = []
         for shard in shards:
-            if groups and shard.start not in (None, 0) and groups[-1][1][-1].spec == shard.spec:
+            if groups and shard.continues and groups[-1][1][-1].spec == shard.spec:
                 groups[-1][1].append(shard)
             else:
                 groups.append((_parent_store(shard, self.options.store), [shard]))
         planned = run_sharded(shards, partial(_plan_shard, options=self.options, now=now), processes)
         for store, members in groups:
             parts = _Parts(planned, len(members))
-            if store is None:  # not a file the workers read: repaired here, in order
+            if isinstance(store, Problem):  # its first range's worker met the same: said once, from here
+                parts.drain()
+                self.result.problems.append(store)
+                yield store
+                continue
+            if store is None:  # not a store the workers read: repaired here, in order
                 parts.drain()
                 for problem_or_store in iter_stores([members[0].spec], self.options.store, self.stdin, self.on_store):
                     if isinstance(problem_or_store, Problem):
@@ -232,6 +237,21 @@ class RepairRun:
                 self.on_store(store)
             yield from self._store_with_retries(store, lambda parts=parts: _replay(parts))
             parts.drain()  # what a failed first attempt did not read (a retry reads the store itself)
+
+    def _planned(self, store: Store, jobs: int) -> Iterator[Planned]:
+        """The store's threads planned in ``jobs`` workers by the parts it cuts itself into, when it does (see
+        :meth:`Store.parts_to_repair`); else read and planned here."""
+        parts = store.parts_to_repair() if jobs > 1 else None
+        if parts is None:
+            yield from self._plan(store, self._now())
+            return
+        yield from repeat((_healthy(parts.settled.dialect), None, None, None), parts.settled.count)
+        yield from _replay(run_sharded(parts.shards, partial(_plan_shard, options=self.options, now=self._now()), jobs))
+        for problem in parts.problems:
+            yield Problem(problem.where, problem.message), None, None, None
+
+    def _now(self) -> float:
+        return self.options.now if self.options.now is not None else time.time()
 
     def _store_with_retries(self, store: Store, planned: Callable[[], Iterable[Planned]] | None = None
                             ) -> Iterator[ThreadOutcome | Problem]:
@@ -307,7 +327,7 @@ class RepairRun:
         entries: list[Entry] = []
         #: outcomes of the threads handed to the writer, by thread, to correct those it left alone
         written: dict[int, ThreadOutcome] = {}
-        now = options.now if options.now is not None else time.time()
+        now = self._now()
         pending = 0  # bytes of before-images in ``entries``, not yet in the journal
         try:
             for outcome, thread, data, entry in planned if planned is not None else self._plan(store, now):
@@ -386,9 +406,12 @@ class RepairRun:
 Planned = tuple["ThreadOutcome | Problem", "Thread | None", "bytes | None", "Entry | None"]
 
 
-def _parent_store(shard: Shard, options: StoreOptions) -> FileStore | None:
-    """The store a ``--jobs`` parent commits a file's planned shards through (None: not a file shard), with
-    the file's fingerprint taken before any worker reads it, so a change meanwhile is caught at commit."""
+def _parent_store(shard: Shard, options: StoreOptions) -> Store | Problem | None:
+    """The store a ``--jobs`` parent commits an input's planned shards through (None: the workers do not plan
+    it), a file's with its fingerprint taken before any worker reads it, so a change meanwhile is caught at
+    commit (a table's rows are each checked as they are written)."""
+    if shard.rows is not None:
+        return next(iter(iter_stores([shard.spec], options)), None)
     if shard.refused is not None:
         return RefusedFile(Path(shard.spec), shard.refused)  # never read, never written: the worker says why
     if shard.start is None and not shard.in_folder:
@@ -405,29 +428,36 @@ def _parent_store(shard: Shard, options: StoreOptions) -> FileStore | None:
 
 
 def _plan_shard(shard: Shard, *, options: RunOptions, now: float) -> tuple[int, list[Planned]] | None:
-    """A ``--jobs`` worker: plan one file shard; healthy threads only counted, changed ones as a bare address,
-    byte range, new bytes and undo record (never whole threads). None: not a file shard, the parent does it."""
-    if _parent_store(shard, options.store) is None:
+    """A ``--jobs`` worker: plan one shard (a file's byte range, a table's row id range or keys); healthy
+    threads only counted, changed ones as what their writer needs (:meth:`Store.detached`), new bytes and undo
+    record (never whole threads). None: not a shard workers plan, the parent does it."""
+    if not shard.part and _parent_store(shard, options.store) is None:
         return None
     run = RepairRun([], options)
+    writes = not options.dry_run  # (a dry run's parent needs only the outcomes)
     healthy = 0
     kept: list[Planned] = []
     for store in shard_stores(shard, options.store):
+        if isinstance(store, Problem):  # a database that cannot be read (the parent says so too)
+            kept.append((store, None, None, None))
+            continue
         try:
             for outcome, thread, data, entry in run._plan(store, now):
                 if isinstance(outcome, ThreadOutcome) and outcome.status == "healthy":
                     healthy += 1
                     continue
-                bare = None if thread is None or data is None else Thread(thread.address, [], locator=thread.locator)
-                kept.append((outcome, bare, data, entry))
+                if thread is None or data is None or not writes:
+                    kept.append((outcome, None, None, None))
+                else:
+                    kept.append((outcome, store.detached(thread), data, entry))
         except ThreadfixError as exc:
             kept.append((Problem(exc.where or store.display, exc.message, exc.exit_code), None, None, None))
     return healthy, kept
 
 
 class _Parts:
-    """The workers' plans of one file's shards, taken from the pool as they are needed: the parent holds one
-    shard's plans at a time, however large the file."""
+    """The workers' plans of one input's shards, taken from the pool as they are needed: the parent holds one
+    shard's plans at a time, however large the input."""
 
     def __init__(self, planned: Iterator[tuple[int, list[Planned]] | None], count: int) -> None:
         self.planned = planned

@@ -35,7 +35,8 @@ Result = TypeVar("Result")
 
 
 class Shard(Struct, frozen=True):
-    """One unit of work: a whole input (``start`` None) or a byte range of a JSONL file."""
+    """One unit of work: a whole input, a byte range of a JSONL file, or a row id range or some threads (by
+    key) of a SQLite table."""
 
     spec: str
     start: int | None = None
@@ -47,6 +48,18 @@ class Shard(Struct, frozen=True):
     refused: str | None = None
     #: row ids ``(after, through]`` of a SQLite table of one thread per row (None: unbounded at that end)
     rows: tuple[int | None, int | None] | None = None
+    #: the keys of the threads to read of a SQLite table of one item per row, in order
+    keys: tuple[Any, ...] | None = None
+
+    @property
+    def continues(self) -> bool:
+        """Whether this is a later part of the input before it (a byte or row id range after the first)."""
+        return bool(self.start) or (self.rows is not None and self.rows[0] is not None)
+
+    @property
+    def part(self) -> bool:
+        """Whether this is part of an input rather than all of it."""
+        return self.start is not None or self.rows is not None or self.keys is not None
 
 
 def resolve_jobs(jobs: int | None, specs: Iterable[str]) -> int:
@@ -66,16 +79,16 @@ def _size(spec: str) -> int:
     return sum(f.stat().st_size for f in path.rglob("*.json*") if f.is_file())
 
 
-def plan_shards(specs: Iterable[str], jobs: int, tables: bool = False) -> list[Shard]:
-    """Cut large JSONL files into about ``jobs`` ranges each, and with ``tables`` large SQLite tables of one
-    thread per row into row id ranges; everything else is one shard."""
+def plan_shards(specs: Iterable[str], jobs: int) -> list[Shard]:
+    """Cut large JSONL files into about ``jobs`` ranges each, and large SQLite tables of one thread per row
+    into row id ranges; everything else is one shard."""
     shards: list[Shard] = []
     for spec in specs:
         path = Path(spec)
         if jobs > 1 and spec != "-" and path.is_file() and path.suffix == ".jsonl" \
                 and path.stat().st_size >= 2 * MIN_SHARD_BYTES and not _lines_are_items(path):
             shards.extend(_cut(path, spec, jobs))
-        elif tables and jobs > 1 and spec != "-" and path.is_file() and path.stat().st_size >= 2 * MIN_SHARD_BYTES \
+        elif jobs > 1 and spec != "-" and path.is_file() and path.stat().st_size >= 2 * MIN_SHARD_BYTES \
                 and _is_database(path):
             shards.extend(_row_ranges(path, spec, jobs))
         elif jobs > 1 and spec != "-" and path.is_dir():
@@ -350,12 +363,12 @@ def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
     if shard.refused is not None:
         yield RefusedFile(Path(shard.spec), shard.refused)
         return
-    if shard.rows is not None:
+    if shard.rows is not None or shard.keys is not None:
         for store in iter_stores([shard.spec], options, stdin, on_store):
             if hasattr(store, "row_range"):
-                store.row_range = shard.rows
+                store.row_range, store.only_keys = shard.rows, shard.keys
                 yield store
-            elif shard.rows[0] is None:  # why the database cannot be read: said once, by the first range
+            elif not shard.continues:  # why the database cannot be read: said once, by the first range
                 yield store
         return
     if shard.start is None and not shard.in_folder:
@@ -372,18 +385,14 @@ def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
     yield store
 
 
-def sharded(specs: list[str], jobs: int | None, tables: bool = False) -> tuple[int, list[Shard]] | None:
-    """``(processes, shards)`` when the work is worth spreading over processes, else None (stay in this one).
-
-    ``tables``: also cut SQLite tables of one thread per row, for callers that merge their shards' results in
-    order (lint, report); repair commits a database from one process, so it does not ask.
-    """
+def sharded(specs: list[str], jobs: int | None) -> tuple[int, list[Shard]] | None:
+    """``(processes, shards)`` when the work is worth spreading over processes, else None (stay in this one)."""
     if "-" in specs:
         return None
     count = resolve_jobs(jobs, specs)
     if count <= 1:
         return None
-    shards = plan_shards(specs, count, tables)
+    shards = plan_shards(specs, count)
     return (count, shards) if len(shards) > 1 else None
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.screening import same_as_a_full_read
 from threadfix import dialects, parallel
 from threadfix.batch import RepairRun, RunOptions
 from threadfix.stores import StoreOptions, open_stores, settle
 from threadfix.stores.base import Settled
 from threadfix.stores.files import split_container
 from threadfix.stores.settle import CALL, OUTPUT, settles_document
-from tests.screening import same_as_a_full_read
 
 RESPONSES = dialects.get("openai-responses")
 PLAIN = settle.plain_types()
@@ -209,14 +210,12 @@ def test_a_forced_responses_dialect_still_settles(tmp_path: Path, always_screen:
     assert same_as_a_full_read(lambda: next(open_stores(str(path), options))) > 0
 
 
-@pytest.mark.parametrize("jobs", [1, 3])
+@pytest.mark.parametrize("ranges", [False, True])
 @pytest.mark.parametrize("seed", range(4))
-def test_one_thread_rows_settled_as_a_full_read_finds_them(tmp_path: Path, always_screen: None, seed: int, jobs: int,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """Also with --jobs: rows settled in row id parts, a worker each, the others read here."""
-    from threadfix import parallel
-
-    monkeypatch.setattr(parallel, "MIN_SHARD_BYTES", 1)  # parts of a few rows
+def test_one_thread_rows_settled_as_a_full_read_finds_them(tmp_path: Path, always_screen: None, seed: int,
+                                                           ranges: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Also each row id range that --jobs cuts the table into, as its worker reads it."""
+    monkeypatch.setattr(parallel, "MIN_SHARD_BYTES", 1)  # ranges of a few rows
     rng = random.Random(seed)
     path = tmp_path / "t.db"
     conn = sqlite3.connect(path, isolation_level=None)
@@ -227,8 +226,16 @@ def test_one_thread_rows_settled_as_a_full_read_finds_them(tmp_path: Path, alway
             value = rng.choice([*LINE_ODDITIES, None, 5, value.encode()])
         conn.execute("INSERT INTO threads VALUES (?, ?)", (f"t{n}", value))
     conn.close()
-    options = StoreOptions(table="threads", json_column="items", id_column="id", jobs=jobs)
-    assert same_as_a_full_read(lambda: next(open_stores(str(path), options))) > 0
+    options = StoreOptions(table="threads", json_column="items", id_column="id")
+    windows = [shard.rows for shard in parallel.plan_shards([str(path)], 3)] if ranges else [None]
+    assert len(windows) == (3 if ranges else 1)
+
+    def store_of(window: tuple[int | None, int | None] | None) -> Any:
+        store = next(open_stores(str(path), options))
+        store.row_range = window
+        return store
+
+    assert sum(same_as_a_full_read(partial(store_of, window)) for window in windows) > 0
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
@@ -270,36 +277,3 @@ def test_stdin_is_settled_and_written_back_the_same(monkeypatch: pytest.MonkeyPa
     from threadfix.stores.files import FileStore
 
     assert any(isinstance(x, Settled) for x in FileStore(None, "<stdin>", data).threads_to_repair())
-
-
-@pytest.mark.parametrize("failing", ["a worker", "starting workers"])
-def test_rows_of_one_thread_are_read_here_when_the_workers_fail(tmp_path: Path, always_screen: None,
-                                                                monkeypatch: pytest.MonkeyPatch, failing: str) -> None:
-    import os
-
-    from threadfix import parallel
-
-    parent, settles = os.getpid(), settle.settles_document
-
-    def fails_in_workers(raw: bytes) -> bool:
-        if os.getpid() != parent:
-            raise MemoryError
-        return settles(raw)
-
-    def no_processes(*args: Any, **kwargs: Any) -> Any:
-        raise OSError("no more processes")
-
-    monkeypatch.setattr(parallel, "MIN_SHARD_BYTES", 1)
-    if failing == "a worker":
-        monkeypatch.setattr(settle, "settles_document", fails_in_workers)
-    else:
-        monkeypatch.setattr(parallel, "_pool", no_processes)
-    path = tmp_path / "t.db"
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("CREATE TABLE threads (id TEXT PRIMARY KEY, items TEXT)")
-    rng = random.Random(9)
-    for n in range(30):
-        conn.execute("INSERT INTO threads VALUES (?, ?)", (f"t{n}", json.dumps(_thread(rng, n))))
-    conn.close()
-    options = StoreOptions(table="threads", json_column="items", id_column="id", jobs=2)
-    assert same_as_a_full_read(lambda: next(open_stores(str(path), options))) > 0

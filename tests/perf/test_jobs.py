@@ -286,7 +286,7 @@ def test_row_ranges_cover_the_table_and_read_what_a_whole_read_does(tmp_path_fac
     saved = parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES
     parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES = 1024, most
     try:
-        shards = parallel.plan_shards([str(path)], jobs, tables=True)
+        shards = parallel.plan_shards([str(path)], jobs)
     finally:
         parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES = saved
     assert len(shards) >= min(jobs, 2) and shards[0].rows[0] is None and shards[-1].rows[1] is None
@@ -299,11 +299,11 @@ def test_row_ranges_cover_the_table_and_read_what_a_whole_read_does(tmp_path_fac
     assert [repr(t) for t in parts] == [repr(t) for t in whole]
 
 
-def test_databases_are_cut_only_for_callers_that_ask(tmp_path, small_shards):
+def test_a_table_of_one_thread_per_row_is_cut_into_row_id_ranges(tmp_path, small_shards):
     path = _database(tmp_path / "c.db")
-    assert parallel.plan_shards([str(path)], 3) == [parallel.Shard(str(path))]  # repair commits it from one process
-    assert parallel.sharded([str(path)], 3) is None
-    assert len(parallel.sharded([str(path)], 3, tables=True)[1]) > 1
+    processes, shards = parallel.sharded([str(path)], 3)
+    assert processes == 3 and len(shards) >= 3 and all(shard.rows is not None for shard in shards)
+    assert [shard.continues for shard in shards] == [False] + [True] * (len(shards) - 1)
 
 
 def _items_database(path: Path, threads: int = 200) -> Path:
@@ -330,23 +330,27 @@ def _items_database(path: Path, threads: int = 200) -> Path:
 
 def test_a_table_of_one_item_per_row_is_not_cut(tmp_path, small_shards):
     path = _items_database(tmp_path / "items.db")
-    assert parallel.plan_shards([str(path)], 3, tables=True) == [parallel.Shard(str(path))]
+    assert parallel.plan_shards([str(path)], 3) == [parallel.Shard(str(path))]
 
 
 @pytest.mark.parametrize("layout", ["thread per row", "item per row"])
 def test_repair_of_a_database_is_the_same_in_one_and_several_processes(tmp_path, small_shards, monkeypatch, layout):
-    """Repair settles a table of one thread per row, and screens one of one item per row, in row id parts, a
-    process each, then reads the others here: the same repairs, problems (rows that are not JSON, hold no
-    thread, or no thread yet), rows and journal as one process."""
+    """Repair plans a table of one thread per row in row id ranges, a worker each, and writes here what they
+    planned; it screens one of one item per row in row id parts, a worker each, then reads the others here:
+    the same repairs, problems (rows that are not JSON, hold no thread, or no thread yet), rows and journal
+    as one process."""
     import sqlite3
 
     from threadfix.stores import settle, sqlite_screen
 
     monkeypatch.setattr(settle, "MIN_DOCUMENTS_BYTES", 0)
     monkeypatch.setattr(sqlite_screen, "PART_MIN_ROWS", 100)
-    spread = parallel.spread
-    parts = []
-    monkeypatch.setattr(parallel, "spread", lambda *a, **k: parts.append(len(a[1])) or spread(*a, **k))
+    passes = []  # (what, processes, parts) of each pass spread over processes
+    spread, run_sharded = parallel.spread, batch.run_sharded
+    monkeypatch.setattr(parallel, "spread", lambda work, tasks, jobs, **k: passes.append(("screen", jobs, len(tasks)))
+                        or spread(work, tasks, jobs, **k))
+    monkeypatch.setattr(batch, "run_sharded", lambda shards, work, jobs: passes.append(("plan", jobs, len(shards)))
+                        or run_sharded(shards, work, jobs))
     build, table, problems = {"thread per row": (_database, "conversations", 2),
                               "item per row": (_items_database, "items", 0)}[layout]
     out = {}
@@ -359,14 +363,20 @@ def test_repair_of_a_database_is_the_same_in_one_and_several_processes(tmp_path,
         rows = conn.execute(f"SELECT rowid, * FROM {table} ORDER BY rowid").fetchall()
         conn.close()
         out[jobs] = (code, stdout.replace(str(journal).encode(), b"J").replace(str(path).encode(), b"P"), rows)
-    assert parts == [3]  # one pass, in three workers (one process for --jobs 1)
+    # --jobs 1 spreads nothing; --jobs 3 plans row id ranges in three workers, or screens row id parts in
+    # three, then reads and plans the suspects in parts of their keys in three
+    if layout == "thread per row":
+        assert [(what, jobs) for what, jobs, _ in passes] == [("plan", 3)] and passes[0][2] >= 3
+    else:
+        assert [(what, jobs, parts) for what, jobs, parts in passes][0] == ("screen", 3, 3)
+        assert passes[1][:2] == ("plan", 3) and passes[1][2] >= 2 and len(passes) == 2
     assert out["1"] == out["3"]
     assert out["1"][0] == problems and orjson.loads(out["1"][1])["summary"]["changed"] > 0
 
 
 def test_lint_and_report_of_a_database_are_the_same_in_one_and_several_processes(tmp_path, small_shards):
     path = _database(tmp_path / "c.db")
-    assert len(parallel.sharded([str(path)], 3, tables=True)[1]) > 2
+    assert len(parallel.sharded([str(path)], 3)[1]) > 2
     one = _run("--jobs", "1", "lint", "--format", "json", str(path))
     three = _run("--jobs", "3", "lint", "--format", "json", str(path))
     assert one[0] == three[0] == 2  # findings, and rows that could not be read
@@ -375,3 +385,54 @@ def test_lint_and_report_of_a_database_are_the_same_in_one_and_several_processes
     one = _run("--jobs", "1", "report", "--format", "json", "--top", "50", str(path))
     three = _run("--jobs", "3", "report", "--format", "json", "--top", "50", str(path))
     assert one[:2] == three[:2] and orjson.loads(one[1])["totals"]["dangling_calls"] > 0
+
+
+@pytest.mark.parametrize("layout", ["thread per row", "item per row"])
+def test_a_worker_that_fails_leaves_the_database_as_it_was(tmp_path, small_shards, monkeypatch, capsys, layout):
+    """The table is written only once every worker has planned: a worker that fails (out of memory, say) ends
+    the run with one line and exit 2, and the table, written by no one, is byte for byte as it was."""
+    from threadfix import stores
+    from threadfix.cli import main
+
+    monkeypatch.setattr(stores.sqlite, "KEYS_PER_PART", 1)
+    path = {"thread per row": _database, "item per row": _items_database}[layout](tmp_path / "c.db")
+    before = path.read_bytes()
+    parent, plan = os.getpid(), batch.RepairRun._plan
+
+    def fails_in_workers(self, store, now):
+        if os.getpid() != parent:
+            raise MemoryError
+        return plan(self, store, now)
+
+    monkeypatch.setattr(batch.RepairRun, "_plan", fails_in_workers)
+    with pytest.raises(SystemExit) as exit_:
+        main(["--jobs", "3", "repair", "--min-age", "0", "--journal-dir", str(tmp_path / "j"), str(path)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "internal error (MemoryError)" in err and "Traceback" not in err
+    assert path.read_bytes() == before and not (tmp_path / "j").exists()
+
+
+def test_repair_of_a_table_of_one_item_per_row_to_a_new_file_in_several_processes(tmp_path, small_shards, monkeypatch):
+    """-o: the workers' plans are written to the copy, which holds what one process writes; the input is only
+    read."""
+    import sqlite3
+
+    from threadfix import stores
+
+    monkeypatch.setattr(stores.sqlite, "KEYS_PER_PART", 1)
+    monkeypatch.setattr(stores.sqlite_screen, "PART_MIN_ROWS", 100)
+    path = _items_database(tmp_path / "items.db")
+    before = path.read_bytes()
+    rows = {}
+    for jobs in ("1", "3"):
+        out = tmp_path / f"out{jobs}.db"
+        code, _, _ = _run("--jobs", jobs, "repair", "--min-age", "0", "-o", str(out), str(path))
+        assert code == 0
+        conn = sqlite3.connect(out)
+        rows[jobs] = conn.execute("SELECT rowid, * FROM items ORDER BY rowid").fetchall()
+        conn.close()
+    assert rows["1"] == rows["3"] and path.read_bytes() == before
+    conn = sqlite3.connect(path)
+    assert len(rows["1"]) > conn.execute("SELECT count(*) FROM items").fetchone()[0]  # outputs were inserted
+    conn.close()

@@ -21,10 +21,18 @@ from msgspec.structs import replace
 from tests.screening import same_as_a_full_read
 from threadfix import dialects
 from threadfix.model import Thread
-from threadfix.stores import StoreOptions, open_stores
+from threadfix.stores import StoreOptions, open_stores, sqlite
 from threadfix.stores import sqlite_screen as screen
 from threadfix.stores.base import ReadProblem, Settled
-from threadfix.stores.settle import CALL, IS_CALL, IS_OUTPUT, OUTPUT, answered_in_turn, pairs_settle, plain_types
+from threadfix.stores.settle import (
+    CALL,
+    IS_CALL,
+    IS_OUTPUT,
+    OUTPUT,
+    answered_in_turn,
+    pairs_settle,
+    plain_types,
+)
 
 RESPONSES = dialects.get("openai-responses")
 
@@ -171,6 +179,30 @@ def assert_same_as_a_full_read(path: Path, schema: str, **options: Any) -> int:
     return same_as_a_full_read(lambda: _store(path, schema, **options))
 
 
+class InParts:
+    """A store whose repair read is the parts it cuts itself into for --jobs workers, each part read as its
+    worker reads it, put back in the order repair replays them: the settled count, the parts, the problems."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def threads_to_repair(self) -> list[Any]:
+        from threadfix import parallel
+
+        parts = self.store.parts_to_repair()
+        assert parts is not None
+        assert [key for shard in parts.shards for key in shard.keys] == sorted(
+            key for shard in parts.shards for key in shard.keys)  # in key order, each once
+        read = [parts.settled] if parts.settled.count else []
+        for shard in parts.shards:
+            for store in parallel.shard_stores(shard, replace(self.store.options, jobs=1)):
+                read.extend(store.threads_to_repair())
+        return read + parts.problems
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
 @pytest.mark.parametrize("schema", sorted(SCHEMAS))
 @pytest.mark.parametrize("seed", range(6))
 def test_the_screen_settles_only_healthy_threads_and_reads_the_rest_as_a_full_read_does(tmp_path: Path, schema: str,
@@ -191,12 +223,40 @@ def test_rows_out_of_order_or_with_odd_orders(tmp_path: Path, schema: str) -> No
 def test_any_store_any_span_and_any_number_of_processes(tmp_path_factory, seed: int, odd: float, span: int,
                                                         schema: str, jobs: int) -> None:
     path = build(tmp_path_factory.mktemp("h") / "s.db", schema, seed, threads=12, odd=odd, disorder=seed % 3 == 0)
-    original = screen.SPAN, screen.PART_MIN_ROWS
-    screen.SPAN, screen.PART_MIN_ROWS = span, 1  # parts of a few rows, each in a worker
+    original = screen.SPAN, screen.PART_MIN_ROWS, sqlite.KEYS_PER_PART
+    screen.SPAN, screen.PART_MIN_ROWS, sqlite.KEYS_PER_PART = span, 1, 1  # parts of a few rows (keys), in workers
     try:
         assert_same_as_a_full_read(path, schema, jobs=jobs)
+        if jobs > 1 and _store(path, schema, jobs=jobs).parts_to_repair() is not None:
+            same_as_a_full_read(lambda: InParts(_store(path, schema, jobs=jobs)))
     finally:
-        screen.SPAN, screen.PART_MIN_ROWS = original
+        screen.SPAN, screen.PART_MIN_ROWS, sqlite.KEYS_PER_PART = original
+
+
+@pytest.mark.parametrize("schema", sorted(SCHEMAS))
+@pytest.mark.parametrize("seed", range(3))
+def test_the_parts_for_workers_read_what_a_full_read_does(tmp_path: Path, monkeypatch, schema: str, seed: int) -> None:
+    """With --jobs, the suspects' keys are cut into parts that workers read and plan: together, in order, they
+    are what a full read gives (the others settled)."""
+    monkeypatch.setattr(sqlite, "KEYS_PER_PART", 2)
+    path = build(tmp_path / "s.db", schema, seed, odd=0.5)
+    assert _store(path, schema, jobs=1).parts_to_repair() is None  # one process: nothing to cut
+    parts = _store(path, schema, jobs=2).parts_to_repair()
+    assert parts is not None and parts.shards and all(1 <= len(shard.keys) <= 2 for shard in parts.shards)
+    assert same_as_a_full_read(lambda: InParts(_store(path, schema, jobs=2))) > 0
+
+
+def test_a_table_the_screen_sends_to_a_full_read_is_not_screened_twice(tmp_path: Path, monkeypatch) -> None:
+    """When the screen finds a table better read in full, --jobs reads it in full here without walking it again."""
+    path = build(tmp_path / "s.db", "position", 3, threads=40, odd=0.6)
+    monkeypatch.setattr(screen, "SAMPLE", 2)  # more than half suspect: not Responses items, read in full
+    walks = []
+    walk = screen.walk_ends
+    monkeypatch.setattr(screen, "walk_ends", lambda *a: walks.append(1) or walk(*a))
+    store = _store(path, "position", jobs=2)
+    assert store.parts_to_repair() is None and len(walks) == 1
+    assert [repr(x) for x in store.threads_to_repair()] == [repr(x) for x in _store(path, "position").threads()]
+    assert len(walks) == 1
 
 
 def _write_rows(path: Path, rows: list[tuple[str, int, Any]]) -> Path:

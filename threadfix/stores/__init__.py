@@ -32,7 +32,7 @@ class StoreOptions(Struct, frozen=True):
     batch_size: int = 50
     #: open databases for writing (repair) rather than read-only
     writable: bool = False
-    #: processes a store may spread its own read over (repair's screen of a SQLite table)
+    #: processes a store may spread its own work over (repair of a SQLite table of one item per row)
     jobs: int = 1
 
 

@@ -35,6 +35,16 @@ class Settled(Struct, frozen=True):
     dialect: str | None = None
 
 
+class RepairParts(Struct):
+    """A store's repair cut into parts it chose itself, for ``--jobs`` workers to read and plan (see
+    :meth:`Store.parts_to_repair`): threads already known healthy, the parts in store order, and what could
+    not be read, said after them."""
+
+    settled: Settled
+    shards: list[Any]
+    problems: list[ReadProblem]
+
+
 class StoreWriter(ABC):
     """Receives changed threads in read order, then commits them all or nothing."""
 
@@ -77,6 +87,12 @@ class Store(ABC):
         items (SQLite extracting two fields per row) may give them as :class:`Settled` counts."""
         return self.threads()
 
+    def parts_to_repair(self) -> RepairParts | None:
+        """With ``--jobs``, how to plan this store's repair in worker processes when the store knows better
+        than byte or row id ranges (a table of one item per row, after its screen); None: read it through
+        :meth:`threads_to_repair`."""
+        return None
+
     @abstractmethod
     def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
         """The bytes the thread will be stored as once its items are ``new_items``."""
@@ -88,6 +104,11 @@ class Store(ABC):
     @abstractmethod
     def journal_entry(self, thread: Thread, data: bytes) -> Entry | None:
         """The undo record for replacing ``thread`` with ``data`` in place (None: nothing to undo)."""
+
+    def detached(self, thread: Thread) -> Thread:
+        """What :meth:`writer` needs of a thread planned in another process (a ``--jobs`` worker), which sends
+        this back instead of the whole thread."""
+        return Thread(thread.address, [], locator=thread.locator)
 
     def whole_bytes(self) -> bytes:
         """The store's whole content, for a thread that spans it (diffs of item-per-line files)."""

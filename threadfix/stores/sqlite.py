@@ -14,7 +14,9 @@ appended to it since. Time columns are read only for threads whose age is asked.
 :meth:`SQLiteStore.threads_to_repair`, which on a table of Responses items lets SQLite tell which threads
 need no repair and reads only the others in full (:mod:`threadfix.stores.sqlite_screen`), and settles
 the rows of one healthy thread from their items' types and call ids (:mod:`threadfix.stores.settle`). With ``--jobs``,
-lint and report may read a table of one thread per row as row id ranges, one per worker.
+a table of one thread per row is read as row id ranges, one per worker; a table of one item per row is
+screened in row id parts, one per worker, and a repair's workers then read and plan its suspects in parts
+of their keys (:meth:`SQLiteStore.parts_to_repair`). A repair's parent writes what its workers planned.
 
 **Writing** (repair) uses its own ``mode=rw`` connection and ``BEGIN IMMEDIATE`` transactions of at
 most ``batch_size`` threads (a deferred ``BEGIN`` that reads and then writes fails at once with
@@ -37,7 +39,7 @@ import os
 import sqlite3
 import tempfile
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import groupby
 from operator import itemgetter
 from pathlib import Path
@@ -52,7 +54,7 @@ from threadfix.journal import Entry, digest
 from threadfix.model import Address, Thread
 from threadfix.stores import settle, sqlite_screen
 from threadfix.stores.atomic import TEMP_PREFIX, fsync_folder
-from threadfix.stores.base import ReadProblem, Settled, Store, StoreWriter, parse_time
+from threadfix.stores.base import ReadProblem, RepairParts, Settled, Store, StoreWriter, parse_time
 from threadfix.stores.files import THREAD_KEYS, encode_document, split_container
 from threadfix.stores.sqlite_layout import Layout, Schema, connect, find_layout, q, shown, sqlite_error
 
@@ -64,6 +66,11 @@ ID_CHUNK = 5000
 STREAM_CHUNK = 1000
 #: row ids bound in one ``IN (...)`` (SQLite allowed at most 999 variables before 3.32)
 IN_CHUNK = 500
+#: a ``--jobs`` repair reads and plans a screened table's suspects in about this many parts per process (so
+#: that a slow part does not leave a core idle, and the parent holds one part's plans at a time), each of
+#: at least this many threads
+PARTS_PER_JOB = 8
+KEYS_PER_PART = 16
 CHANGED = "changed while threadfix worked on it (the app wrote to it); left alone, run again"
 #: the fields of an item row as scanned: row id, order, item bytes, thread
 _ROWID, _RAW, _THREAD = itemgetter(0), itemgetter(2), itemgetter(3)
@@ -250,6 +257,10 @@ class SQLiteStore(Store):
         #: read only the rows with ``after < row id <= through`` (None: unbounded), a ``--jobs`` worker's share;
         #: one row per item is not cut (a thread's rows are anywhere): the first share reads it all
         self.row_range: tuple[int | None, int | None] | None = None
+        #: read only these threads (by key, in this order), a ``--jobs`` worker's share of a screened table
+        self.only_keys: tuple[Any, ...] | None = None
+        #: the screen found this table better read in full (so a full read does not screen it again)
+        self._unscreened = False
 
     # ------------------------------------------------------------------ reading
 
@@ -276,6 +287,8 @@ class SQLiteStore(Store):
         try:
             if self.layout.kind == "thread":
                 yield from self._thread_rows(self._reader(), screen and self._documents_settle())
+            elif self.only_keys is not None:
+                yield from self._threads_of(self._reader(), self.only_keys)
             elif self.row_range is None or self.row_range[0] is None:
                 yield from self._item_threads(self._reader(), screen)
         except sqlite3.Error as exc:
@@ -299,43 +312,10 @@ class SQLiteStore(Store):
         return settle.worth_screening(self.dialect, size)
 
     def _thread_rows(self, conn: sqlite3.Connection, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
-        """Each row's thread; ``screen``: rows :mod:`.settle` settles as Settled (with ``--jobs``, settled in row
-        id parts, a process each: see :meth:`_settle_in_parts`)."""
+        """Each row's thread (within :attr:`row_range`); ``screen``: rows :mod:`.settle` settles as Settled."""
         settles = settle.settles_document if screen else None
-        spread = self._settle_in_parts(conn) if screen and self.row_range is None else None
-        if spread is None:
-            for rows in self._sql.thread_row_chunks(conn, self.row_range):
-                yield from self._row_threads(rows, settles)
-            return
-        settled, suspects, high = spread
-        if settled:
-            yield Settled(settled, settle.DIALECT)
-        for chunk in _chunks(suspects, IN_CHUNK):
-            rows = conn.execute(self._sql.thread_rows_in(len(chunk)), tuple(chunk)).fetchall()
-            yield from self._row_threads(sorted(rows, key=_ROWID), None)
-        for rows in self._sql.thread_row_chunks(conn, (high, None)):  # rows written since the parts were read
+        for rows in self._sql.thread_row_chunks(conn, self.row_range):
             yield from self._row_threads(rows, settles)
-
-    def _settle_in_parts(self, conn: sqlite3.Connection) -> tuple[int, list[int], int] | None:
-        """With ``--jobs``, rows of one thread are settled in row id parts of at least MIN_SHARD_BYTES, a process
-        each (msgspec's decode is most of the read): how many settled, the row ids of the others (read here in
-        full, in order), and the last row id of the parts. None: read in one pass here."""
-        if self.options.jobs < 2:
-            return None
-        from threadfix import parallel
-
-        low, high = conn.execute(self._sql.rowid_bounds).fetchone()
-        if high is None:
-            return None
-        least = (high - low + 1) * parallel.MIN_SHARD_BYTES // max(1, os.stat(self.path).st_size)
-        parts = sqlite_screen.row_parts(low, high, self.options.jobs, least)
-        if len(parts) < 2:
-            return None
-        task = _SettlePart(self.path, self._sql, self.options.busy_timeout, self.options.max_doc_bytes)
-        found = parallel.spread(task.run, parts, self.options.jobs)
-        if found is None:  # a worker failed: read here
-            return None
-        return sum(settled for settled, _ in found), [rowid for _, rowids in found for rowid in rowids], high
 
     def _row_threads(self, rows: list[tuple[Any, ...]], settles: Callable[[bytes], bool] | None
                      ) -> Iterator[Thread | ReadProblem | Settled]:
@@ -371,7 +351,7 @@ class SQLiteStore(Store):
             yield thread
 
     def _item_threads(self, conn: sqlite3.Connection, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
-        screened = self._screen(conn) if screen else None
+        screened = self._screen(conn) if screen and not self._unscreened else None
         if screened is not None:
             yield from self._threads_screened(conn, *screened)
         elif self.layout.stream_indexed:
@@ -380,10 +360,46 @@ class SQLiteStore(Store):
             yield from self._threads_by_key(conn)
         else:
             yield from self._threads_by_rowid(conn)
+        yield from self._orphans(conn)
+
+    def _orphans(self, conn: sqlite3.Connection) -> list[ReadProblem]:
+        """Rows of one item that belong to no thread, said once after the threads."""
         orphans = conn.execute(self._sql.count_orphans).fetchone()[0]
-        if orphans:
-            yield ReadProblem(f"{self.display}:{self.layout.table}", f"{orphans} row{'s have' if orphans != 1 else ' has'} "
-                              f"no {shown(self.layout.thread_column)} and belong{'' if orphans != 1 else 's'} to no thread")
+        if not orphans:
+            return []
+        return [ReadProblem(f"{self.display}:{self.layout.table}", f"{orphans} row{'s have' if orphans != 1 else ' has'} "
+                            f"no {shown(self.layout.thread_column)} and belong{'' if orphans != 1 else 's'} to no thread")]
+
+    def parts_to_repair(self) -> RepairParts | None:
+        """A table of one item per row, screened (in workers of its own), in parts of the suspects' keys, in
+        key order: reading and planning them in workers too leaves the parent only the walk for thread ends
+        and the writing (else about a third of a two-process repair's time was the parent reading and
+        planning them alone)."""
+        if self.layout.kind != "item" or self.options.jobs < 2 or self.only_keys is not None:
+            return None
+        self.mtime = _db_mtime(self.path)
+        try:
+            conn = self._reader()
+            screened = self._screen(conn)
+            self._unscreened = screened is None
+            if screened is None:
+                return None
+            settled, keys = 0, []
+            for entry in sqlite_screen.in_key_order(*screened):
+                if isinstance(entry, Settled):
+                    settled += entry.count
+                else:
+                    keys.append(entry.decode() if type(entry) is bytes else entry)
+            problems = self._orphans(conn)
+        except sqlite3.Error as exc:
+            raise sqlite_error(exc, self.display, self.options.busy_timeout) from None
+        finally:
+            self._close()
+        from threadfix.parallel import Shard
+
+        size = max(KEYS_PER_PART, -(-len(keys) // (self.options.jobs * PARTS_PER_JOB)))
+        shards = [Shard(str(self.path), keys=tuple(keys[at:at + size])) for at in range(0, len(keys), size)]
+        return RepairParts(Settled(settled, settle.DIALECT), shards, problems)
 
     def _threads_streamed(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
         """An index lists the rows in thread order: read them in chunks of whole threads (the last thread
@@ -452,12 +468,16 @@ class SQLiteStore(Store):
     def _threads_screened(self, conn: sqlite3.Connection, ends: dict[Any, int], suspects: set[Any], max_rowid: int
                           ) -> Iterator[Thread | ReadProblem | Settled]:
         """Threads in key order, as a full read gives them: suspects read in full by key, the rest counted."""
-        items_by_key = self._sql.items_by_key
         for entry in sqlite_screen.in_key_order(ends, suspects, max_rowid):
             if isinstance(entry, Settled):
                 yield entry
-                continue
-            key = entry.decode() if type(entry) is bytes else entry
+            else:
+                yield from self._threads_of(conn, (entry.decode() if type(entry) is bytes else entry,))
+
+    def _threads_of(self, conn: sqlite3.Connection, keys: Iterable[Any]) -> Iterator[Thread | ReadProblem]:
+        """The threads of these keys, read in full by key, in this order (a key with no rows any more: none)."""
+        items_by_key = self._sql.items_by_key
+        for key in keys:
             rows = conn.execute(items_by_key, (key,)).fetchall()
             if rows:
                 yield from self._item_thread(key, rows, -(2**63))
@@ -544,6 +564,12 @@ class SQLiteStore(Store):
     def writer(self, dest: Path | None = None) -> StoreWriter:
         return SQLiteWriter(self, dest)
 
+    def detached(self, thread: Thread) -> Thread:
+        """A thread's row is written only if it still holds what the plan was made from, so its bytes go too
+        (a thread of one item per row keeps its rows' in its locator)."""
+        return Thread(thread.address, [], raw=thread.raw if self.layout.kind == "thread" else b"",
+                      locator=thread.locator)
+
     def journal_entry(self, thread: Thread, data: bytes) -> Entry | None:
         layout = self.layout
         real = os.path.realpath(self.path)
@@ -600,33 +626,6 @@ def _db_mtime(path: Path) -> float | None:
         except OSError:
             pass
     return max(times) if times else None
-
-
-class _SettlePart(Struct, frozen=True):
-    """Settling the rows of one thread in a row id part, in a worker: what it needs to open its own connection."""
-
-    path: Path
-    sql: _Sql
-    busy_timeout: float
-    max_doc_bytes: int
-
-    def run(self, part: tuple[int, int]) -> tuple[int, list[int]]:
-        """How many rows of the part settle, and the row ids of the others (rows with no thread are neither)."""
-        settles, limit = settle.settles_document, self.max_doc_bytes
-        settled, others = 0, []
-        conn = connect(self.path, write=False, timeout=self.busy_timeout)
-        try:
-            for rows in self.sql.thread_row_chunks(conn, (part[0] - 1, part[1])):
-                for rowid, _, raw, kind, *_ in rows:
-                    if raw is None:
-                        continue
-                    if kind in ("text", "blob") and len(raw) <= limit and settles(raw):
-                        settled += 1
-                    else:
-                        others.append(rowid)
-            return settled, others
-        finally:
-            conn.close()
 
 
 class _Sql:
@@ -686,9 +685,6 @@ class _Sql:
         while rows:
             yield rows
             rows = conn.execute(following, (rows[-1][0], *upper, THREAD_CHUNK)).fetchall()
-
-    def thread_rows_in(self, count: int) -> str:
-        return f"{self._thread_head} WHERE {self.rowid} IN ({', '.join('?' * count)})"
 
     def items_in(self, count: int) -> str:
         return f"{self._items_head} WHERE {self.rowid} IN ({', '.join('?' * count)})"
