@@ -123,6 +123,8 @@ CASES: tuple[Case, ...] = (
          "read phase, SQLite row per thread, --jobs 2 (vs 1)", ("scan_threads",), "scan"),
     Case("scan_items_jobs2", THREADFIX, ("--jobs", "2", *SCAN, "{items_db}"),
          "read phase, SQLite row per item, --jobs 2 (vs 1)", ("scan_items",), "scan"),
+    Case("lint_items_jobs2", THREADFIX, ("--jobs", "2", *LINT, "{items_db}"),
+         "lint, SQLite row per item, --jobs 2 (vs 1)", ("lint_items",), "lint"),
     Case("lint_jsonl_auto", THREADFIX, (*LINT, "{jsonl}"), "lint, JSONL, --jobs by input size (vs --jobs 1)",
          ("lint_jsonl",), "lint"),
     Case("repair_jsonl_jobs2", THREADFIX, ("--jobs", "2", "repair", "--min-age", "0", "-o", "{out}", "{jsonl}"),
@@ -519,7 +521,7 @@ def targets(table: list[dict], manifest: dict) -> list[dict]:
                  ("lint_threads", "report_threads", "lint_items", "report_items"), None)
     big = manifest["jsonl_bytes"] >= 100 * MB
     spread = [(c, by[c]["vs"]) for c in ("scan_jsonl_jobs2", "lint_jsonl_jobs2", "report_jsonl_jobs2",
-                                         "scan_threads_jobs2", "scan_items_jobs2")
+                                         "scan_threads_jobs2", "scan_items_jobs2", "lint_items_jobs2")
               if c in by and by[c]["vs"] is not None]
     if not spread:
         add("--jobs 2 ≥ 1.6 × --jobs 1 (inputs ≥ 100 MB)", "n/a", "not measured")

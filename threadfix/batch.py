@@ -189,7 +189,7 @@ class RepairRun:
     def outcomes(self) -> Iterator[ThreadOutcome | Problem]:
         options = self.options
         jobs = 1 if "-" in self.specs else resolve_jobs(options.jobs, self.specs)  # (by size: walks folders once)
-        spread = sharded(self.specs, jobs)
+        spread = sharded(self.specs, jobs, options.store)
         try:
             if spread is not None:
                 yield from self._sharded(*spread)

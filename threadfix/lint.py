@@ -326,7 +326,7 @@ class LintRun:
 
     def results(self) -> Iterator[ThreadResult | Problem]:
         now = self.options.now if self.options.now is not None else time.time()
-        spread = sharded(self.specs, self.jobs)
+        spread = sharded(self.specs, self.jobs, self.store, by_key=True)
         if spread is None:
             found = lint_scanned(scan(self.specs, self.store, self.stdin), self.rules, self.options, now)
         else:

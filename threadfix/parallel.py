@@ -50,6 +50,8 @@ class Shard(Struct, frozen=True):
     rows: tuple[int | None, int | None] | None = None
     #: the keys of the threads to read of a SQLite table of one item per row, in order
     keys: tuple[Any, ...] | None = None
+    #: the input's last part, which says what concerns the whole input after its threads (rows of no thread)
+    last: bool = False
 
     @property
     def continues(self) -> bool:
@@ -79,9 +81,13 @@ def _size(spec: str) -> int:
     return sum(f.stat().st_size for f in path.rglob("*.json*") if f.is_file())
 
 
-def plan_shards(specs: Iterable[str], jobs: int) -> list[Shard]:
-    """Cut large JSONL files into about ``jobs`` ranges each, and large SQLite tables of one thread per row
-    into row id ranges; everything else is one shard."""
+def plan_shards(specs: Iterable[str], jobs: int, options: StoreOptions | None = None, by_key: bool = False
+                ) -> list[Shard]:
+    """Cut large JSONL files into about ``jobs`` ranges each, large SQLite tables of one thread per row into
+    row id ranges, and with ``by_key`` large tables of one item per row into runs of thread keys (lint and
+    report read every thread; repair screens such a table first, then cuts what it must read itself: see
+    :meth:`threadfix.stores.Store.parts_to_repair`); everything else is one shard. ``options``: how the
+    tables are found, as the command reads them."""
     shards: list[Shard] = []
     for spec in specs:
         path = Path(spec)
@@ -90,7 +96,7 @@ def plan_shards(specs: Iterable[str], jobs: int) -> list[Shard]:
             shards.extend(_cut(path, spec, jobs))
         elif jobs > 1 and spec != "-" and path.is_file() and path.stat().st_size >= 2 * MIN_SHARD_BYTES \
                 and _is_database(path):
-            shards.extend(_row_ranges(path, spec, jobs))
+            shards.extend(_table_parts(path, spec, jobs, options, by_key))
         elif jobs > 1 and spec != "-" and path.is_dir():
             from threadfix.stores.files import RefusedFile, open_file_stores
 
@@ -153,23 +159,30 @@ def _is_database(path: Path) -> bool:
     return is_sqlite(path)
 
 
-def _row_ranges(path: Path, spec: str, jobs: int) -> list[Shard]:
-    """A SQLite table of one thread per row, cut as a JSONL file of its size would be, into row id ranges that
-    split its first to last row id evenly (the first and last ranges unbounded, so every row is in one); a
-    table of one item per row, or a database that cannot be read here, is one shard (a worker says why)."""
+def _table_parts(path: Path, spec: str, jobs: int, options: StoreOptions | None, by_key: bool) -> list[Shard]:
+    """A SQLite table cut as a JSONL file of its size would be: one of one thread per row into row id ranges
+    that split its first to last row id evenly (the first and last ranges unbounded, so every row is in one);
+    with ``by_key``, one of one item per row into runs of its thread keys, as many threads each. Any other
+    table, or a database that cannot be read here, is one shard (a worker says why)."""
     from itertools import pairwise
 
     from threadfix.stores import StoreOptions
-    from threadfix.stores.sqlite import row_id_bounds
+    from threadfix.stores.sqlite import row_id_bounds, thread_keys
 
-    bounds = row_id_bounds(path, StoreOptions())
-    if bounds is None:
+    options = options or StoreOptions()
+    parts = _parts(path.stat().st_size, jobs)
+    bounds = row_id_bounds(path, options)
+    if bounds is not None:
+        low, high = bounds
+        cuts = sorted({low + (high - low) * k // parts for k in range(1, min(parts, high - low + 1))})
+        edges: list[int | None] = [None, *cuts, None]
+        return [Shard(spec, rows=(after, through)) for after, through in pairwise(edges)] if cuts else [Shard(spec)]
+    keys = thread_keys(path, options) if by_key else None
+    if not keys or parts < 2:
         return [Shard(spec)]
-    low, high = bounds
-    parts = min(_parts(path.stat().st_size, jobs), high - low + 1)
-    cuts = sorted({low + (high - low) * k // parts for k in range(1, parts)})
-    edges: list[int | None] = [None, *cuts, None]
-    return [Shard(spec, rows=(after, through)) for after, through in pairwise(edges)] if cuts else [Shard(spec)]
+    ends = [len(keys) * k // parts for k in range(parts + 1)]
+    return [Shard(spec, keys=tuple(keys[start:end]), last=end == len(keys)) for start, end in pairwise(ends)
+            if end > start]
 
 
 class LineLedger:
@@ -366,7 +379,7 @@ def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
     if shard.rows is not None or shard.keys is not None:
         for store in iter_stores([shard.spec], options, stdin, on_store):
             if hasattr(store, "row_range"):
-                store.row_range, store.only_keys = shard.rows, shard.keys
+                store.row_range, store.only_keys, store.last_part = shard.rows, shard.keys, shard.last
                 yield store
             elif not shard.continues:  # why the database cannot be read: said once, by the first range
                 yield store
@@ -385,14 +398,16 @@ def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
     yield store
 
 
-def sharded(specs: list[str], jobs: int | None) -> tuple[int, list[Shard]] | None:
-    """``(processes, shards)`` when the work is worth spreading over processes, else None (stay in this one)."""
+def sharded(specs: list[str], jobs: int | None, options: StoreOptions | None = None, by_key: bool = False
+            ) -> tuple[int, list[Shard]] | None:
+    """``(processes, shards)`` when the work is worth spreading over processes, else None (stay in this one);
+    ``options`` and ``by_key`` as for :func:`plan_shards`."""
     if "-" in specs:
         return None
     count = resolve_jobs(jobs, specs)
     if count <= 1:
         return None
-    shards = plan_shards(specs, count)
+    shards = plan_shards(specs, count, options, by_key)
     return (count, shards) if len(shards) > 1 else None
 
 

@@ -414,7 +414,7 @@ def report_paths(specs: list[str], options: StoreOptions = StoreOptions(), *, ke
     Each worker reports on its share of the threads; the parts are merged in input order, so the report is the
     one a single process builds.
     """
-    spread = sharded(specs, jobs)
+    spread = sharded(specs, jobs, options, by_key=True)
     if spread is None:
         return build_report(scan(specs, options, on_store=on_store), keep=keep, on_problem=on_problem,
                             progress=progress)

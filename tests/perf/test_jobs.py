@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+from functools import partial
 from itertools import pairwise
 from pathlib import Path
 
@@ -306,8 +307,9 @@ def test_a_table_of_one_thread_per_row_is_cut_into_row_id_ranges(tmp_path, small
     assert [shard.continues for shard in shards] == [False] + [True] * (len(shards) - 1)
 
 
-def _items_database(path: Path, threads: int = 200) -> Path:
-    """A table of one item per row, threads written a few rows at a time in turn (as an app's turns are)."""
+def _items_database(path: Path, threads: int = 200, odd: bool = False) -> Path:
+    """A table of one item per row, threads written a few rows at a time in turn (as an app's turns are);
+    ``odd``: also a row that is not JSON, and rows of no thread."""
     import sqlite3
 
     rng = random.Random(3)
@@ -323,6 +325,9 @@ def _items_database(path: Path, threads: int = 200) -> Path:
         del pending[key][:3]
         if not pending[key]:
             del pending[key]
+    if odd:
+        conn.execute("INSERT INTO items (thread_id, position, data) VALUES ('t7', 99, '{broken')")
+        conn.executemany("INSERT INTO items (thread_id, position, data) VALUES (NULL, 0, ?)", [("{}",), ("[]",)])
     conn.commit()
     conn.close()
     return path
@@ -374,14 +379,26 @@ def test_repair_of_a_database_is_the_same_in_one_and_several_processes(tmp_path,
     assert out["1"][0] == problems and orjson.loads(out["1"][1])["summary"]["changed"] > 0
 
 
-def test_lint_and_report_of_a_database_are_the_same_in_one_and_several_processes(tmp_path, small_shards):
-    path = _database(tmp_path / "c.db")
-    assert len(parallel.sharded([str(path)], 3)[1]) > 2
+@pytest.mark.parametrize("layout", ["thread per row", "item per row"])
+def test_lint_and_report_of_a_database_are_the_same_in_one_and_several_processes(tmp_path, small_shards, layout):
+    """Lint and report cut a table of one thread per row into row id ranges, and one of one item per row into
+    runs of thread keys: the same findings, problems (rows that cannot be read, rows of no thread, said
+    last) and report, in the same order, as one process."""
+    build, unreadable = {"thread per row": (_database, "conversations:id=t17"),
+                         "item per row": (partial(_items_database, odd=True), "items:rowid=")}[layout]
+    path = build(tmp_path / "c.db")
+    shards = parallel.sharded([str(path)], 3, by_key=True)[1]
+    assert len(shards) > 2 and all(shard.part for shard in shards)
+    if layout == "item per row":
+        assert parallel.sharded([str(path)], 3) is None  # repair screens it, then cuts it itself
+        assert [shard.last for shard in shards] == [False] * (len(shards) - 1) + [True]
     one = _run("--jobs", "1", "lint", "--format", "json", str(path))
     three = _run("--jobs", "3", "lint", "--format", "json", str(path))
     assert one[0] == three[0] == 2  # findings, and rows that could not be read
     assert one[1] == three[1] and b'"TF' in one[1]
-    assert one[2] == three[2] and "conversations:id=t17" in one[2]
+    assert one[2] == three[2] and unreadable in one[2]
+    if layout == "item per row":
+        assert [line for line in one[2].splitlines() if "error:" in line][-1].endswith("belong to no thread")
     one = _run("--jobs", "1", "report", "--format", "json", "--top", "50", str(path))
     three = _run("--jobs", "3", "report", "--format", "json", "--top", "50", str(path))
     assert one[:2] == three[:2] and orjson.loads(one[1])["totals"]["dangling_calls"] > 0
@@ -436,3 +453,17 @@ def test_repair_of_a_table_of_one_item_per_row_to_a_new_file_in_several_processe
     conn = sqlite3.connect(path)
     assert len(rows["1"]) > conn.execute("SELECT count(*) FROM items").fetchone()[0]  # outputs were inserted
     conn.close()
+
+
+def test_a_table_of_one_item_per_row_with_no_index_by_thread_is_read_in_one_process(tmp_path, small_shards):
+    """Runs of keys are read by key: with no index to find a thread by, the table is one part (a worker would
+    scan the whole table for each thread)."""
+    import sqlite3
+
+    path = _items_database(tmp_path / "items.db")
+    conn = sqlite3.connect(path)
+    conn.execute("DROP INDEX by_thread")
+    conn.commit()
+    conn.close()
+    assert parallel.sharded([str(path)], 3, by_key=True) is None
+    assert _run("--jobs", "3", "lint", "--format", "json", "--exit-zero", str(path))[0] == 0

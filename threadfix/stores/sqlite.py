@@ -238,6 +238,24 @@ def row_id_bounds(path: Path, options: Any) -> tuple[int, int] | None:
     return None if high is None else (low, high)
 
 
+def thread_keys(path: Path, options: Any) -> list[Any] | None:
+    """The thread keys of the database's table of one item per row, in key order, when an index finds its
+    threads by key (``--jobs`` cuts lint's and report's read of it into runs of keys, each read by
+    :attr:`SQLiteStore.only_keys`); None for any other table, one of more than MAX_THREADS threads or with
+    BLOB keys, or a database that cannot be read here. Threads begun after this are not read (a snapshot)."""
+    try:
+        store = open_sqlite_store(path, options)
+        if store.layout.kind != "item" or not store.layout.thread_indexed:
+            return None
+        try:
+            ends = sqlite_screen.walk_ends(store._reader(), store.layout)
+        finally:
+            store._close()
+    except (ThreadfixError, sqlite3.Error):
+        return None
+    return None if ends is None else [key.decode() if type(key) is bytes else key for key in ends]
+
+
 class SQLiteStore(Store):
     """One database table holding threads, in either layout."""
 
@@ -257,8 +275,10 @@ class SQLiteStore(Store):
         #: read only the rows with ``after < row id <= through`` (None: unbounded), a ``--jobs`` worker's share;
         #: one row per item is not cut (a thread's rows are anywhere): the first share reads it all
         self.row_range: tuple[int | None, int | None] | None = None
-        #: read only these threads (by key, in this order), a ``--jobs`` worker's share of a screened table
+        #: read only these threads (by key, in this order), a ``--jobs`` worker's share of a table of one item
+        #: per row; ``last_part``: the last share, which also says how many rows belong to no thread
         self.only_keys: tuple[Any, ...] | None = None
+        self.last_part = False
         #: the screen found this table better read in full (so a full read does not screen it again)
         self._unscreened = False
 
@@ -289,6 +309,8 @@ class SQLiteStore(Store):
                 yield from self._thread_rows(self._reader(), screen and self._documents_settle())
             elif self.only_keys is not None:
                 yield from self._threads_of(self._reader(), self.only_keys)
+                if self.last_part:
+                    yield from self._orphans(self._reader())
             elif self.row_range is None or self.row_range[0] is None:
                 yield from self._item_threads(self._reader(), screen)
         except sqlite3.Error as exc:
