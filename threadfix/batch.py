@@ -23,7 +23,7 @@ from threadfix.dialects import Dialect
 from threadfix.errors import BusyError, ExitCode, InputError, ThreadfixError
 from threadfix.journal import Entry, Journal, default_folder
 from threadfix.model import RepairPlan, Thread, ThreadIndex
-from threadfix.parallel import Shard, resolve_jobs, run_sharded, shard_stores, sharded
+from threadfix.parallel import Shard, WorkerLost, resolve_jobs, run_sharded, shard_stores, sharded
 from threadfix.repair import RepairOptions, plan_repair
 from threadfix.stores import ReadProblem, Store, StoreOptions, open_stores
 from threadfix.stores.atomic import Fingerprint
@@ -269,6 +269,8 @@ class RepairRun:
                         healthy += 1
                     else:
                         outcomes.append(outcome)
+            except WorkerLost:
+                raise  # the run's workers are gone: nothing after this can be planned
             except BusyError as exc:
                 if attempt + 1 < BUSY_ATTEMPTS:
                     time.sleep(0.2 * (attempt + 1))

@@ -11,11 +11,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from msgspec import Struct
 from msgspec.structs import replace
+
+from threadfix.errors import ThreadfixError
 
 if TYPE_CHECKING:
     from threadfix.stores import Store, StoreOptions
@@ -32,6 +35,11 @@ _COUNT_CHUNK = 1024 * 1024
 _FIND_LIMIT = 4096
 
 Result = TypeVar("Result")
+
+
+class WorkerLost(ThreadfixError):
+    """A worker process died before its part was done: the whole run stops (its part was neither read nor
+    written, and the workers' results after it will not come)."""
 
 
 class Shard(Struct, frozen=True):
@@ -319,36 +327,65 @@ def count_newlines(chunk: bytes | bytearray, end: int) -> int:
 
 
 def run_sharded(shards: list[Shard], work: Callable[[Shard], Result], jobs: int) -> Iterator[Result]:
-    """``work(shard)`` for every shard, in order; in ``jobs`` processes when there is more than one shard."""
+    """``work(shard)`` for every shard, in order; in ``jobs`` processes when there is more than one shard.
+    WorkerLost when a worker process dies (killed, out of memory) before its shard is done."""
     if jobs <= 1 or len(shards) <= 1:
         for shard in in_order(shards):
             yield work(shard)
         return
+    from concurrent.futures.process import BrokenProcessPool
+
     shards = _slotted(shards)
     ledger = LineLedger(len(shards), shared=True)  # the workers' (this process reads no range)
     with _pool(min(jobs, len(shards)), ledger) as pool:
-        yield from pool.imap(work, shards)
+        try:
+            yield from pool.map(work, shards)
+        except BrokenProcessPool:
+            raise WorkerLost("a --jobs worker process died (killed, or out of memory) before its part was done; "
+                             "the run stopped there: run again, with fewer --jobs if memory is short") from None
 
 
 def spread(work: Callable[[Any], Result], tasks: list[Any], jobs: int, shared: Any = None) -> list[Result] | None:
     """``work(task)`` for every task, in ``jobs`` worker processes, in order. ``shared`` is what every task
     reads (as :data:`shared`, in the worker): handed to each worker once, and with fork not even copied.
 
-    None when a worker failed (or no process could be started): the caller then does the work itself, where
-    an error it meets is reported as its own (an exception crossing from a worker loses SQLite's codes).
+    None when a worker failed or died (or no process could be started): the caller then does the work
+    itself, where an error it meets is reported as its own (an exception crossing from a worker loses
+    SQLite's codes).
     """
     try:
         with _pool(min(jobs, len(tasks)), shared=shared) as pool:
-            return pool.map(work, tasks, chunksize=1)
+            return list(pool.map(work, tasks))
     except Exception:  # noqa: BLE001 - see above
         return None
 
 
-def _pool(processes: int, ledger: LineLedger | None = None, shared: Any = None) -> Any:
+@contextmanager
+def _pool(processes: int, ledger: LineLedger | None = None, shared: Any = None) -> Iterator[Any]:
+    """Worker processes, stopped at once when the caller leaves early (Ctrl-C, an error, a reader that stops),
+    not waited for. A worker that dies fails the results it owed (BrokenProcessPool), where
+    multiprocessing's Pool would wait for them for ever."""
     import multiprocessing  # only when there is work to spread: it costs a few ms of every start-up
+    from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-    return context.Pool(processes, initializer=_start_worker, initargs=(ledger, shared))
+    pool = ProcessPoolExecutor(processes, mp_context=context, initializer=_start_worker, initargs=(ledger, shared))
+    try:
+        yield pool
+    except BaseException:
+        _stop(pool)
+        raise
+    pool.shutdown()
+
+
+def _stop(pool: Any) -> None:
+    """End a pool's workers now, whatever they are doing (Python 3.14's ``terminate_workers``)."""
+    workers = list((pool._processes or {}).values())  # noqa: SLF001 - no public way before 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        worker.terminate()
+    for worker in workers:
+        worker.join(5)
 
 
 #: in a worker of :func:`spread`, what its tasks share

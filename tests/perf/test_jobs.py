@@ -467,3 +467,34 @@ def test_a_table_of_one_item_per_row_with_no_index_by_thread_is_read_in_one_proc
     conn.close()
     assert parallel.sharded([str(path)], 3, by_key=True) is None
     assert _run("--jobs", "3", "lint", "--format", "json", "--exit-zero", str(path))[0] == 0
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("command", ["lint", "repair"])
+def test_a_worker_killed_outright_stops_the_run_with_one_line(tmp_path, small_shards, monkeypatch, capsys, command):
+    """A worker killed by the system (SIGKILL, the out-of-memory killer) fails the run at once with one line
+    and exit 2, instead of leaving the parent waiting for its part for ever; repair writes nothing."""
+    import signal
+
+    from threadfix import lint
+    from threadfix.cli import main
+
+    path = _store(tmp_path / "t.jsonl")
+    before = path.read_bytes()
+    parent = os.getpid()
+    module = lint if command == "lint" else batch
+
+    def killed_in_workers(shard, *args, **kwargs):
+        if os.getpid() != parent and shard.start:  # a worker, past the file's first range
+            os.kill(os.getpid(), signal.SIGKILL)
+        return parallel.shard_stores(shard, *args, **kwargs)
+
+    monkeypatch.setattr(module, "shard_stores", killed_in_workers)  # (what a worker calls, not what it is sent)
+    args = ["lint", "--format", "json"] if command == "lint" else ["repair", "--min-age", "0", "--journal-dir",
+                                                                    str(tmp_path / "j")]
+    with pytest.raises(SystemExit) as exit_:
+        main(["--jobs", "2", *args, str(path)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "worker process died" in err and "Traceback" not in err
+    assert path.read_bytes() == before  # (a journal may hold the before-images of threads never written)
