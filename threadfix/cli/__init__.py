@@ -20,7 +20,7 @@ HELP = """Repair, lint and report stored LLM chat threads whose tool calls never
 Exit codes:
   0    ok
   1    lint findings; repair --check would change something; undo refused a thread
-  2    usage, input or store error (the rest of the batch still ran)
+  2    usage, input or store error (the rest of the batch still ran); a --jobs worker killed
   75   a store was busy or changed while threadfix worked: nothing written, retry
   130  interrupted
 """
