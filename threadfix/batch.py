@@ -304,11 +304,7 @@ class RepairRun:
     def _plan(self, store: Store, now: float) -> Iterator[Planned]:
         """Read and plan every thread of a store: what happened to it, and its new bytes and undo record."""
         options = self.options
-        count = 0
         for thread in store.threads_to_repair():
-            before, count = count, count + (thread.count if isinstance(thread, Settled) else 1)
-            if self.progress is not None and count // PROGRESS_EVERY > before // PROGRESS_EVERY:
-                self.progress(store.display, count)
             if isinstance(thread, Settled):  # healthy, shown by the store without reading them whole
                 yield from repeat((_healthy(thread.dialect), None, None, None), thread.count)
                 continue
@@ -331,8 +327,12 @@ class RepairRun:
         written: dict[int, ThreadOutcome] = {}
         now = self._now()
         pending = 0  # bytes of before-images in ``entries``, not yet in the journal
+        progress, read = self.progress, 0  # (threads planned here or by --jobs workers alike)
         try:
             for outcome, thread, data, entry in planned if planned is not None else self._plan(store, now):
+                read += 1
+                if progress is not None and not read % PROGRESS_EVERY:
+                    progress(store.display, read)
                 if data is not None and writer is not None and thread is not None:
                     if entry is not None:
                         entries.append(entry)

@@ -501,3 +501,23 @@ def test_a_worker_killed_outright_stops_the_run_with_one_line(tmp_path, small_sh
     err = capsys.readouterr().err
     assert "worker process died" in err and "Traceback" not in err
     assert path.read_bytes() == before  # (a journal may hold the before-images of threads never written)
+
+
+@pytest.mark.parametrize("source", ["jsonl", "items table"])
+def test_a_repair_in_several_processes_shows_progress_as_one_does(tmp_path, small_shards, monkeypatch, source):
+    """The progress line counts the threads planned, whether here or by --jobs workers (whose parts arrive
+    as they finish), so a long --jobs repair on a terminal does not sit silent."""
+    from threadfix.stores import sqlite as sqlite_store
+
+    monkeypatch.setattr(batch, "PROGRESS_EVERY", 10)
+    monkeypatch.setattr(sqlite_store, "KEYS_PER_PART", 1)
+    path = _store(tmp_path / "t.jsonl") if source == "jsonl" else _items_database(tmp_path / "items.db")
+    seen = {}
+    for jobs in (1, 3):
+        calls = []
+        run = batch.RepairRun([str(path)], batch.RunOptions(dry_run=True, min_age=0, jobs=jobs),
+                              progress=lambda store, threads, calls=calls: calls.append(threads))
+        outcomes = list(run.outcomes())
+        assert outcomes and run.result.threads > 30
+        seen[jobs] = calls
+    assert seen[1] == seen[3] == list(range(10, len(seen[1]) * 10 + 1, 10)) and len(seen[1]) >= 3
