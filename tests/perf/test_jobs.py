@@ -51,8 +51,13 @@ def _store(path: Path, threads: int = 400, seed: int = 7) -> Path:
 
 @pytest.fixture
 def small_shards(monkeypatch):
-    """Cut files of a few KB as if they were large (into more ranges than processes), let auto pick several
-    processes, and have repair append to its journal every entry instead of every few MB."""
+    """Cut files and tables of a few KB as if they were large (into more ranges than processes; a table's
+    screen into parts of 100 rows, its suspects into parts of one key), let auto pick several processes, and
+    have repair append to its journal every entry instead of every few MB."""
+    from threadfix.stores import sqlite, sqlite_screen
+
+    monkeypatch.setattr(sqlite_screen, "PART_MIN_ROWS", 100)
+    monkeypatch.setattr(sqlite, "KEYS_PER_PART", 1)
     monkeypatch.setattr(parallel, "MIN_SHARD_BYTES", 2048)
     monkeypatch.setattr(parallel, "MAX_SHARD_BYTES", 16384)
     monkeypatch.setattr(parallel, "AUTO_MIN_BYTES", 4096)
@@ -333,6 +338,21 @@ def _items_database(path: Path, threads: int = 200, odd: bool = False) -> Path:
     return path
 
 
+#: each table layout: how to build one, its table, and repair's exit code on it (rows that cannot be read: 2)
+LAYOUTS = {"thread per row": (_database, "conversations", 2), "item per row": (_items_database, "items", 0)}
+
+
+def _rows(path: Path, table: str) -> list[tuple]:
+    """Every row of a table, row id first, in row id order."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(f"SELECT rowid, * FROM {table} ORDER BY rowid").fetchall()
+    finally:
+        conn.close()
+
+
 def test_a_table_of_one_item_per_row_is_not_cut(tmp_path, small_shards):
     path = _items_database(tmp_path / "items.db")
     assert parallel.plan_shards([str(path)], 3) == [parallel.Shard(str(path))]
@@ -344,30 +364,24 @@ def test_repair_of_a_database_is_the_same_in_one_and_several_processes(tmp_path,
     planned; it screens one of one item per row in row id parts, a worker each, then reads the others here:
     the same repairs, problems (rows that are not JSON, hold no thread, or no thread yet), rows and journal
     as one process."""
-    import sqlite3
-
-    from threadfix.stores import settle, sqlite_screen
+    from threadfix.stores import settle
 
     monkeypatch.setattr(settle, "MIN_DOCUMENTS_BYTES", 0)
-    monkeypatch.setattr(sqlite_screen, "PART_MIN_ROWS", 100)
     passes = []  # (what, processes, parts) of each pass spread over processes
     spread, run_sharded = parallel.spread, batch.run_sharded
     monkeypatch.setattr(parallel, "spread", lambda work, tasks, jobs, **k: passes.append(("screen", jobs, len(tasks)))
                         or spread(work, tasks, jobs, **k))
     monkeypatch.setattr(batch, "run_sharded", lambda shards, work, jobs: passes.append(("plan", jobs, len(shards)))
                         or run_sharded(shards, work, jobs))
-    build, table, problems = {"thread per row": (_database, "conversations", 2),
-                              "item per row": (_items_database, "items", 0)}[layout]
+    build, table, problems = LAYOUTS[layout]
     out = {}
     for jobs in ("1", "3"):
         path = build(tmp_path / f"{jobs}.db")
         code, stdout, _ = _run("--jobs", jobs, "repair", "--min-age", "0", "--format", "json",
                                "--journal-dir", str(tmp_path / f"journal{jobs}"), str(path))
         journal = next((tmp_path / f"journal{jobs}").iterdir())
-        conn = sqlite3.connect(path)
-        rows = conn.execute(f"SELECT rowid, * FROM {table} ORDER BY rowid").fetchall()
-        conn.close()
-        out[jobs] = (code, stdout.replace(str(journal).encode(), b"J").replace(str(path).encode(), b"P"), rows)
+        out[jobs] = (code, stdout.replace(str(journal).encode(), b"J").replace(str(path).encode(), b"P"),
+                     _rows(path, table))
     # --jobs 1 spreads nothing; --jobs 3 plans row id ranges in three workers, or screens row id parts in
     # three, then reads and plans the suspects in parts of their keys in three
     if layout == "thread per row":
@@ -409,10 +423,8 @@ def test_a_worker_that_fails_leaves_the_database_as_it_was(tmp_path, small_shard
     """The table is written only once every worker has planned: a worker that fails (out of memory, say) ends
     the run with one line and exit 2, and the table, written by no one, is byte for byte as it was."""
     from threadfix.cli import main
-    from threadfix.stores import sqlite as sqlite_store
 
-    monkeypatch.setattr(sqlite_store, "KEYS_PER_PART", 1)
-    path = {"thread per row": _database, "item per row": _items_database}[layout](tmp_path / "c.db")
+    path = LAYOUTS[layout][0](tmp_path / "c.db")
     before = path.read_bytes()
     parent, plan = os.getpid(), batch.RepairRun._plan
 
@@ -434,28 +446,16 @@ def test_a_worker_that_fails_leaves_the_database_as_it_was(tmp_path, small_shard
 def test_repair_of_a_database_to_a_new_file_in_several_processes(tmp_path, small_shards, monkeypatch, layout):
     """-o: the workers' plans are written to the copy, which holds what one process writes; the input is only
     read."""
-    import sqlite3
-
-    from threadfix.stores import sqlite as sqlite_store
-    from threadfix.stores import sqlite_screen
-
-    monkeypatch.setattr(sqlite_store, "KEYS_PER_PART", 1)
-    monkeypatch.setattr(sqlite_screen, "PART_MIN_ROWS", 100)
-    build, table, code = {"thread per row": (_database, "conversations", 2),
-                          "item per row": (_items_database, "items", 0)}[layout]
+    build, table, code = LAYOUTS[layout]
     path = build(tmp_path / "in.db")
     before = path.read_bytes()
     rows = {}
     for jobs in ("1", "3"):
         out = tmp_path / f"out{jobs}.db"
         assert _run("--jobs", jobs, "repair", "--min-age", "0", "-o", str(out), str(path))[0] == code
-        conn = sqlite3.connect(out)
-        rows[jobs] = conn.execute(f"SELECT rowid, * FROM {table} ORDER BY rowid").fetchall()
-        conn.close()
+        rows[jobs] = _rows(out, table)
     assert rows["1"] == rows["3"] and path.read_bytes() == before
-    conn = sqlite3.connect(path)
-    assert rows["1"] != conn.execute(f"SELECT rowid, * FROM {table} ORDER BY rowid").fetchall()  # repaired
-    conn.close()
+    assert rows["1"] != _rows(path, table)  # repaired
 
 
 def test_a_table_of_one_item_per_row_with_no_index_by_thread_is_read_in_one_process(tmp_path, small_shards):
@@ -507,10 +507,7 @@ def test_a_worker_killed_outright_stops_the_run_with_one_line(tmp_path, small_sh
 def test_a_repair_in_several_processes_shows_progress_as_one_does(tmp_path, small_shards, monkeypatch, source):
     """The progress line counts the threads planned, whether here or by --jobs workers (whose parts arrive
     as they finish), so a long --jobs repair on a terminal does not sit silent."""
-    from threadfix.stores import sqlite as sqlite_store
-
     monkeypatch.setattr(batch, "PROGRESS_EVERY", 10)
-    monkeypatch.setattr(sqlite_store, "KEYS_PER_PART", 1)
     path = _store(tmp_path / "t.jsonl") if source == "jsonl" else _items_database(tmp_path / "items.db")
     seen = {}
     for jobs in (1, 3):

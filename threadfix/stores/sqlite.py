@@ -253,7 +253,7 @@ def thread_keys(path: Path, options: Any) -> list[Any] | None:
             store._close()
     except (ThreadfixError, sqlite3.Error):
         return None
-    return None if ends is None else [key.decode() if type(key) is bytes else key for key in ends]
+    return None if ends is None else list(map(sqlite_screen.stored_key, ends))
 
 
 class SQLiteStore(Store):
@@ -399,7 +399,6 @@ class SQLiteStore(Store):
         planning them alone)."""
         if self.layout.kind != "item" or self.options.jobs < 2 or self.only_keys is not None:
             return None
-        self.mtime = _db_mtime(self.path)
         try:
             conn = self._reader()
             screened = self._screen(conn)
@@ -411,7 +410,7 @@ class SQLiteStore(Store):
                 if isinstance(entry, Settled):
                     settled += entry.count
                 else:
-                    keys.append(entry.decode() if type(entry) is bytes else entry)
+                    keys.append(entry)
             problems = self._orphans(conn)
         except sqlite3.Error as exc:
             raise sqlite_error(exc, self.display, self.options.busy_timeout) from None
@@ -494,7 +493,7 @@ class SQLiteStore(Store):
             if isinstance(entry, Settled):
                 yield entry
             else:
-                yield from self._threads_of(conn, (entry.decode() if type(entry) is bytes else entry,))
+                yield from self._threads_of(conn, (entry,))
 
     def _threads_of(self, conn: sqlite3.Connection, keys: Iterable[Any]) -> Iterator[Thread | ReadProblem]:
         """The threads of these keys, read in full by key, in this order (a key with no rows any more: none)."""
@@ -669,7 +668,6 @@ class _Sql:
             self.thread_chunk_after = f"{head} WHERE {r} > ? ORDER BY {r} LIMIT ?"
             self.thread_chunk_upto = f"{head} WHERE {r} <= ? ORDER BY {r} LIMIT ?"
             self.thread_chunk_between = f"{head} WHERE {r} > ? AND {r} <= ? ORDER BY {r} LIMIT ?"
-            self._thread_head = head
             self.thread_row = f"SELECT {ident}, CAST({js} AS BLOB), typeof({js}) FROM {t} WHERE {r} = ?"
             self.update_json = f"UPDATE {t} SET {js} = ? WHERE {r} = ?"
             return

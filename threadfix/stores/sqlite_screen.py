@@ -381,15 +381,20 @@ def walk_ends(conn: sqlite3.Connection, layout: Layout) -> dict[Any, int] | None
 
 def in_key_order(ends: dict[Any, int], suspects: set[Any], max_rowid: int) -> Iterator[Any]:
     """The walked keys in key order: suspects, and threads written to past ``max_rowid`` since the pass began,
-    as keys (to be read in full); the others as Settled counts."""
+    as keys as the table holds them (to be read in full); the others as Settled counts."""
     settled = 0
     for key, last in ends.items():
         if key in suspects or last > max_rowid:
             if settled:
                 yield Settled(settled, DIALECT)
                 settled = 0
-            yield key
+            yield stored_key(key)
         else:
             settled += 1
     if settled:
         yield Settled(settled, DIALECT)
+
+
+def stored_key(key: Any) -> Any:
+    """A walked or screened key as the table holds it: the screen reads text keys as bytes."""
+    return key.decode() if type(key) is bytes else key
