@@ -476,19 +476,20 @@ def test_a_table_of_one_item_per_row_with_no_index_by_thread_is_read_in_one_proc
 @pytest.mark.parametrize("command", ["lint", "repair"])
 def test_a_worker_killed_outright_stops_the_run_with_one_line(tmp_path, small_shards, monkeypatch, capsys, command):
     """A worker killed by the system (SIGKILL, the out-of-memory killer) fails the run at once with one line
-    and exit 2, instead of leaving the parent waiting for its part for ever; repair writes nothing."""
+    and exit 2, instead of leaving the parent waiting for its part for ever; repair writes nothing, and does
+    not go on to the next input (whose plans would come from the same, broken, workers)."""
     import signal
 
     from threadfix import lint
     from threadfix.cli import main
 
-    path = _store(tmp_path / "t.jsonl")
-    before = path.read_bytes()
+    path, other = _store(tmp_path / "t.jsonl"), _store(tmp_path / "u.jsonl", seed=8)
+    before = path.read_bytes(), other.read_bytes()
     parent = os.getpid()
     module = lint if command == "lint" else batch
 
     def killed_in_workers(shard, *args, **kwargs):
-        if os.getpid() != parent and shard.start:  # a worker, past the file's first range
+        if os.getpid() != parent and shard.start and shard.spec == str(path):  # past the first file's first range
             os.kill(os.getpid(), signal.SIGKILL)
         return parallel.shard_stores(shard, *args, **kwargs)
 
@@ -496,11 +497,11 @@ def test_a_worker_killed_outright_stops_the_run_with_one_line(tmp_path, small_sh
     args = ["lint", "--format", "json"] if command == "lint" else ["repair", "--min-age", "0", "--journal-dir",
                                                                     str(tmp_path / "j")]
     with pytest.raises(SystemExit) as exit_:
-        main(["--jobs", "2", *args, str(path)])
+        main(["--jobs", "2", *args, str(path), str(other)])
     assert exit_.value.code == 2
     err = capsys.readouterr().err
-    assert "worker process died" in err and "Traceback" not in err
-    assert path.read_bytes() == before  # (a journal may hold the before-images of threads never written)
+    assert "worker process died" in err and "Traceback" not in err and "internal error" not in err
+    assert (path.read_bytes(), other.read_bytes()) == before  # (a journal may hold before-images never written)
 
 
 @pytest.mark.parametrize("source", ["jsonl", "items table"])
@@ -518,3 +519,38 @@ def test_a_repair_in_several_processes_shows_progress_as_one_does(tmp_path, smal
         assert outcomes and run.result.threads > 30
         seen[jobs] = calls
     assert seen[1] == seen[3] == list(range(10, len(seen[1]) * 10 + 1, 10)) and len(seen[1]) >= 3
+
+
+def test_a_table_named_on_the_command_line_is_the_one_cut(tmp_path, small_shards):
+    """Where a database holds two tables of threads, finding one takes the command's --table: the table named
+    is cut for the workers (with the defaults neither is found, and the database stays in one process)."""
+    import sqlite3
+
+    path = _database(tmp_path / "two.db")
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE other (id TEXT PRIMARY KEY, items TEXT, updated_at TEXT)")
+    conn.execute("INSERT INTO other SELECT * FROM conversations")
+    conn.commit()
+    conn.close()
+    assert parallel.sharded([str(path)], 3) is None
+    processes, shards = parallel.sharded([str(path)], 3, StoreOptions(table="conversations"))
+    assert processes == 3 and len(shards) >= 3 and all(shard.rows is not None for shard in shards)
+    one = _run("--jobs", "1", "lint", "--format", "json", "--table", "conversations", str(path))
+    three = _run("--jobs", "3", "lint", "--format", "json", "--table", "conversations", str(path))
+    assert one == three and one[0] == 2 and b'"TF' in one[1]
+
+
+def test_a_dry_runs_workers_send_back_outcomes_only(tmp_path, small_shards):
+    """What a dry run's parent never writes (new bytes, the thread they replace) does not cross the pipe."""
+    path = _store(tmp_path / "t.jsonl")
+    shards = parallel.in_order(parallel.plan_shards([str(path)], 2))
+    assert len(shards) > 2
+    sent = {}
+    for dry_run in (False, True):
+        options = batch.RunOptions(dry_run=dry_run, min_age=0, output=tmp_path / "out.jsonl")
+        sent[dry_run] = [kept for shard in shards for kept in batch._plan_shard(shard, options=options, now=0)[1]]
+    changed = [(outcome.address, outcome.plan) for outcome, thread, data, _ in sent[False] if data is not None]
+    assert changed and all(thread is not None for _, thread, data, _ in sent[False] if data is not None)
+    assert [(outcome.address, outcome.plan) for outcome, _, _, _ in sent[True]
+            if getattr(outcome, "status", None) == "would_repair"] == changed
+    assert all(thread is None and data is None and entry is None for _, thread, data, entry in sent[True])
