@@ -80,6 +80,61 @@ def test_small_run_does_not_import_pydantic_or_rich(args: tuple[str, ...]) -> No
     assert not imported(modules, "rich")
 
 
+@pytest.mark.parametrize("args", [
+    ("lint", "--max-doc-mb", "3"),
+    ("--jobs", "1", "--color", "never", "report", "--top", "3"),
+    ("-j", "1", "--traceback", "repair", "--dry-run", "--min-age", "0"),
+])
+def test_a_run_registers_only_its_own_command(args: tuple[str, ...]) -> None:
+    """Typer builds every registered command's options on each run: the others are not even imported."""
+    command = next(arg for arg in args if arg in COMMANDS)
+    _, modules = run_threadfix(*args, str(SAMPLE))
+    assert "threadfix.batch" in modules  # the command did run
+    assert {name for name in modules if name.rpartition(".")[2] in COMMANDS and name.startswith("threadfix.cli.")} \
+        == {f"threadfix.cli.{command}"}
+
+
+def listed_commands(help_text: str) -> list[str]:
+    return [line.split()[0] for line in help_text[help_text.index("Commands:"):].splitlines()[1:] if line.startswith("  ")]
+
+
+@pytest.mark.parametrize("args", [("--help",), ("--help", "lint"), ("-j", "2", "-h", "lint")])
+def test_root_help_still_lists_every_command(args: tuple[str, ...]) -> None:
+    out, _ = run_threadfix(*args)
+    assert listed_commands(out) == sorted(COMMANDS), out
+
+
+def test_bare_threadfix_prints_the_help_on_stderr_and_exits_2() -> None:
+    """As click does for a group run with no arguments: the help itself, not an error line that quotes it."""
+    done = subprocess.run([sys.executable, "-m", "threadfix"], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("Usage: ") and "[OPTIONS] COMMAND" in done.stderr and "\\x0a" not in done.stderr
+    assert listed_commands(done.stderr) == sorted(COMMANDS)
+
+
+def test_a_mistyped_command_is_matched_against_every_command(capsys) -> None:
+    from threadfix.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--color", "never", "repiar", "x"])
+    assert exited.value.code == 2
+    assert "No such command 'repiar'. Did you mean 'repair', 'report'?" in capsys.readouterr().err
+
+
+@given(st.lists(st.sampled_from(["--jobs", "-j", "2", "--color", "never", "--traceback", "--", "-h", "--help",
+                                 "--jobs=2", "-j2", "--version", *COMMANDS, "x.json", "lnit"]), max_size=6))
+def test_the_command_found_is_the_one_click_runs(args: list[str]) -> None:
+    """Found before click parses, the name must be the word click takes for the command (None, which registers
+    every command, is always safe). Help for the root: test_root_help_still_lists_every_command."""
+    from threadfix.cli import command_named
+
+    named = command_named(args)
+    if named is not None:
+        context = ROOT.make_context("threadfix", list(args), resilient_parsing=True)
+        words = context._protected_args if hasattr(context, "_protected_args") else context.protected_args  # click < 8.2
+        assert words[:1] == [named]
+
+
 def test_no_record_type_is_a_dataclass() -> None:
     """Records are msgspec Structs: Python 3.11 generates a dataclass's methods from source at import, about
     a millisecond each, and a small run imports some 40 records."""
@@ -128,6 +183,8 @@ def every_parameter() -> list[tuple[object, object, object]]:
 
 
 PARAMETERS = every_parameter()
+#: the root command with every command registered
+ROOT = typer.main.get_command(app)
 
 
 @needs_typer_coercion

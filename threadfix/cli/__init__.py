@@ -26,12 +26,22 @@ Exit codes:
 """
 
 
+#: the commands, each registered on ``app`` by importing its module (``threadfix.cli.<name>``)
+COMMANDS = ("dialects", "lint", "repair", "report", "rules", "undo")
+#: the options before the command that take a value: what follows them is not the command's name
+_VALUED_ROOT_OPTIONS = frozenset(("--color", "--jobs", "-j"))
+
+
 class _Group(typer.core.TyperGroup):
     """The ``threadfix`` command as typer builds it, its and its subcommands' options read without pydantic."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         read_plainly(self)  # typer hands over the subcommands, built, to this constructor
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        """Help lists the commands by name, whichever were registered first."""
+        return sorted(self.commands)
 
 
 app = typer.Typer(
@@ -115,8 +125,32 @@ def use_color(stream_is_terminal: bool) -> bool:
     return stream_is_terminal
 
 
-def _register() -> None:
-    from threadfix.cli import commands  # noqa: F401 - registers every command on ``app``
+def _register(args: list[str] | None = None) -> None:
+    """Register the command ``args`` run, or every command when they name none (help, a mistyped name).
+
+    Typer builds every registered command's options on each run; building the five a run does not use, and
+    importing their modules, was a tenth of a small run's start-up.
+    """
+    import importlib
+
+    named = None if args is None else command_named(args)
+    for name in COMMANDS if named is None else (named,):
+        importlib.import_module(f"threadfix.cli.{name}")
+
+
+def command_named(args: list[str]) -> str | None:
+    """The command ``args`` run, or None when they ask for the root's help or name no known command."""
+    after_value = False
+    for arg in args:
+        if after_value:
+            after_value = False
+        elif arg in _VALUED_ROOT_OPTIONS:
+            after_value = True
+        elif arg in ("-h", "--help", "--"):
+            return None
+        elif not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
@@ -125,7 +159,7 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning every failure into one line and a documented exit code."""
-    _register()
+    _register(argv if argv is not None else sys.argv[1:])
     _name_stdout()
     if os.name == "posix":
         signal.signal(signal.SIGTERM, _on_sigterm)
@@ -146,9 +180,12 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit as exc:
         code = exc.code
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
-        aborts, usage_errors = _click_exception_types()
+        aborts, usage_errors, help_asked = _click_exception_types()
         if isinstance(exc, aborts):
             code = ExitCode.INTERRUPTED
+        elif isinstance(exc, help_asked):  # a bare ``threadfix``: the help, on stderr, as click would print it
+            sys.stderr.write(exc.format_message() + "\n")
+            code = ExitCode.ERROR
         elif isinstance(exc, usage_errors):
             error_line(None, f"{exc.format_message()} (see --help)")
             code = ExitCode.ERROR
@@ -207,20 +244,21 @@ def _name_stdout() -> None:
                                   errors=out.errors, line_buffering=out.line_buffering)
 
 
-def _click_exception_types() -> tuple[tuple[type, ...], tuple[type, ...]]:
-    """Abort and usage-error classes of click and of the copy of click that newer typer bundles."""
+def _click_exception_types() -> tuple[tuple[type, ...], ...]:
+    """Abort, usage-error and no-arguments-so-help classes of click and of the copy of click that newer typer
+    bundles."""
     import importlib
 
-    aborts: list[type] = []
-    usage: list[type] = []
+    found: tuple[list[type], ...] = ([], [], [])
     for name in ("typer._click.exceptions", "click.exceptions", "typer.exceptions"):
         try:
             module = importlib.import_module(name)
         except ImportError:
             continue
-        aborts.extend(getattr(module, attr) for attr in ("Abort",) if hasattr(module, attr))
-        usage.extend(getattr(module, attr) for attr in ("ClickException",) if hasattr(module, attr))
-    return tuple(aborts), tuple(usage)
+        for kinds, attr in zip(found, ("Abort", "ClickException", "NoArgsIsHelpError")):
+            if hasattr(module, attr):
+                kinds.append(getattr(module, attr))
+    return tuple(map(tuple, found))
 
 
 def _silence_stdout() -> None:
