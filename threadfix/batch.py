@@ -69,6 +69,7 @@ class ThreadOutcome(Struct):
     message: str | None = None
     before: bytes | None = None
     after: bytes | None = None
+    #: seconds since the thread last changed, when ``min_age`` asked (None at 0, or when nothing tells)
     age: float | None = None
 
 
@@ -385,13 +386,15 @@ class RepairRun:
         address = str(thread.address)
         if not plan:
             return ThreadOutcome(address, dialect.name, plan, "healthy"), None
-        changed = thread.last_changed()
-        # a time in the future (clock skew) counts as "just now": recent, unless --min-age is 0
-        age = None if changed is None else max(0.0, now - changed)
-        if age is not None and options.min_age > 0 and age < options.min_age:
-            return ThreadOutcome(address, dialect.name, plan, "recent",
-                                 f"changed {format_age(age)} ago, under --min-age; its calls may still be running",
-                                 age=age), None
+        age = None
+        if options.min_age > 0:  # (at 0 every thread is old enough: no lookup, a query a thread on item tables)
+            changed = thread.last_changed()
+            # a time in the future (clock skew) counts as "just now": recent
+            age = None if changed is None else max(0.0, now - changed)
+            if age is not None and age < options.min_age:
+                return ThreadOutcome(address, dialect.name, plan, "recent",
+                                     f"changed {format_age(age)} ago, under --min-age; its calls may still be running",
+                                     age=age), None
         try:
             data = store.encode(thread, dialect.apply(thread.items, plan))
         except MALFORMED as exc:

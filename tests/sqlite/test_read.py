@@ -208,6 +208,20 @@ def test_item_rows_time_columns_give_the_thread_age(tmp_path: Path, capsys) -> N
     assert "agent_messages:session_id=old#1: add error output for stuck_1" in out
 
 
+def test_min_age_zero_looks_up_no_thread_time(tmp_path: Path, capsys, monkeypatch) -> None:
+    """At --min-age 0 every thread is old enough: an item table is not asked each stuck thread's time."""
+    db = create(tmp_path / "a.db", "agents", {"a": stuck(1), "b": stuck(2)})
+    asked: list[object] = []
+    real = sqlite_store.SQLiteStore._thread_time
+    monkeypatch.setattr(sqlite_store.SQLiteStore, "_thread_time", lambda self, thread: asked.append(1) or real(self, thread))
+    code, out, err = run_cli(["repair", "--dry-run", "--min-age", "0", str(db)], capsys)
+    assert code == 0, err
+    assert "session_id=a#1: add error output for stuck_1" in out and "session_id=b#1: add error output for stuck_2" in out
+    assert not asked
+    run_cli(["repair", "--dry-run", "--min-age", "1s", str(db)], capsys)
+    assert len(asked) == 2
+
+
 def test_without_time_columns_the_database_file_time_counts(tmp_path: Path, capsys) -> None:
     db = tmp_path / "c.db"
     conn = sqlite3.connect(db)
