@@ -604,7 +604,16 @@ def header(data: Path, manifest: dict, repeat: int) -> str:
     return (f"store {data}: {manifest['jsonl_bytes'] / MB:,.1f} MB JSONL, {c['threads']:,} threads, "
             f"{c['items']:,} items, {c['dangling_calls']:,} dangling calls in {c['stuck_threads']:,} threads\n"
             f"python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs, "
-            f"{repeat} rounds, medians")
+            f"{repeat} rounds, medians"
+            + ("\nnote: threadfix is installed editable (pip install -e) in this Python: its import hook runs at "
+               "every start-up, python_bare's included, which an install by pip install . does not" * installed_editable()))
+
+
+def installed_editable() -> bool:
+    """Whether this Python has threadfix installed editable: start-up figures then include its hook's imports."""
+    import site
+
+    return any(next(Path(folder).glob("__editable__*threadfix*.pth"), None) for folder in site.getsitepackages())
 
 
 # -------------------------------------------------------------------------------------- driver
