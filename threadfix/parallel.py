@@ -175,17 +175,15 @@ def _table_parts(path: Path, spec: str, jobs: int, options: StoreOptions | None,
     from itertools import pairwise
 
     from threadfix.stores import StoreOptions
-    from threadfix.stores.sqlite import row_id_bounds, thread_keys
+    from threadfix.stores.sqlite import table_cut
 
-    options = options or StoreOptions()
     parts = _parts(path.stat().st_size, jobs)
-    bounds = row_id_bounds(path, options)
+    bounds, keys = table_cut(path, options or StoreOptions(), by_key)
     if bounds is not None:
         low, high = bounds
         cuts = sorted({low + (high - low) * k // parts for k in range(1, min(parts, high - low + 1))})
         edges: list[int | None] = [None, *cuts, None]
         return [Shard(spec, rows=(after, through)) for after, through in pairwise(edges)] if cuts else [Shard(spec)]
-    keys = thread_keys(path, options) if by_key else None
     if not keys or parts < 2:
         return [Shard(spec)]
     ends = [len(keys) * k // parts for k in range(parts + 1)]

@@ -220,40 +220,30 @@ def open_sqlite_store(path: Path, options: Any) -> SQLiteStore:
     return SQLiteStore(path, display, layout, options, detected)
 
 
-def row_id_bounds(path: Path, options: Any) -> tuple[int, int] | None:
-    """The first and last row ids of the database's table of one thread per row, as ``options`` find it; None
-    for a table of one item per row, an empty table, or a database that cannot be read here (``--jobs``
-    cuts the first kind into row id ranges, each read by :attr:`SQLiteStore.row_range`)."""
+def table_cut(path: Path, options: Any, by_key: bool) -> tuple[tuple[int, int] | None, list[Any] | None]:
+    """What ``--jobs`` cuts the database's table by, as ``options`` find it, the database opened once:
+
+    - one thread per row: its first and last row ids, cut into row id ranges (:attr:`SQLiteStore.row_range`);
+    - with ``by_key``, one item per row with an index that finds its threads by key: the thread keys in key
+      order, cut into runs of keys for lint and report (:attr:`SQLiteStore.only_keys`); threads begun after
+      this are not read (a snapshot);
+
+    (None, None) for any other table, an empty one, one of more than MAX_THREADS threads or with BLOB keys,
+    or a database that cannot be read here (a worker says why)."""
     try:
         store = open_sqlite_store(path, options)
-        if store.layout.kind != "thread":
-            return None
-        conn = store._reader()
         try:
-            low, high = conn.execute(store._sql.rowid_bounds).fetchone()
+            if store.layout.kind == "thread":
+                low, high = store._reader().execute(store._sql.rowid_bounds).fetchone()
+                return (None if high is None else (low, high)), None
+            if by_key and store.layout.thread_indexed:
+                ends = sqlite_screen.walk_ends(store._reader(), store.layout)
+                return None, None if ends is None else list(map(sqlite_screen.stored_key, ends))
+            return None, None
         finally:
             store._close()
     except (ThreadfixError, sqlite3.Error):
-        return None
-    return None if high is None else (low, high)
-
-
-def thread_keys(path: Path, options: Any) -> list[Any] | None:
-    """The thread keys of the database's table of one item per row, in key order, when an index finds its
-    threads by key (``--jobs`` cuts lint's and report's read of it into runs of keys, each read by
-    :attr:`SQLiteStore.only_keys`); None for any other table, one of more than MAX_THREADS threads or with
-    BLOB keys, or a database that cannot be read here. Threads begun after this are not read (a snapshot)."""
-    try:
-        store = open_sqlite_store(path, options)
-        if store.layout.kind != "item" or not store.layout.thread_indexed:
-            return None
-        try:
-            ends = sqlite_screen.walk_ends(store._reader(), store.layout)
-        finally:
-            store._close()
-    except (ThreadfixError, sqlite3.Error):
-        return None
-    return None if ends is None else list(map(sqlite_screen.stored_key, ends))
+        return None, None
 
 
 class SQLiteStore(Store):
