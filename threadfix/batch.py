@@ -81,6 +81,19 @@ class Problem(Struct):
     exit_code: ExitCode = ExitCode.ERROR
 
 
+class Repeats:
+    """Tells a problem that repeats the one before it word for word. An input that vanished, or turned
+    unreadable, after it was cut for ``--jobs`` is met by the worker of each of its parts: one problem, said once."""
+
+    def __init__(self) -> None:
+        self.last: Problem | None = None
+
+    def repeated(self, problem: Problem) -> bool:
+        same = problem == self.last
+        self.last = problem
+        return same
+
+
 class RunResult(Struct):
     threads: int = 0
     changed: int = 0

@@ -30,7 +30,7 @@ import orjson
 from msgspec import Struct, field
 
 from threadfix import dialects
-from threadfix.batch import MALFORMED, PROGRESS_EVERY, Problem, Scanned, not_in_format, scan, scan_stores
+from threadfix.batch import MALFORMED, PROGRESS_EVERY, Problem, Repeats, Scanned, not_in_format, scan, scan_stores
 from threadfix.dialects import Dialect, Violation
 from threadfix.errors import ExitCode
 from threadfix.failures import Arguments, read_arguments
@@ -332,8 +332,11 @@ class LintRun:
         else:
             work = partial(_lint_shard, options=self.options, store=self.store, now=now)
             found = (result for results in run_sharded(spread[1], work, spread[0]) for result in results)
+        repeats = Repeats()
         for result in found:
             if isinstance(result, Problem):
+                if spread is not None and repeats.repeated(result):
+                    continue
                 self.summary.problems.append(result)
                 yield result
                 continue

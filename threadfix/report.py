@@ -28,7 +28,7 @@ from typing import Any
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from threadfix.batch import PROGRESS_EVERY, Problem, Scanned, scan, scan_stores
+from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, scan, scan_stores
 from threadfix.dialects import Dialect
 from threadfix.failures import clip, info
 from threadfix.failures.classify import classify, output_text
@@ -421,9 +421,12 @@ def report_paths(specs: list[str], options: StoreOptions = StoreOptions(), *, ke
     report = Report(keep=keep)
     work = partial(_report_shard, options=options, keep=keep)
     processes, shards = spread
+    repeats = Repeats()
     for shard, (part, problems) in zip(shards, run_sharded(shards, work, processes)):
         for problem in problems:
-            if on_problem is not None:
+            if repeats.repeated(problem):
+                part.totals.unreadable -= 1  # (its worker counted it too)
+            elif on_problem is not None:
                 on_problem(problem)
         report.merge(part)
         if progress is not None:

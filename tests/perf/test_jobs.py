@@ -554,3 +554,36 @@ def test_a_dry_runs_workers_send_back_outcomes_only(tmp_path, small_shards):
     assert [(outcome.address, outcome.plan) for outcome, _, _, _ in sent[True]
             if getattr(outcome, "status", None) == "would_repair"] == changed
     assert all(thread is None and data is None and entry is None for _, thread, data, entry in sent[True])
+
+
+@pytest.mark.parametrize("source", ["jsonl", "thread per row", "item per row"])
+@pytest.mark.parametrize("command", ["lint", "report"])
+def test_an_input_gone_after_it_was_cut_is_one_problem(tmp_path, small_shards, monkeypatch, capsys, source, command):
+    """Every worker reading a part of an input that vanished after the cut meets the same error: it is said, and
+    counted, once, as one process says it."""
+    import json
+
+    from threadfix.cli import main
+
+    path = {"jsonl": lambda: _store(tmp_path / "t.jsonl"), "thread per row": lambda: _database(tmp_path / "t.db"),
+            "item per row": lambda: _items_database(tmp_path / "i.db")}[source]()
+    real_plan = parallel.plan_shards
+
+    def cut_then_gone(*args, **kwargs):
+        shards = real_plan(*args, **kwargs)
+        assert len([shard for shard in shards if shard.spec == str(path)]) > 2
+        path.unlink()
+        return shards
+
+    monkeypatch.setattr(parallel, "plan_shards", cut_then_gone)
+    with pytest.raises(SystemExit) as exit_:
+        main(["--jobs", "2", command, "--format", "json", str(path)])
+    assert exit_.value.code == 2
+    out, err = capsys.readouterr()
+    said = [line for line in err.splitlines() if line.startswith("threadfix: error:")]
+    assert len(said) == 1 and said[0].startswith(f"threadfix: error: {path}: no such file"), err
+    if command == "report":
+        assert json.loads(out)["totals"]["unreadable"] == 1
+    else:
+        assert err.rstrip().endswith("; 1 input error") and json.loads(out)["summary"]["problems"] == [
+            {"where": str(path), "message": said[0].rpartition(": ")[2], "exit_code": 2}]
