@@ -129,7 +129,7 @@ def _register(args: list[str] | None = None) -> None:
     """Register the command ``args`` run, or every command when they name none (help, a mistyped name).
 
     Typer builds every registered command's options on each run; building the five a run does not use, and
-    importing their modules, was a tenth of a small run's start-up.
+    importing their modules, cost about 4 ms of a small run's start-up.
     """
     import importlib
 
