@@ -868,8 +868,9 @@ def batches(seed: int, workers: int, limit: int | None) -> Iterator[Batch]:
     """
     _use_corpus(seed)
     ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-    with ctx.Pool(workers, initializer=_init_worker) as pool:
-        in_flight: deque = deque()
+    pool = ctx.Pool(workers, initializer=_init_worker)
+    in_flight: deque = deque()
+    try:
         next_index = 0
         while True:
             while len(in_flight) < 2 * workers and (limit is None or next_index < limit):
@@ -879,6 +880,14 @@ def batches(seed: int, workers: int, limit: int | None) -> Iterator[Batch]:
             if not in_flight:
                 return
             yield in_flight.popleft().get()
+    finally:
+        # When the caller stops early, the few batches still in flight are waited for and the pool is closed as
+        # after normal work: Pool.terminate(), which leaving a ``with`` block calls, once hung the generator for
+        # good, its task handler waiting for a queue lock with the workers gone.
+        for result in in_flight:
+            result.wait()
+        pool.close()
+        pool.join()
 
 
 def _take(batch: Batch, written: int, limit_bytes: int | None) -> int:
