@@ -492,12 +492,14 @@ class _Parts:
 
 
 def _replay(parts: Iterable[tuple[int, list[Planned]] | None]) -> Iterator[Planned]:
-    """The workers' plans of one file, in order (healthy threads as one shared outcome each)."""
+    """The workers' plans of one input, in order (healthy threads as one shared outcome each)."""
+    repeats = Repeats()
     for part in parts:
         assert part is not None
         healthy, kept = part
         yield from repeat((_healthy(None), None, None, None), healthy)
-        yield from kept
+        yield from (planned for planned in kept
+                    if not (isinstance(planned[0], Problem) and repeats.repeated(planned[0])))
 
 
 @cache

@@ -415,9 +415,7 @@ def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
         for store in iter_stores([shard.spec], options, stdin, on_store):
             if hasattr(store, "row_range"):
                 store.row_range, store.only_keys, store.last_part = shard.rows, shard.keys, shard.last
-                yield store
-            elif not shard.continues:  # why the database cannot be read: said once, by the first range
-                yield store
+            yield store  # (or why the database cannot be read: each part says it, the parent once in a row)
         return
     if shard.start is None and not shard.in_folder:
         yield from iter_stores([shard.spec], options, stdin, on_store)

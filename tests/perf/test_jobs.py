@@ -587,3 +587,37 @@ def test_an_input_gone_after_it_was_cut_is_one_problem(tmp_path, small_shards, m
     else:
         assert err.rstrip().endswith("; 1 input error") and json.loads(out)["summary"]["problems"] == [
             {"where": str(path), "message": said[0].rpartition(": ")[2], "exit_code": 2}]
+
+
+@pytest.mark.parametrize("command", ["lint", "report", "repair"])
+def test_a_database_unreadable_only_for_later_parts_is_still_said(tmp_path, small_shards, monkeypatch, capsys, command):
+    """The first part read, the later ones could not open the database: the rows they hold were not read, and
+    the run must say so (once), not end as if the whole table had been read."""
+    import json
+
+    from threadfix import lint, report
+    from threadfix.cli import main
+
+    path = _database(tmp_path / "t.db")
+    module = {"lint": lint, "report": report, "repair": batch}[command]
+    real_iter_stores = batch.iter_stores
+
+    def later_parts_cannot_open(shard, *args, **kwargs):
+        if not shard.continues:
+            return parallel.shard_stores(shard, *args, **kwargs)
+        batch.iter_stores = lambda specs, *a, **k: iter([batch.Problem(specs[0], "unable to open database file")])
+        try:
+            return list(parallel.shard_stores(shard, *args, **kwargs))
+        finally:
+            batch.iter_stores = real_iter_stores
+
+    monkeypatch.setattr(module, "shard_stores", later_parts_cannot_open)
+    args = ["repair", "--dry-run", "--min-age", "0"] if command == "repair" else [command, "--format", "json"]
+    with pytest.raises(SystemExit) as exit_:
+        main(["--jobs", "2", *args, str(path)])
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2, err
+    assert [line for line in err.splitlines() if line.startswith("threadfix: error:")] == [
+        f"threadfix: error: {path}: unable to open database file"]
+    if command == "report":
+        assert json.loads(out)["totals"]["unreadable"] == 1
