@@ -601,12 +601,14 @@ def check_line(table: list[dict]) -> str:
 
 def header(data: Path, manifest: dict, repeat: int) -> str:
     c = manifest["counts"]
-    return (f"store {data}: {manifest['jsonl_bytes'] / MB:,.1f} MB JSONL, {c['threads']:,} threads, "
+    text = (f"store {data}: {manifest['jsonl_bytes'] / MB:,.1f} MB JSONL, {c['threads']:,} threads, "
             f"{c['items']:,} items, {c['dangling_calls']:,} dangling calls in {c['stuck_threads']:,} threads\n"
             f"python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs, "
-            f"{repeat} rounds, medians"
-            + ("\nnote: threadfix is installed editable (pip install -e) in this Python: its import hook runs at "
-               "every start-up, python_bare's included, which an install by pip install . does not" * installed_editable()))
+            f"{repeat} rounds, medians")
+    if installed_editable():
+        text += ("\nnote: threadfix is installed editable (pip install -e) in this Python: its import hook runs at "
+                 "every start-up, python_bare's included, which an install by pip install . does not")
+    return text
 
 
 def installed_editable() -> bool:

@@ -43,3 +43,16 @@ def test_every_case_is_warmed_with_the_store_file_it_reads() -> None:
     for case in run.CASES:
         assert set(by_name[case.name]) <= set(run.STORE_FILES)
         assert (len(by_name[case.name]) == 1) == case.per_store, case.name
+
+
+def test_the_header_says_when_threadfix_is_installed_editable(tmp_path, monkeypatch) -> None:
+    """An editable install's import hook runs at every start-up: the figures must say they include it."""
+    import site
+
+    run = benchmark_store.script("run")
+    manifest = {"jsonl_bytes": 10**6, "counts": {"threads": 1, "items": 2, "dangling_calls": 0, "stuck_threads": 0}}
+    monkeypatch.setattr(site, "getsitepackages", lambda: [str(tmp_path)])
+    (tmp_path / "__editable__.other-1.0.pth").write_text("")
+    assert not run.installed_editable() and "editable" not in run.header(tmp_path, manifest, 1)
+    (tmp_path / "__editable__.threadfix-0.1.0.pth").write_text("")
+    assert run.installed_editable() and "installed editable" in run.header(tmp_path, manifest, 1)
