@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,8 @@ from threadfix.errors import InputError, StoreError
 
 FORMAT = "threadfix-journal"
 VERSION = 1
+#: bytes of a before-image base64-encoded at a time (a multiple of 3: the slices' encodings join up)
+BASE64_SLICE = 3 * 2**18
 
 
 def name_token() -> str:
@@ -51,14 +53,20 @@ class Entry(Struct, frozen=True):
     #: how to find the thread again: {"line": N} for a JSONL line, {} for a whole file, row keys for SQLite
     locator: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> bytes:
-        import base64
+    def json_parts(self) -> Iterator[bytes]:
+        """The entry as one JSON line, in pieces: the before-image is base64-encoded a slice at a time, so a
+        large thread is never held over again whole (encoded, then as text, then as the line)."""
+        import binascii
 
-        return orjson.dumps({
+        head = orjson.dumps({
             "store": self.store, "path": self.path, "address": self.address, "locator": self.locator,
-            "before": base64.b64encode(self.before).decode("ascii"), "before_sha256": digest(self.before),
-            "after_sha256": self.after_sha256,
+            "before_sha256": digest(self.before), "after_sha256": self.after_sha256,
         })
+        yield head[:-1] + b',"before":"'  # (base64 needs no JSON escaping)
+        before = memoryview(self.before)
+        for at in range(0, len(before), BASE64_SLICE):
+            yield binascii.b2a_base64(before[at:at + BASE64_SLICE], newline=False)
+        yield b'"}\n'
 
     @classmethod
     def from_json(cls, value: dict[str, Any]) -> Entry:
@@ -99,7 +107,7 @@ class Journal:
             self.path = path
             header = {"format": FORMAT, "version": VERSION, "created": stamp, "argv": self.argv}
             try:
-                self._append([orjson.dumps(header)])
+                self._append([(orjson.dumps(header) + b"\n",)])
             except StoreError:  # a journal without its header is no journal: start afresh next time
                 self.close()
                 self.path = None
@@ -117,10 +125,11 @@ class Journal:
             return
         if self._fd is None:
             self._create()
-        self._append([entry.to_json() for entry in entries])
+        self._append(entry.json_parts() for entry in entries)
 
-    def _append(self, lines: list[bytes]) -> None:
-        """Append whole lines and sync; on failure cut the journal back to its last whole entry.
+    def _append(self, lines: Iterable[Iterable[bytes]]) -> None:
+        """Append whole lines, each given in pieces, and sync; on failure cut the journal back to its last whole
+        entry.
 
         A half-written entry would otherwise sit in front of the next store's entries, and ``undo`` refuses
         a journal with a damaged line in the middle.
@@ -130,10 +139,11 @@ class Journal:
                              str(self.path))
         start = os.lseek(self._fd, 0, os.SEEK_END)
         try:
-            for line in lines:  # one line at a time: a batch of large before-images is not copied whole
-                view = memoryview(line + b"\n")
-                while view:
-                    view = view[os.write(self._fd, view):]
+            for line in lines:  # a piece at a time: a batch of large before-images is never copied whole
+                for piece in line:
+                    view = memoryview(piece)
+                    while view:
+                        view = view[os.write(self._fd, view):]
             os.fsync(self._fd)
         except OSError as exc:
             try:
