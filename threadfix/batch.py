@@ -25,9 +25,10 @@ from threadfix.journal import Entry, Journal, default_folder
 from threadfix.model import RepairPlan, Thread, ThreadIndex
 from threadfix.parallel import Shard, WorkerLost, resolve_jobs, run_sharded, shard_stores, sharded
 from threadfix.repair import RepairOptions, plan_repair
+from threadfix.spill import SpillList
 from threadfix.stores import ReadProblem, Store, StoreOptions, open_stores
 from threadfix.stores.atomic import Fingerprint
-from threadfix.stores.base import Settled
+from threadfix.stores.base import Settled, StoreWriter
 from threadfix.stores.files import FileStore, RefusedFile
 
 DEFAULT_MIN_AGE = 600.0
@@ -35,6 +36,8 @@ BUSY_ATTEMPTS = 3
 PROGRESS_EVERY = 256
 #: before-images held in memory before they are appended to the journal
 JOURNAL_BATCH_BYTES = 2 * 1024 * 1024
+#: about what a held outcome of a changed thread costs in memory, its bytes for --diff aside (measured: 2 KB)
+OUTCOME_BYTES = 2048
 
 
 class RunOptions(Struct, frozen=True):
@@ -271,49 +274,62 @@ class RepairRun:
                             ) -> Iterator[ThreadOutcome | Problem]:
         """Outcomes are held back until the store committed, so a retried store is reported once.
 
-        Healthy threads are only counted, so a store of millions of threads costs no memory here.
+        Healthy threads are only counted, and the other outcomes wait on disk past a budget (:class:`_Held`),
+        so a store of millions of threads, however many of them change, costs flat memory here.
         """
         for attempt in range(BUSY_ATTEMPTS):
-            outcomes: list[ThreadOutcome | Problem] = []
-            healthy = 0
+            held = _Held()
             try:
                 # a retry reads the store again here: the workers' plans are of what it held before
-                for outcome in self._store(store, planned() if planned is not None and attempt == 0 else None):
-                    if isinstance(outcome, ThreadOutcome) and outcome.status == "healthy":
-                        healthy += 1
-                    else:
-                        outcomes.append(outcome)
+                self._store(store, held, planned() if planned is not None and attempt == 0 else None)
             except WorkerLost:
+                held.close()
                 raise  # the run's workers are gone: nothing after this can be planned
             except BusyError as exc:
-                if attempt + 1 < BUSY_ATTEMPTS:
-                    time.sleep(0.2 * (attempt + 1))
-                    continue
-                outcomes, healthy = [Problem(exc.where or store.display, exc.message, ExitCode.BUSY)], 0
+                if not held.durable:  # nothing was written: the store can be read again from the start
+                    held.close()
+                    if attempt + 1 < BUSY_ATTEMPTS:
+                        time.sleep(0.2 * (attempt + 1))
+                        continue
+                    held = _Held()
+                # else part of it is written: what was, and what was not, is reported, not read again
+                held.add(Problem(exc.where or store.display, exc.message, ExitCode.BUSY))
             except ThreadfixError as exc:
-                if store.all_or_nothing:  # the store was not written: nothing in it may be reported as repaired
-                    outcomes = [_not_written(o) for o in outcomes]
-                outcomes.append(Problem(exc.where or store.display, exc.message, exc.exit_code))
-            self.result.threads += healthy
-            self._count(outcomes)
-            yield from outcomes
+                held.unwritten = store.all_or_nothing  # nothing in it may be reported as repaired
+                held.add(Problem(exc.where or store.display, exc.message, exc.exit_code))
+            except BaseException:
+                held.close()
+                raise
+            yield from self._report(held)
             return
 
-    def _count(self, outcomes: list[ThreadOutcome | Problem]) -> None:
-        for outcome in outcomes:
-            if isinstance(outcome, Problem):
-                self.result.problems.append(outcome)
-                continue
-            self.result.threads += 1
-            self.result.skipped_calls += len(outcome.plan.skips)
-            if outcome.status == "recent":
-                self.result.recent += 1
-            if outcome.status == "left_alone":
-                self.result.left_alone += 1
-            if outcome.status in ("repaired", "would_repair"):
-                self.result.changed += 1
-                for edit in outcome.plan.edits:
-                    self.result.edits[edit.action.value] = self.result.edits.get(edit.action.value, 0) + 1
+    def _report(self, held: _Held) -> Iterator[ThreadOutcome | Problem]:
+        """Count a committed store's outcomes into the result, then give them out, in read order."""
+        try:
+            self.result.threads += held.healthy
+            for outcome in held.outcomes:
+                if held.unwritten:
+                    outcome = _not_written(outcome)
+                self._count(outcome)
+                yield outcome
+        finally:
+            held.close()
+
+    def _count(self, outcome: ThreadOutcome | Problem) -> None:
+        result = self.result
+        if isinstance(outcome, Problem):
+            result.problems.append(outcome)
+            return
+        result.threads += 1
+        result.skipped_calls += len(outcome.plan.skips)
+        if outcome.status == "recent":
+            result.recent += 1
+        if outcome.status == "left_alone":
+            result.left_alone += 1
+        if outcome.status in ("repaired", "would_repair"):
+            result.changed += 1
+            for edit in outcome.plan.edits:
+                result.edits[edit.action.value] = result.edits.get(edit.action.value, 0) + 1
 
     def _plan(self, store: Store, now: float) -> Iterator[Planned]:
         """Read and plan every thread of a store: what happened to it, and its new bytes and undo record."""
@@ -331,22 +347,29 @@ class RepairRun:
                 entry = store.journal_entry(thread, data)
             yield outcome, thread, data, entry
 
-    def _store(self, store: Store, planned: Iterable[Planned] | None = None) -> Iterator[ThreadOutcome | Problem]:
-        """Plan the store's threads (or take ``planned``, a ``--jobs`` workers' plans), then journal and commit:
-        the one write path of every repair."""
+    def _store(self, store: Store, held: _Held, planned: Iterable[Planned] | None = None) -> None:
+        """Plan the store's threads (or take ``planned``, a ``--jobs`` workers' plans) into ``held``, journal them
+        and write them: the one write path of every repair.
+
+        A writer that writes as it goes (a database, in short transactions) is handed the changes as soon as
+        their before-images are in the journal, so it holds a batch of threads, not every changed one.
+        """
         options = self.options
         writer = None if options.dry_run else store.writer(options.output)
         entries: list[Entry] = []
-        #: outcomes of the threads handed to the writer, by thread, to correct those it left alone
-        written: dict[int, ThreadOutcome] = {}
+        #: where the outcome of each thread handed to the writer is held, by thread, to correct those it leaves alone
+        written: dict[int, int] = {}
         now = self._now()
         pending = 0  # bytes of before-images in ``entries``, not yet in the journal
+        busy = 0  # threads the writer left alone because someone else changed them
         progress, read = self.progress, 0  # (threads planned here or by --jobs workers alike)
+        plans = planned if planned is not None else self._plan(store, now)
         try:
-            for outcome, thread, data, entry in planned if planned is not None else self._plan(store, now):
+            for outcome, thread, data, entry in plans:
                 read += 1
                 if progress is not None and not read % PROGRESS_EVERY:
                     progress(store.display, read)
+                at = held.add(outcome)
                 if data is not None and writer is not None and thread is not None:
                     if entry is not None:
                         entries.append(entry)
@@ -355,23 +378,42 @@ class RepairRun:
                             self._journal(entries)
                             pending = 0
                     writer.replace(thread, data)
-                    written[id(thread)] = outcome
-                yield outcome
+                    written[id(thread)] = at
+                    if writer.due():
+                        self._journal(entries)  # every before-image is synced before the store changes
+                        pending = 0
+                        busy += self._write(writer, held, written, writer.flush)
             if writer is not None:
-                self._journal(entries)  # every before-image is synced before the store changes
-                try:
-                    committed = writer.commit()
-                finally:
-                    busy = _left_alone(writer.unwritten(), written)
-                if isinstance(committed, bytes):
-                    self.result.stdout = committed
+                self._journal(entries)
+                busy += self._write(writer, held, written, writer.commit)
                 if busy:
-                    yield Problem(store.display, f"{busy} thread{'s' if busy != 1 else ''} changed while threadfix "
-                                  "worked on them and were left alone; run again", ExitCode.BUSY)
+                    held.add(Problem(store.display, f"{busy} thread{'s' if busy != 1 else ''} changed while "
+                                     "threadfix worked on them and were left alone; run again", ExitCode.BUSY))
         except BaseException:
+            close = getattr(plans, "close", None)
+            if close is not None:  # the read stops here, not whenever its generator is collected (a retry reads on)
+                close()
             if writer is not None:
                 writer.abort()
             raise
+
+    def _write(self, writer: StoreWriter, held: _Held, written: dict[int, int], write: Callable[[], Any]) -> int:
+        """Have the writer write what it holds (``write``: flush or commit), then mark the outcomes of the threads it
+        left alone; how many of those someone else had changed."""
+        try:
+            committed = write()
+            if isinstance(committed, bytes):
+                self.result.stdout = committed
+        finally:
+            held.durable = held.durable or writer.durable
+            busy = 0
+            for thread, error in writer.unwritten():
+                at = written.get(id(thread))
+                if at is not None:
+                    held.outcomes.update(at, partial(_left_alone, message=error.message))
+                busy += error.exit_code == ExitCode.BUSY
+            written.clear()  # (the writer let go of those threads: their ids may be reused)
+        return busy
 
     def _journal(self, entries: list[Entry]) -> None:
         """Append ``entries`` to this run's journal (created on first use), then forget them."""
@@ -508,15 +550,37 @@ def _healthy(dialect: str | None) -> ThreadOutcome:
     return ThreadOutcome("", dialect, RepairPlan(), "healthy")
 
 
-def _left_alone(unwritten: list[tuple[Thread, ThreadfixError]], written: dict[int, ThreadOutcome]) -> int:
-    """Mark the threads a writer did not write as left alone; how many of them someone else had changed."""
-    busy = 0
-    for thread, error in unwritten:
-        outcome = written.get(id(thread))
-        if outcome is not None:
-            outcome.status, outcome.message = "left_alone", error.message
-        busy += error.exit_code == ExitCode.BUSY
-    return busy
+def _left_alone(outcome: ThreadOutcome | Problem, message: str) -> ThreadOutcome | Problem:
+    """A thread's outcome once the writer did not write it."""
+    if isinstance(outcome, Problem):
+        return outcome
+    return replace(outcome, status="left_alone", message=message)
+
+
+class _Held:
+    """One store's outcomes, held back until it is committed: healthy threads counted, the rest in read order."""
+
+    def __init__(self) -> None:
+        self.healthy = 0
+        self.outcomes: SpillList[ThreadOutcome | Problem] = SpillList()
+        #: some of the store's changes are durable: it is not read again after a busy error
+        self.durable = False
+        #: the store was not written (a failed atomic commit): nothing in it may be reported as repaired
+        self.unwritten = False
+
+    def add(self, outcome: ThreadOutcome | Problem) -> int:
+        """Hold ``outcome``; where it is held (-1 for a healthy thread, only counted)."""
+        if isinstance(outcome, ThreadOutcome):
+            if outcome.status == "healthy":
+                self.healthy += 1
+                return -1
+            weight = OUTCOME_BYTES + len(outcome.before or b"") + len(outcome.after or b"")
+        else:
+            weight = OUTCOME_BYTES
+        return self.outcomes.append(outcome, weight)
+
+    def close(self) -> None:
+        self.outcomes.close()
 
 
 #: what a dialect raises on items that are not in its format (it reads untrusted JSON)

@@ -46,11 +46,27 @@ class RepairParts(Struct):
 
 
 class StoreWriter(ABC):
-    """Receives changed threads in read order, then commits them all or nothing."""
+    """Receives changed threads in read order, then commits them: all or nothing (a file's atomic swap), or
+    as it goes, in short transactions (a database)."""
+
+    #: some of the changes are durable already, before :meth:`commit`
+    durable: bool = False
 
     @abstractmethod
     def replace(self, thread: Thread, data: bytes) -> None:
         """Put ``data`` (the thread's new encoding) in place of the thread."""
+
+    def due(self) -> bool:
+        """Whether the changes handed over so far should be written now (:meth:`flush`), before more are read.
+
+        A writer that writes as it goes says so once it holds a batch, so that it never holds every changed
+        thread of a large store; its caller first puts their before-images in the journal.
+        """
+        return False
+
+    def flush(self) -> Any:
+        """Write the changes handed over so far (only when :meth:`due` said so)."""
+        return None
 
     @abstractmethod
     def commit(self) -> Any:
@@ -61,10 +77,11 @@ class StoreWriter(ABC):
         """Drop everything not yet committed."""
 
     def unwritten(self) -> list[tuple[Thread, ThreadfixError]]:
-        """Threads :meth:`commit` left alone, and why (a BusyError: someone else changed it meanwhile).
+        """Threads :meth:`flush` or :meth:`commit` left alone since this was last asked, and why (a BusyError:
+        someone else changed it meanwhile).
 
-        A store that writes threads one by one (SQLite) re-checks each at commit time; the others write
-        all or nothing and have none.
+        A store that writes threads one by one (SQLite) re-checks each as it writes it; the others write all
+        or nothing and have none.
         """
         return []
 

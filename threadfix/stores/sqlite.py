@@ -71,6 +71,9 @@ IN_CHUNK = 500
 #: at least this many threads
 PARTS_PER_JOB = 8
 KEYS_PER_PART = 16
+#: new JSON queued for writing before a batch is written, however few threads hold it (a changed thread is
+#: held whole until then, its items decoded: several times these bytes)
+FLUSH_BYTES = 4 * 1024 * 1024
 CHANGED = "changed while threadfix worked on it (the app wrote to it); left alone, run again"
 #: the fields of an item row as scanned: row id, order, item bytes, thread
 _ROWID, _RAW, _THREAD = itemgetter(0), itemgetter(2), itemgetter(3)
@@ -294,19 +297,22 @@ class SQLiteStore(Store):
 
     def _read(self, screen: bool) -> Iterator[Thread | ReadProblem | Settled]:
         self.mtime = _db_mtime(self.path)
+        conn = None
         try:
+            conn = self._reader()
             if self.layout.kind == "thread":
-                yield from self._thread_rows(self._reader(), screen and self._documents_settle())
+                yield from self._thread_rows(conn, screen and self._documents_settle())
             elif self.only_keys is not None:
-                yield from self._threads_of(self._reader(), self.only_keys)
+                yield from self._threads_of(conn, self.only_keys)
                 if self.last_part:
-                    yield from self._orphans(self._reader())
+                    yield from self._orphans(conn)
             elif self.row_range is None or self.row_range[0] is None:
-                yield from self._item_threads(self._reader(), screen)
+                yield from self._item_threads(conn, screen)
         except sqlite3.Error as exc:
             raise sqlite_error(exc, self.display, self.options.busy_timeout) from None
         finally:
-            self._close()
+            if conn is not None and conn is self._conn:  # (a read left unfinished must not close a later one's)
+                self._close()
 
     def _address(self, column: str | None, key: Any) -> Address:
         return Address(self.display, key=f"{self.layout.table}:{column or 'rowid'}={_label(key)}")
@@ -845,41 +851,72 @@ class _ItemWrite:
 
 
 class SQLiteWriter(StoreWriter):
-    """Queues changed threads; :meth:`commit` writes them in short ``BEGIN IMMEDIATE`` transactions.
+    """Writes changed threads in short ``BEGIN IMMEDIATE`` transactions of ``--batch-size`` threads, as they
+    come (:meth:`due`, :meth:`flush`): it holds one batch of threads, never every changed one of the store.
 
     With ``dest`` (``-o``), the database is first copied with SQLite's online backup (a consistent
     snapshot of a live database), the changes are written to the copy, and the copy is renamed into
-    place; the original is only read.
+    place at :meth:`commit`; the original is only read.
     """
 
     def __init__(self, store: SQLiteStore, dest: Path | None = None) -> None:
         self.store = store
         self.dest = dest
         self.queue: list[tuple[Thread, bytes]] = []
+        #: bytes of new JSON in the queue (a few huge threads make a batch too)
+        self.queued_bytes = 0
+        self.written = 0
         self._unwritten: list[tuple[Thread, ThreadfixError]] = []
         self._conn: sqlite3.Connection | None = None
         self._temp: str | None = None
 
+    @property
+    def durable(self) -> bool:  # type: ignore[override]
+        """In place, every committed batch is; a copy (``-o``) is nothing until it is renamed into place."""
+        return self.written > 0 and self.dest is None
+
     def replace(self, thread: Thread, data: bytes) -> None:
         self.store._prepare(thread)
         self.queue.append((thread, data))
+        self.queued_bytes += len(data)
+
+    def due(self) -> bool:
+        return len(self.queue) >= max(1, self.store.options.batch_size) or self.queued_bytes >= FLUSH_BYTES
 
     def unwritten(self) -> list[tuple[Thread, ThreadfixError]]:
-        return list(self._unwritten)
+        unwritten, self._unwritten = self._unwritten, []
+        return unwritten
+
+    def flush(self) -> bool:
+        """Write the queued threads now; True when some were written."""
+        pending, self.queue, self.queued_bytes = self.queue, [], 0
+        before = self.written
+        if pending:
+            self._write(pending)
+        return self.written > before
 
     def commit(self) -> bool:
-        if not self.queue and self.dest is None:
-            return False
+        try:
+            if self.queue or (self.dest is not None and self._conn is None):  # (-o: the copy, changed or not)
+                self._write(self.queue)
+                self.queue = []
+            self._finish()
+        finally:
+            self.abort()
+        return self.written > 0 or self.dest is not None
+
+    def _write(self, pending: list[tuple[Thread, bytes]]) -> None:
+        """Write ``pending`` in transactions of ``--batch-size`` threads; a thread that cannot be written (changed
+        by the app meanwhile, refused by the table) is rolled back alone and left for :meth:`unwritten`."""
         store = self.store
         timeout = store.options.busy_timeout
         where = str(self.dest) if self.dest is not None else store.display
-        pending = list(self.queue)
+        size = max(1, store.options.batch_size)
         batch: list[tuple[Thread, bytes]] = []
-        written = 0
         try:
-            conn = self._open()
+            conn = self._conn if self._conn is not None else self._open()
             while pending:
-                batch, pending = pending[:max(1, store.options.batch_size)], pending[max(1, store.options.batch_size):]
+                batch, pending = pending[:size], pending[size:]
                 conn.execute("BEGIN IMMEDIATE")
                 done = 0
                 for thread, data in batch:
@@ -894,9 +931,8 @@ class SQLiteWriter(StoreWriter):
                         self._unwritten.append((thread, exc))
                     conn.execute("RELEASE threadfix")
                 conn.execute("COMMIT")
-                written += done
+                self.written += done
                 batch = []
-            self._finish()
         except BaseException as exc:
             self._rollback()
             error = sqlite_error(exc, where, timeout) if isinstance(exc, sqlite3.Error) else None
@@ -906,9 +942,6 @@ class SQLiteWriter(StoreWriter):
             if error is not None:
                 raise error from None
             raise
-        finally:
-            self.abort()
-        return written > 0 or self.dest is not None
 
     def _open(self) -> sqlite3.Connection:
         store = self.store
