@@ -56,3 +56,20 @@ def test_the_header_says_when_threadfix_is_installed_editable(tmp_path, monkeypa
     assert not run.installed_editable() and "editable" not in run.header(tmp_path, manifest, 1)
     (tmp_path / "__editable__.threadfix-0.1.0.pth").write_text("")
     assert run.installed_editable() and "installed editable" in run.header(tmp_path, manifest, 1)
+
+
+def test_the_database_repair_check_tells_a_repaired_copy_from_the_original(tmp_path) -> None:
+    data = tmp_path / "store"
+    data.mkdir()
+    manifest = benchmark_store.generator().generate(data, threads=120, seed=5, workers=1)
+    dangling = len(manifest["dangling"])
+    assert dangling
+    run = benchmark_store.script("run")
+    for name in ("threads.sqlite", "items.sqlite"):
+        source, out = data / name, tmp_path / f"out-{name}"
+        done = subprocess.run([sys.executable, "-m", "threadfix", "--jobs", "1", "repair", "--min-age", "0", "-o", str(out),
+                               str(source)], capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+        assert run.check_repair_db(source, out, manifest) == "ok"
+        assert run.check_repair_db(source, source, manifest) == f"dangling calls left: {dangling}; items lost: {dangling}"
+        assert run.check_repair_db(source, tmp_path / "none.sqlite", manifest) == "no output database none.sqlite"
