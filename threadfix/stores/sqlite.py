@@ -851,7 +851,7 @@ class _ItemWrite:
 
 
 class SQLiteWriter(StoreWriter):
-    """Writes changed threads in short ``BEGIN IMMEDIATE`` transactions of ``--batch-size`` threads, as they
+    """Writes changed threads in short ``BEGIN IMMEDIATE`` transactions of ``batch_size`` threads (50), as they
     come (:meth:`due`, :meth:`flush`): it holds one batch of threads, never every changed one of the store.
 
     With ``dest`` (``-o``), the database is first copied with SQLite's online backup (a consistent
@@ -906,7 +906,7 @@ class SQLiteWriter(StoreWriter):
         return self.written > 0 or self.dest is not None
 
     def _write(self, pending: list[tuple[Thread, bytes]]) -> None:
-        """Write ``pending`` in transactions of ``--batch-size`` threads; a thread that cannot be written (changed
+        """Write ``pending`` in transactions of ``batch_size`` threads; a thread that cannot be written (changed
         by the app meanwhile, refused by the table) is rolled back alone and left for :meth:`unwritten`."""
         store = self.store
         timeout = store.options.busy_timeout
