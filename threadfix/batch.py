@@ -516,8 +516,8 @@ def _plan_shard(shard: Shard, *, options: RunOptions, now: float) -> tuple[int, 
 
 
 class _Parts:
-    """The workers' plans of one input's shards, taken from the pool as they are needed: the parent holds one
-    shard's plans at a time, however large the input."""
+    """The workers' plans of one input's shards, taken from the pool as they are needed: the parent holds a few
+    shards' plans at a time (see :func:`threadfix.parallel._ahead`), however large the input."""
 
     def __init__(self, planned: Iterator[tuple[int, list[Planned]] | None], count: int) -> None:
         self.planned = planned

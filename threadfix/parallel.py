@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -23,6 +25,8 @@ from threadfix.errors import ThreadfixError
 if TYPE_CHECKING:
     from threadfix.stores import Store, StoreOptions
 
+#: shards handed to the workers ahead of the one the parent is taking, per process (the rest wait, unread)
+AHEAD_PER_PROCESS = 2
 #: below this much input, one process is faster than starting workers
 AUTO_MIN_BYTES = 64 * 1024 * 1024
 #: a shard is at least this big (smaller files are not cut)
@@ -335,12 +339,32 @@ def run_sharded(shards: list[Shard], work: Callable[[Shard], Result], jobs: int)
 
     shards = _slotted(shards)
     ledger = LineLedger(len(shards), shared=True)  # the workers' (this process reads no range)
-    with _pool(min(jobs, len(shards)), ledger) as pool:
+    processes = min(jobs, len(shards))
+    with _pool(processes, ledger) as pool:
         try:
-            yield from pool.map(work, shards)
+            yield from _ahead(pool, work, shards, AHEAD_PER_PROCESS * processes)
         except BrokenProcessPool:
             raise WorkerLost("a --jobs worker process died (killed, or out of memory) before its part was done; "
                              "the run stopped there: run again, with fewer --jobs if memory is short") from None
+
+
+def _ahead(pool: Any, work: Callable[[Shard], Result], shards: list[Shard], ahead: int) -> Iterator[Result]:
+    """``pool.map(work, shards)``, with at most ``ahead`` shards handed out and not yet taken by the caller.
+
+    ``map`` hands out every shard at once, so when the caller is the slower side (repair writing what the
+    workers planned) the results of a whole input pile up in this process. Shards are handed out in order,
+    so a range's worker never waits on the line count of a range not yet handed out.
+    """
+    queued: deque[Any] = deque()
+    waiting = iter(shards)
+    for shard in islice(waiting, ahead):
+        queued.append(pool.submit(work, shard))
+    while queued:
+        result = queued.popleft().result()
+        shard = next(waiting, None)
+        if shard is not None:
+            queued.append(pool.submit(work, shard))  # (before the caller takes its time over this result)
+        yield result
 
 
 def spread(work: Callable[[Any], Result], tasks: list[Any], jobs: int, shared: Any = None) -> list[Result] | None:

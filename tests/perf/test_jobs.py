@@ -621,3 +621,29 @@ def test_a_database_unreadable_only_for_later_parts_is_still_said(tmp_path, smal
         f"threadfix: error: {path}: unable to open database file"]
     if command == "report":
         assert json.loads(out)["totals"]["unreadable"] == 1
+
+
+def test_shards_are_handed_out_a_few_ahead_of_the_parent_in_order() -> None:
+    """The parent takes results in order and no more than ``ahead`` shards are out at once, however slow it is:
+    when it writes what the workers planned, their results must not pile up in it."""
+    from concurrent.futures import Future
+
+    class Pool:
+        def __init__(self) -> None:
+            self.submitted = 0
+
+        def submit(self, work, shard):
+            self.submitted += 1
+            done: Future = Future()
+            done.set_result(work(shard))
+            return done
+
+    for ahead in (1, 2, 4):
+        for count in (0, 1, 3, 10):
+            pool = Pool()
+            taken, out = [], []
+            for result in parallel._ahead(pool, lambda shard: shard * 10, list(range(count)), ahead):
+                taken.append(result)
+                out.append(pool.submitted - len(taken))  # handed out, not yet taken, while the parent works
+            assert taken == [n * 10 for n in range(count)]
+            assert max(out, default=0) == min(ahead, count - 1 if count else 0)

@@ -67,10 +67,13 @@ STREAM_CHUNK = 1000
 #: row ids bound in one ``IN (...)`` (SQLite allowed at most 999 variables before 3.32)
 IN_CHUNK = 500
 #: a ``--jobs`` repair reads and plans a screened table's suspects in about this many parts per process (so
-#: that a slow part does not leave a core idle, and the parent holds one part's plans at a time), each of
+#: that a slow part does not leave a core idle, and the parent holds a few parts' plans at a time), each of
 #: at least this many threads
 PARTS_PER_JOB = 8
 KEYS_PER_PART = 16
+#: and of at most this many: the parent holds the plans of a few parts at a time (each changed thread's rows
+#: come with them), so parts must not grow with the table
+MAX_KEYS_PER_PART = 64
 #: new JSON queued for writing before a batch is written, however few threads hold it (a changed thread is
 #: held whole until then, its items decoded: several times these bytes)
 FLUSH_BYTES = 4 * 1024 * 1024
@@ -414,7 +417,7 @@ class SQLiteStore(Store):
             self._close()
         from threadfix.parallel import Shard
 
-        size = max(KEYS_PER_PART, -(-len(keys) // (self.options.jobs * PARTS_PER_JOB)))
+        size = min(MAX_KEYS_PER_PART, max(KEYS_PER_PART, -(-len(keys) // (self.options.jobs * PARTS_PER_JOB))))
         shards = [Shard(str(self.path), keys=tuple(keys[at:at + size])) for at in range(0, len(keys), size)]
         return RepairParts(Settled(settled, settle.DIALECT), shards, problems)
 
