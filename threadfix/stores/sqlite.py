@@ -71,9 +71,9 @@ IN_CHUNK = 500
 #: at least this many threads
 PARTS_PER_JOB = 8
 KEYS_PER_PART = 16
-#: and of at most this many: the parent holds the plans of a few parts at a time (each changed thread's rows
-#: come with them), so parts must not grow with the table
-MAX_KEYS_PER_PART = 64
+#: and of at most this many when they are to be written: each changed thread's rows come with its plan, and
+#: the parent holds a few parts' plans at a time, so such parts must not grow with the table
+WRITTEN_KEYS_PER_PART = 16
 #: new JSON queued for writing before a batch is written, however few threads hold it (a changed thread is
 #: held whole until then, its items decoded: several times these bytes)
 FLUSH_BYTES = 4 * 1024 * 1024
@@ -417,7 +417,9 @@ class SQLiteStore(Store):
             self._close()
         from threadfix.parallel import Shard
 
-        size = min(MAX_KEYS_PER_PART, max(KEYS_PER_PART, -(-len(keys) // (self.options.jobs * PARTS_PER_JOB))))
+        size = max(KEYS_PER_PART, -(-len(keys) // (self.options.jobs * PARTS_PER_JOB)))
+        if self.options.writable:
+            size = min(size, WRITTEN_KEYS_PER_PART)
         shards = [Shard(str(self.path), keys=tuple(keys[at:at + size])) for at in range(0, len(keys), size)]
         return RepairParts(Settled(settled, settle.DIALECT), shards, problems)
 
