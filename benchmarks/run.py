@@ -132,6 +132,8 @@ CASES: tuple[Case, ...] = (
          "lint, SQLite row per item, --jobs 2 (vs 1)", ("lint_items",), "lint"),
     Case("lint_jsonl_auto", THREADFIX, (*LINT, "{jsonl}"), "lint, JSONL, --jobs by input size (vs --jobs 1)",
          ("lint_jsonl",), "lint"),
+    Case("repair_items_jobs2", THREADFIX, ("--jobs", "2", "repair", "--min-age", "0", "-o", "{out_db}", "{items_db}"),
+         "repair SQLite row per item to a new database, --jobs 2 (vs 1)", ("repair_items",), "repair_db", writes=True),
     Case("repair_jsonl_jobs2", THREADFIX, ("--jobs", "2", "repair", "--min-age", "0", "-o", "{out}", "{jsonl}"),
          "repair JSONL to a new file, --jobs 2 (vs 1)", ("repair_jsonl",), "repair", writes=True),
 )
