@@ -11,8 +11,6 @@ The file is an anonymous temporary file (no name another process could open), re
 
 from __future__ import annotations
 
-import pickle
-import tempfile
 from collections.abc import Callable, Iterator
 from typing import IO, Generic, TypeVar
 
@@ -58,6 +56,8 @@ class SpillList(Generic[T]):
     def __iter__(self) -> Iterator[T]:
         index = 0
         if self._file is not None:
+            import pickle
+
             self._file.seek(0)
             for length in self._chunks:
                 for item in pickle.loads(_read_exactly(self._file, length)):
@@ -74,6 +74,9 @@ class SpillList(Generic[T]):
 
     def _spill(self) -> None:
         """Write the items in memory out as one chunk; when that fails (no room), keep them in memory."""
+        import pickle  # (only a store with many changed threads comes here: kept out of every start-up)
+        import tempfile
+
         try:
             # (JSON nested deeper than the pickler recurses, from a hostile thread, cannot go out)
             chunk = pickle.dumps(self._memory, protocol=pickle.HIGHEST_PROTOCOL)

@@ -302,14 +302,16 @@ class SQLiteStore(Store):
         self.mtime = _db_mtime(self.path)
         conn = None
         try:
-            conn = self._reader()
             if self.layout.kind == "thread":
+                conn = self._reader()
                 yield from self._thread_rows(conn, screen and self._documents_settle())
             elif self.only_keys is not None:
+                conn = self._reader()
                 yield from self._threads_of(conn, self.only_keys)
                 if self.last_part:
                     yield from self._orphans(conn)
-            elif self.row_range is None or self.row_range[0] is None:
+            elif self.row_range is None or self.row_range[0] is None:  # (a later part of an item table reads nothing)
+                conn = self._reader()
                 yield from self._item_threads(conn, screen)
         except sqlite3.Error as exc:
             raise sqlite_error(exc, self.display, self.options.busy_timeout) from None
