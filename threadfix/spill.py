@@ -81,7 +81,7 @@ class SpillList(Generic[T]):
             # (JSON nested deeper than the pickler recurses, from a hostile thread, cannot go out)
             chunk = pickle.dumps(self._memory, protocol=pickle.HIGHEST_PROTOCOL)
             if self._file is None:
-                self._file = tempfile.TemporaryFile(prefix="threadfix-", buffering=0)
+                self._file = tempfile.TemporaryFile(prefix="threadfix-", buffering=0)  # noqa: SIM115 - open until close()
             _write_all(self._file, chunk, sum(self._chunks))
         except (OSError, RecursionError, pickle.PicklingError):
             self.budget = 2**63  # as before there was a file: what is written stays, the rest in memory

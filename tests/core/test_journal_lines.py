@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from threadfix import journal as journal_module
 from threadfix.journal import Entry, Journal, read_journal
 
+
 @pytest.fixture(scope="module")
 def monkeypatch_slices():
     """Set the journal's base64 slice for a whole hypothesis test (function-scoped monkeypatch cannot), then put it
