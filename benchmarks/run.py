@@ -509,24 +509,27 @@ def speed_ratio(o: Outcome, outcomes: dict[str, Outcome]) -> float | None:
     machine: on a shared 2-vCPU machine speed drifts by a third over minutes, which moves two medians taken
     minutes apart by more than the gaps the targets are about.
     """
-    if not o.case.against or not o.runs:
+    base = _baselines(o, outcomes)
+    if base is None:
         return None
-    base = [outcomes[n].runs for n in o.case.against if n in outcomes]
-    if len(base) != len(o.case.against):
-        return None
-    ratios = [sum(runs[r]["wall"] for runs in base) / o.runs[r]["wall"]
-              for r in range(len(o.runs)) if all(r < len(runs) for runs in base)]
+    ratios = [sum(b.runs[r]["wall"] for b in base) / o.runs[r]["wall"]
+              for r in range(len(o.runs)) if all(r < len(b.runs) for b in base)]
     return statistics.median(ratios) if ratios else None
 
 
 def medians_ratio(o: Outcome, outcomes: dict[str, Outcome]) -> float | None:
     """The same as their summed median seconds / o's median (printed beside it: what earlier runs reported)."""
-    if not o.case.against or not o.runs:
+    base = _baselines(o, outcomes)
+    if base is None or not all(b.runs for b in base):
         return None
-    base = [outcomes[n].median() for n in o.case.against if n in outcomes]
-    if len(base) != len(o.case.against) or None in base:
+    return sum(b.median() for b in base) / o.median()
+
+
+def _baselines(o: Outcome, outcomes: dict[str, Outcome]) -> list[Outcome] | None:
+    """What o is compared with, when o ran and all of them were measured in this run."""
+    if not o.case.against or not o.runs or not all(n in outcomes for n in o.case.against):
         return None
-    return sum(base) / o.median()
+    return [outcomes[n] for n in o.case.against]
 
 
 def rows(outcomes: dict[str, Outcome], manifest: dict) -> list[dict]:

@@ -405,7 +405,7 @@ class RepairRun:
             if isinstance(committed, bytes):
                 self.result.stdout = committed
         finally:
-            held.durable = held.durable or writer.durable
+            held.durable = writer.durable  # (once true, it stays: committed batches stay written)
             busy = 0
             for thread, error in writer.unwritten():
                 at = written.get(id(thread))
@@ -550,10 +550,8 @@ def _healthy(dialect: str | None) -> ThreadOutcome:
     return ThreadOutcome("", dialect, RepairPlan(), "healthy")
 
 
-def _left_alone(outcome: ThreadOutcome | Problem, message: str) -> ThreadOutcome | Problem:
+def _left_alone(outcome: ThreadOutcome, message: str) -> ThreadOutcome:
     """A thread's outcome once the writer did not write it."""
-    if isinstance(outcome, Problem):
-        return outcome
     return replace(outcome, status="left_alone", message=message)
 
 

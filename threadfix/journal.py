@@ -137,13 +137,13 @@ class Journal:
         if self._broken:
             raise StoreError("the journal could not be written earlier in this run, so nothing more is changed",
                              str(self.path))
+        from threadfix.stores.atomic import write_all  # (the stores package imports this module)
+
         start = os.lseek(self._fd, 0, os.SEEK_END)
         try:
             for line in lines:  # a piece at a time: a batch of large before-images is never copied whole
                 for piece in line:
-                    view = memoryview(piece)
-                    while view:
-                        view = view[os.write(self._fd, view):]
+                    write_all(self._fd, piece)
             os.fsync(self._fd)
         except OSError as exc:
             try:

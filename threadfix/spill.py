@@ -77,12 +77,15 @@ class SpillList(Generic[T]):
         import pickle  # (only a store with many changed threads comes here: kept out of every start-up)
         import tempfile
 
+        from threadfix.stores.atomic import write_all
+
         try:
             # (JSON nested deeper than the pickler recurses, from a hostile thread, cannot go out)
             chunk = pickle.dumps(self._memory, protocol=pickle.HIGHEST_PROTOCOL)
             if self._file is None:
                 self._file = tempfile.TemporaryFile(prefix="threadfix-", buffering=0)  # noqa: SIM115 - open until close()
-            _write_all(self._file, chunk, sum(self._chunks))
+            self._file.seek(sum(self._chunks))  # (after what a failed spill may have left half written)
+            write_all(self._file.fileno(), chunk)
         except (OSError, RecursionError, pickle.PicklingError):
             self.budget = 2**63  # as before there was a file: what is written stays, the rest in memory
             return
@@ -90,13 +93,6 @@ class SpillList(Generic[T]):
         self._spilled += len(self._memory)
         self._memory = []
         self._weight = 0
-
-
-def _write_all(file: IO[bytes], data: bytes, at: int) -> None:
-    file.seek(at)
-    view = memoryview(data)
-    while view:
-        view = view[file.write(view):]
 
 
 def _read_exactly(file: IO[bytes], length: int) -> bytes:

@@ -31,7 +31,9 @@ def monkeypatch_slices():
 entries = st.builds(
     Entry, st.sampled_from(["file", "sqlite"]), st.text(max_size=20), st.text(max_size=20), st.binary(max_size=40),
     st.text(alphabet="0123456789abcdef", max_size=64),
-    st.dictionaries(st.text(max_size=5), st.one_of(st.integers(), st.text(max_size=5), st.none()), max_size=3))
+    # (a locator holds line numbers and SQLite row ids and keys: 64-bit integers at most)
+    st.dictionaries(st.text(max_size=5), st.one_of(st.integers(-2**63, 2**63 - 1), st.text(max_size=5), st.none()),
+                    max_size=3))
 
 
 @settings(max_examples=300, deadline=None)

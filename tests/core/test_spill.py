@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pickle
 import tempfile
 
@@ -65,31 +66,33 @@ def test_with_no_room_on_disk_the_items_stay_in_memory(monkeypatch) -> None:
     assert list(held) == list(range(50))
 
 
-_TEMPORARY_FILE = tempfile.TemporaryFile
+def _fill_up(monkeypatch, room: int) -> None:
+    """The spill file takes ``room`` bytes, then fails as a full disk does (after a short write)."""
+    make, write, spill_fds = tempfile.TemporaryFile, os.write, set()
 
+    def temporary_file(**kwargs):
+        file = make(**kwargs)
+        spill_fds.add(file.fileno())
+        return file
 
-class _FillsUp:
-    """A file that takes ``room`` bytes, then fails as a full disk does (after a short write)."""
-
-    def __init__(self, room: int) -> None:
-        self.file = _TEMPORARY_FILE(buffering=0)
-        self.room = room
-
-    def write(self, data) -> int:
-        if self.room <= 0:
+    def filling(fd: int, data) -> int:
+        nonlocal room
+        if fd not in spill_fds:
+            return write(fd, data)
+        if room <= 0:
             raise OSError(28, "No space left on device")
-        taken = bytes(data[:self.room])
-        self.room -= len(taken)
-        return self.file.write(taken)
+        taken = write(fd, bytes(data[:room]))
+        room -= taken
+        return taken
 
-    def __getattr__(self, name):
-        return getattr(self.file, name)
+    monkeypatch.setattr(tempfile, "TemporaryFile", temporary_file)
+    monkeypatch.setattr(os, "write", filling)
 
 
 def test_a_disk_that_fills_up_midway_keeps_what_was_written_and_the_rest_in_memory(monkeypatch) -> None:
     values = [bytes([65 + i % 26]) * 30 for i in range(40)]
     first = len(pickle.dumps(values[:4], protocol=pickle.HIGHEST_PROTOCOL))  # 4 items of 30 pass a budget of 100
-    monkeypatch.setattr(tempfile, "TemporaryFile", lambda **kwargs: _FillsUp(first + 7))
+    _fill_up(monkeypatch, first + 7)
     held: SpillList = SpillList(budget=100)
     for value in values:
         held.append(value, 30)

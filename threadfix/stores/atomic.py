@@ -213,7 +213,7 @@ class Rewriter:
             if self._tmp_fd is None:
                 self._open()
             self._copy_until(start)
-            _write_all(self._tmp_fd, data)
+            write_all(self._tmp_fd, data)
         except OSError as exc:  # disk full, I/O error, read-only: the original is untouched
             self.abort()
             raise StoreError(describe_os_error(exc), self.display) from None
@@ -240,7 +240,7 @@ class Rewriter:
         assert self._src is not None and self._tmp_fd is not None
         self._src.seek(self._pos)
         chunk = self._src.read(min(remaining, _COPY_CHUNK))
-        _write_all(self._tmp_fd, chunk)
+        write_all(self._tmp_fd, chunk)
         return len(chunk)
 
     def commit(self, always: bool = False) -> bool:
@@ -376,7 +376,8 @@ def _new_target(dest: Path) -> Path:
     return Path(os.path.abspath(dest))
 
 
-def _write_all(fd: int, data: bytes | memoryview) -> None:
+def write_all(fd: int, data: bytes | memoryview) -> None:
+    """Write all of ``data`` (``os.write`` may take less than it is given)."""
     view = memoryview(data)
     while view:
         written = os.write(fd, view)

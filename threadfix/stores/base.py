@@ -64,9 +64,8 @@ class StoreWriter(ABC):
         """
         return False
 
-    def flush(self) -> Any:
+    def flush(self) -> None:
         """Write the changes handed over so far (only when :meth:`due` said so)."""
-        return None
 
     @abstractmethod
     def commit(self) -> Any:

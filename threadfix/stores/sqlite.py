@@ -894,13 +894,11 @@ class SQLiteWriter(StoreWriter):
         unwritten, self._unwritten = self._unwritten, []
         return unwritten
 
-    def flush(self) -> bool:
-        """Write the queued threads now; True when some were written."""
+    def flush(self) -> None:
+        """Write the queued threads now."""
         pending, self.queue, self.queued_bytes = self.queue, [], 0
-        before = self.written
         if pending:
             self._write(pending)
-        return self.written > before
 
     def commit(self) -> bool:
         try:
