@@ -137,7 +137,8 @@ class Journal:
         if self._broken:
             raise StoreError("the journal could not be written earlier in this run, so nothing more is changed",
                              str(self.path))
-        from threadfix.stores.atomic import write_all  # (the stores package imports this module)
+        # (imported here: the stores package imports this module)
+        from threadfix.stores.atomic import write_all
 
         start = os.lseek(self._fd, 0, os.SEEK_END)
         try:
