@@ -50,6 +50,8 @@ def test_an_entry_in_pieces_is_one_line_that_reads_back_as_itself(monkeypatch_sl
 def test_a_journal_of_large_before_images_reads_back_whole(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(journal_module, "BASE64_SLICE", 3 * 1000)
     big = [Entry("file", "/a", f"a:{n}", bytes(range(256)) * (40 + n), "h", {"line": n}) for n in range(5)]
+    # a slice at a time: the line of a large before-image is never built whole
+    assert all(len(piece) <= 4000 for entry in big for piece in entry.json_parts())
     journal = Journal(tmp_path / "j", ["repair", "x"])
     journal.record(big[:2])
     journal.record(big[2:])

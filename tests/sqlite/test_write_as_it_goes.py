@@ -165,3 +165,19 @@ def test_output_to_a_copy_is_written_in_batches_and_renamed_at_the_end(tmp_path:
     assert dump(db) == before
     assert _repaired(copy, "item") == [f"s{n:02}" for n in range(THREADS)]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.db", "out.db"]
+
+
+def test_suspects_to_be_written_go_in_small_parts(tmp_path: Path, monkeypatch) -> None:
+    """A --jobs part's plans carry its changed threads' rows, and the parent holds a few parts: parts to be written
+    are capped; read-only ones (a dry run) are not."""
+    from threadfix.stores import StoreOptions
+    from threadfix.stores.sqlite import open_sqlite_store
+
+    monkeypatch.setattr(sqlite_store, "WRITTEN_KEYS_PER_PART", 4)
+    db = create(tmp_path / "c.db", "item", {f"s{n:02}": stuck(n) for n in range(40)})
+    sizes = {}
+    for writable in (True, False):
+        parts = open_sqlite_store(db, StoreOptions(writable=writable, jobs=2)).parts_to_repair()
+        sizes[writable] = [len(shard.keys) for shard in parts.shards]
+        assert sum(sizes[writable]) == 40
+    assert max(sizes[True]) == 4 and max(sizes[False]) == sqlite_store.KEYS_PER_PART
