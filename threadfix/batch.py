@@ -29,7 +29,7 @@ from threadfix.spill import SpillList
 from threadfix.stores import ReadProblem, Store, StoreOptions, open_stores
 from threadfix.stores.atomic import Fingerprint
 from threadfix.stores.base import Settled, StoreWriter
-from threadfix.stores.files import FileStore, RefusedFile
+from threadfix.stores.files import FolderEntry, folder_file_store
 
 DEFAULT_MIN_AGE = 600.0
 BUSY_ATTEMPTS = 3
@@ -472,13 +472,13 @@ def _parent_store(shard: Shard, options: StoreOptions) -> Store | Problem | None
     commit (a table's rows are each checked as they are written)."""
     if shard.rows is not None:
         return next(iter(iter_stores([shard.spec], options)), None)
-    if shard.refused is not None:
-        return RefusedFile(Path(shard.spec), shard.refused)  # never read, never written: the worker says why
     if shard.start is None and not shard.in_folder:
         return None
     path = Path(shard.spec)
-    store = FileStore(path, shard.spec, jsonl=path.suffix == ".jsonl", max_doc_bytes=options.max_doc_bytes,
-                      dialect=options.dialect)
+    store = folder_file_store(FolderEntry(path, refused=shard.refused), max_doc_bytes=options.max_doc_bytes,
+                              dialect=options.dialect)
+    if shard.refused is not None:
+        return store  # never read, never written: the worker says why
     try:
         st = os.stat(path)
     except OSError:

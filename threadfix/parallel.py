@@ -90,7 +90,16 @@ def _size(spec: str) -> int:
         return 0
     if path.is_file():
         return path.stat().st_size
-    return sum(f.stat().st_size for f in path.rglob("*.json*") if f.is_file())
+    from threadfix.stores.files import walk_folder
+
+    return sum(_file_size(entry.path) for entry in walk_folder(spec) if entry.refused is None)
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # gone since the walk: its reader says so
 
 
 def plan_shards(specs: Iterable[str], jobs: int, options: StoreOptions | None = None, by_key: bool = False
@@ -110,13 +119,16 @@ def plan_shards(specs: Iterable[str], jobs: int, options: StoreOptions | None = 
                 and _is_database(path):
             shards.extend(_table_parts(path, spec, jobs, options, by_key))
         elif jobs > 1 and spec != "-" and path.is_dir():
-            from threadfix.stores.files import RefusedFile, open_file_stores
+            from threadfix.stores.files import walk_folder
 
-            for store in open_file_stores(spec):  # the walk's own rules (symlinks out of the folder refused)
-                if isinstance(store, RefusedFile):
-                    shards.append(Shard(store.display, in_folder=True, refused=store.reason))
+            for entry in walk_folder(spec):  # the walk's own rules (symlinks out of the folder refused)
+                found = str(entry.path)
+                if entry.refused is not None:
+                    shards.append(Shard(found, in_folder=True, refused=entry.refused))
+                elif entry.database:  # read as if named: it is one by its header
+                    shards.extend(plan_shards([found], jobs, options, by_key))
                 else:
-                    shards.extend(replace(shard, in_folder=True) for shard in plan_shards([store.display], jobs))
+                    shards.extend(replace(shard, in_folder=True) for shard in plan_shards([found], jobs))
         else:
             shards.append(Shard(spec))
     return shards
@@ -430,11 +442,8 @@ def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
                  on_store: Callable[[Store], None] | None = None) -> Iterator[Store | Any]:
     """The stores of one shard, as :func:`threadfix.batch.iter_stores` gives them (Problems included)."""
     from threadfix.batch import iter_stores
-    from threadfix.stores.files import FileStore, RefusedFile
+    from threadfix.stores.files import FolderEntry, folder_file_store
 
-    if shard.refused is not None:
-        yield RefusedFile(Path(shard.spec), shard.refused)
-        return
     if shard.rows is not None or shard.keys is not None:
         for store in iter_stores([shard.spec], options, stdin, on_store):
             if hasattr(store, "row_range"):
@@ -444,9 +453,11 @@ def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
     if shard.start is None and not shard.in_folder:
         yield from iter_stores([shard.spec], options, stdin, on_store)
         return
-    path = Path(shard.spec)
-    store = FileStore(path, shard.spec, jsonl=path.suffix == ".jsonl", max_doc_bytes=options.max_doc_bytes,
-                      dialect=options.dialect)
+    store = folder_file_store(FolderEntry(Path(shard.spec), refused=shard.refused), max_doc_bytes=options.max_doc_bytes,
+                              dialect=options.dialect)
+    if shard.refused is not None:
+        yield store
+        return
     if shard.start is not None:
         assert shard.end is not None
         store.byte_range = (shard.start, shard.end, range_numbering(shard))

@@ -29,7 +29,7 @@ EXPECTED = Path(__file__).parent / "expected"
 
 
 def sample_files() -> list[str]:
-    """Every sample: JSON and JSONL files, and SQLite databases (which folders do not include: named one by one)."""
+    """Every sample: JSON and JSONL files, and SQLite databases, each named on its own."""
     return sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / SAMPLES).rglob("*")
                   if p.is_file() and (p.suffix in (".json", ".jsonl") or is_sqlite(p)))
 

@@ -12,7 +12,7 @@ import typer
 if TYPE_CHECKING:  # the stores package is imported when a command runs, not to build --help
     from threadfix.stores import StoreOptions
 
-Paths = Annotated[list[str], typer.Argument(help="JSON/JSONL files, folders (searched recursively), SQLite databases, or - for stdin.", show_default=False)]
+Paths = Annotated[list[str], typer.Argument(help="JSON/JSONL files, SQLite databases, folders (searched recursively for both), or - for stdin.", show_default=False, metavar="PATH")]
 Dialect = Annotated[Optional[str], typer.Option("--dialect", help="Read every thread as this format instead of sniffing it (see `threadfix dialects`).")]
 MaxDocMb = Annotated[int, typer.Option("--max-doc-mb", help="Largest single JSON document or JSONL line to parse, in MiB.", min=1)]
 Table = Annotated[Optional[str], typer.Option("--table", help="SQLite: the table holding threads or items.", rich_help_panel="SQLite")]

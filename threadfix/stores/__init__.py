@@ -8,10 +8,18 @@ from typing import Any
 
 from msgspec import Struct
 
+from threadfix.errors import ThreadfixError
 from threadfix.stores.base import ReadProblem, Store, StoreWriter
-from threadfix.stores.files import DEFAULT_MAX_DOC_BYTES, FileStore, open_file_stores
-
-SQLITE_MAGIC = b"SQLite format 3\x00"
+from threadfix.stores.files import (
+    DEFAULT_MAX_DOC_BYTES,
+    FileStore,
+    FolderEntry,
+    UnopenedDatabase,
+    folder_file_store,
+    is_sqlite,
+    open_file_stores,
+    walk_folder,
+)
 
 
 class StoreOptions(Struct, frozen=True):
@@ -36,17 +44,13 @@ class StoreOptions(Struct, frozen=True):
     jobs: int = 1
 
 
-def is_sqlite(path: Path) -> bool:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(16) == SQLITE_MAGIC
-    except OSError:
-        return False
-
-
 def open_stores(spec: str, options: StoreOptions = StoreOptions(), stdin: Any = None) -> Iterator[Store]:
-    """Every store a path names: a JSON/JSONL file, a folder of them, ``-`` (stdin), or a SQLite database."""
+    """Every store a path names: a JSON/JSONL file, ``-`` (stdin), a SQLite database, or a folder of them."""
     path = Path(spec)
+    if spec != "-" and path.is_dir():
+        for entry in walk_folder(spec):
+            yield open_folder_entry(entry, options)
+        return
     if spec != "-" and path.is_file() and is_sqlite(path):
         from threadfix.stores.sqlite import open_sqlite_store
 
@@ -55,4 +59,18 @@ def open_stores(spec: str, options: StoreOptions = StoreOptions(), stdin: Any = 
     yield from open_file_stores(spec, max_doc_bytes=options.max_doc_bytes, dialect=options.dialect, stdin=stdin)
 
 
-__all__ = ["FileStore", "ReadProblem", "Store", "StoreOptions", "StoreWriter", "is_sqlite", "open_stores"]
+def open_folder_entry(entry: FolderEntry, options: StoreOptions) -> Store:
+    """The store of a file a folder walk found. A database that cannot be opened is still a store, whose read
+    says why: the walk goes on to the folder's other files."""
+    if not entry.database or entry.refused is not None:
+        return folder_file_store(entry, max_doc_bytes=options.max_doc_bytes, dialect=options.dialect)
+    from threadfix.stores.sqlite import open_sqlite_store
+
+    try:
+        return open_sqlite_store(entry.path, options)
+    except ThreadfixError as exc:
+        return UnopenedDatabase(entry.path, exc)
+
+
+__all__ = ["FileStore", "ReadProblem", "Store", "StoreOptions", "StoreWriter", "is_sqlite", "open_folder_entry",
+           "open_stores", "walk_folder"]

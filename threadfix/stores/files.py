@@ -1,4 +1,5 @@
-"""Threads stored in files: a ``.json`` document, a ``.jsonl`` file, a folder of both, or stdin.
+"""Threads stored in files: a ``.json`` document, a ``.jsonl`` file, or stdin; and the walk of a folder, which
+finds those and SQLite databases.
 
 Reading streams (one JSONL line at a time) and remembers each thread's byte range, so that a repair
 rewrites only the ranges it changed and copies every other byte as it was.
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import Struct
 
 from threadfix import jsonio
-from threadfix.errors import InputError, UnrewritableError
+from threadfix.errors import InputError, ThreadfixError, UnrewritableError
 from threadfix.journal import Entry, digest
 from threadfix.model import Address, Thread
 from threadfix.stores import settle
@@ -31,6 +32,10 @@ ID_KEYS = ("id", "thread_id", "session_id", "conversation_id", "chat_id")
 #: the largest single document or JSONL line threadfix parses (parsing needs ~30x its size in memory)
 DEFAULT_MAX_DOC_BYTES = 256 * 1024 * 1024
 FILE_SUFFIXES = (".json", ".jsonl")
+#: a folder walk takes a file of these names as a database when it starts with SQLite's header (named directly,
+#: any file with the header is one)
+DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")
+SQLITE_MAGIC = b"SQLite format 3\x00"
 #: a NUL byte this early means binary (git's test); JSON text never holds a raw NUL
 BINARY_SNIFF_BYTES = 8000
 READ_BUFFER = 1 << 20
@@ -413,6 +418,19 @@ class RefusedFile(FileStore):
         yield ReadProblem(self.display, self.reason)
 
 
+class UnopenedDatabase(FileStore):
+    """A database a folder walk found but could not open (no table of threads, locked, damaged): reading it
+    raises why, as naming it would, with its exit code, and the rest of the folder is still read."""
+
+    def __init__(self, path: Path, error: ThreadfixError) -> None:
+        super().__init__(path, str(path))
+        self.error = error
+
+    def _read(self, screen: bool) -> Iterator[Thread | ReadProblem | Settled]:
+        raise self.error
+        yield  # (a generator, as every read is)
+
+
 def _content(line: bytes, start: int) -> bytes | None:
     """A JSONL line as the parser reads it, or None when it is blank: without the byte-order mark that may
     start the file, and with its newline (whitespace to the parser: no copy of every line)."""
@@ -441,35 +459,65 @@ def _at(where: str, line: int | None, column: int | None) -> str:
     return where
 
 
-def iter_files(root: Path) -> Iterator[Path]:
-    """Every ``.json``/``.jsonl`` file under ``root``, sorted, skipping hidden folders and our temp files."""
-    for folder, subfolders, files in os.walk(root):
+def is_sqlite(path: Path) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(16) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+class FolderEntry(Struct, frozen=True):
+    """A file a folder walk found: a thread file (read by its suffix), a SQLite database, or one it refuses."""
+
+    path: Path
+    database: bool = False
+    #: why it is left alone, unread (reported as a problem of that file)
+    refused: str | None = None
+
+
+def walk_folder(spec: str) -> Iterator[FolderEntry]:
+    """The files of the folder ``spec``, recursively and sorted: ``.json`` and ``.jsonl`` files, and SQLite
+    databases by suffix and header (a ``.db`` of another kind is not threadfix's). Hidden folders and
+    threadfix's own temporary files are skipped. A symlink to a file outside the folder is refused: following
+    it would let whoever can write the folder point repair at any file the user can write."""
+    root = os.path.realpath(spec)
+    for folder, subfolders, files in os.walk(spec):
         subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
         for name in sorted(files):
-            if name.endswith(FILE_SUFFIXES) and not name.startswith(TEMP_PREFIX):
-                yield Path(folder) / name
+            if name.startswith(TEMP_PREFIX):
+                continue
+            path = Path(folder) / name
+            database = name.endswith(DATABASE_SUFFIXES)
+            if not (database or name.endswith(FILE_SUFFIXES)) or (database and not is_sqlite(path)):
+                continue
+            if path.is_symlink() and os.path.commonpath([root, os.path.realpath(path)]) != root:
+                yield FolderEntry(path, database, f"is a symlink to a file outside {spec}; name it directly to "
+                                  "repair it")
+            else:
+                yield FolderEntry(path, database)
 
 
 def open_file_stores(spec: str, *, max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES, dialect: str | None = None,
                      stdin: Any = None) -> Iterator[FileStore]:
-    """The file stores a command-line path names: a file, every thread file in a folder, or ``-``."""
+    """The file store a command-line path names: a file, or ``-`` (stdin). (A folder: :func:`walk_folder`.)"""
     if spec == "-":
         stream = stdin if stdin is not None else sys.stdin.buffer
         yield FileStore(None, "<stdin>", stream.read(), max_doc_bytes=max_doc_bytes, dialect=dialect)
         return
     path = Path(spec)
-    if path.is_dir():
-        root = os.path.realpath(path)
-        for file in iter_files(path):
-            if file.is_symlink() and os.path.commonpath([root, os.path.realpath(file)]) != root:
-                yield RefusedFile(file, f"is a symlink to a file outside {spec}; name it directly to repair it")
-                continue
-            yield FileStore(file, str(file), jsonl=file.suffix == ".jsonl", max_doc_bytes=max_doc_bytes,
-                            dialect=dialect)
-        return
     if not path.exists():
         raise InputError("no such file or folder", spec)
     yield FileStore(path, spec, jsonl=_looks_jsonl(path), max_doc_bytes=max_doc_bytes, dialect=dialect)
+
+
+def folder_file_store(entry: FolderEntry, *, max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES, dialect: str | None = None
+                      ) -> FileStore:
+    """The store of a thread file a folder walk found (read by its suffix), or of one it refused."""
+    if entry.refused is not None:
+        return RefusedFile(entry.path, entry.refused)
+    return FileStore(entry.path, str(entry.path), jsonl=entry.path.suffix == ".jsonl", max_doc_bytes=max_doc_bytes,
+                     dialect=dialect)
 
 
 def _looks_jsonl(path: Path) -> bool | None:
