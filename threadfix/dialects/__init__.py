@@ -25,6 +25,8 @@ REGISTRY: dict[str, str] = {
     "bedrock": "threadfix.dialects.bedrock:Bedrock",
     # ``parts`` that all carry a ``type`` (text, step-start, tool-<name>...), roles user/assistant/system
     "ai-sdk": "threadfix.dialects.ai_sdk:AISDK",
+    # AI SDK 4 messages: ``tool-invocation`` parts or ``toolInvocations`` (the 5+ dialect refuses both)
+    "ai-sdk-4": "threadfix.dialects.ai_sdk_4:AISDK4",
 }
 
 

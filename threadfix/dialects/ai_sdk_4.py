@@ -1,0 +1,171 @@
+"""Vercel AI SDK 4 ``Message[]`` (``{id, role, content, parts?, toolInvocations?}``), as AI SDK 4 apps store them.
+
+A tool call and its result share one ``ToolInvocation`` (``{state, toolCallId, toolName, args, result?}``,
+``state`` ``partial-call`` → ``call`` → ``result``). From 4.2 an assistant message carries them as
+``{"type": "tool-invocation", "toolInvocation": ...}`` parts and, deprecated, in ``toolInvocations`` too;
+before, only in ``toolInvocations``. ``convertToCoreMessages`` reads the parts when a message has them, and
+refuses the whole history when an invocation there has no ``result`` key ("ToolInvocation must have a
+result"), whatever its state. So a result is always in place, orphans cannot exist, and a dangling call is an
+invocation without a result.
+
+Repair gives such an invocation the state ``result`` and threadfix's error object as its ``result`` (AI SDK 4
+has no error state: a failed tool's result is what the model reads), in the parts and in
+``toolInvocations`` alike, so that both copies stay the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from threadfix.dialects.base import Dialect, Violation, str_under
+from threadfix.failures import is_threadfix_output
+from threadfix.model import Action, Call, Output, RepairPlan, ThreadIndex
+
+ROLES = frozenset({"system", "user", "assistant", "data"})
+PART = "tool-invocation"
+
+
+def _invocation_of(part: Any) -> dict[str, Any] | None:
+    if isinstance(part, dict) and part.get("type") == PART and isinstance(part.get("toolInvocation"), dict):
+        return part["toolInvocation"]
+    return None
+
+
+def _uses_parts(message: dict[str, Any]) -> bool:
+    """``convertToCoreMessages`` (4.2 on) reads a message's parts whenever it has them (even none), and then
+    never its ``toolInvocations``."""
+    return message.get("parts") is not None
+
+
+def invocations(message: Any) -> list[tuple[int, dict[str, Any]]]:
+    """The tool invocations the SDK reads from a message, each with its index in the list it comes from (the
+    parts, else ``toolInvocations``)."""
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return []
+    if _uses_parts(message):
+        parts = message["parts"] if isinstance(message["parts"], list) else []
+        found = [(p, _invocation_of(part)) for p, part in enumerate(parts)]
+        return [(p, invocation) for p, invocation in found if invocation is not None]
+    listed = message.get("toolInvocations")
+    if not isinstance(listed, list):
+        return []
+    return [(i, invocation) for i, invocation in enumerate(listed) if isinstance(invocation, dict)]
+
+
+def _has_tools(message: dict[str, Any]) -> bool:
+    parts = message.get("parts")
+    return isinstance(message.get("toolInvocations"), list) or (
+        isinstance(parts, list) and any(_invocation_of(part) is not None for part in parts))
+
+
+class AISDK4(Dialect):
+    name = "ai-sdk-4"
+    title = "Vercel AI SDK 4 Message[] (tool invocations)"
+
+    def sniff(self, items: Sequence[Any]) -> int:
+        """Certain once a message carries tool invocations; messages without any are left to other dialects."""
+        tools = False
+        for message in items[:200]:
+            if str_under(message, "role") not in ROLES:
+                return 0
+            parts = message.get("parts")
+            if parts is not None and not (isinstance(parts, list) and all(isinstance(p, dict) for p in parts)):
+                return 0
+            tools = tools or _has_tools(message)
+        return 100 if tools else 0
+
+    def quick_healthy(self, items: Sequence[Any]) -> bool:
+        """Every invocation the SDK reads has a result and an id no other invocation uses."""
+        seen: set[Any] = set()
+        for message in items:
+            for _, invocation in invocations(message):
+                call_id = invocation.get("toolCallId")
+                if "result" not in invocation or not isinstance(call_id, str) or call_id in seen:
+                    return False
+                seen.add(call_id)
+        return True
+
+    def index(self, items: Sequence[Any]) -> ThreadIndex:
+        calls: list[Call] = []
+        outputs: list[Output] = []
+        users: list[int] = []
+        models: list[int] = []
+        for m, message in enumerate(items):
+            role = str_under(message, "role")
+            if role == "user":
+                users.append(m)
+            elif role == "assistant":
+                models.append(m)
+            for p, invocation in invocations(message):
+                call_id = str_under(invocation, "toolCallId")
+                answered = "result" in invocation
+                if call_id is None and answered:
+                    continue  # answered; nothing to pair, nothing to do
+                calls.append(Call(
+                    call_id=call_id, name=str_under(invocation, "toolName") or "unknown", wire_type=PART, at=(m, p),
+                    arguments=invocation.get("args"),
+                    # the SDK was still streaming the call's arguments when the turn ended
+                    truncated=invocation.get("state") == "partial-call",
+                ))
+                if answered:
+                    result = invocation["result"]
+                    outputs.append(Output(call_id=call_id, wire_type=PART, at=(m, p), content=result,
+                                          status=str_under(invocation, "state"), by_threadfix=is_threadfix_output(result)))
+        return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
+
+    def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
+        return output.at == call.at
+
+    def check(self, items: Sequence[Any]) -> list[Violation]:
+        """``convertToCoreMessages``: every invocation it reads needs a ``result`` (the first one missing ends
+        the conversion; each is reported here)."""
+        return [Violation("missing-tool-result", m, "ToolInvocation must have a result: "
+                          + orjson.dumps(invocation).decode(), str_under(invocation, "toolCallId"))
+                for m, message in enumerate(items) for _, invocation in invocations(message)
+                if "result" not in invocation]
+
+    def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
+        """Each answered invocation replaced by a copy with its result, in the parts and in ``toolInvocations``;
+        every other message kept as is."""
+        answers: dict[int, dict[int, dict[str, Any]]] = {}
+        for edit in plan.edits:
+            if edit.action is not Action.INSERT_OUTPUT or edit.call is None:
+                # index() never reports a result away from its own invocation: nothing can be moved or dropped
+                raise ValueError(f"ai-sdk-4 threads cannot take a {edit.action.value} edit")
+            m, p = edit.call.at
+            answers.setdefault(m, {})[p] = {"state": "result", "result": edit.payload}
+        result: list[Any] = []
+        for m, message in enumerate(items):
+            if m in answers:
+                message = _answered(message, answers[m])
+            result.append(message)
+        return result
+
+
+def _answered(message: dict[str, Any], answers: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """A copy of ``message`` whose invocations at these indexes (and the same calls' other copy) carry results."""
+    by_index = dict(invocations(message))
+    by_id = {by_index[p].get("toolCallId"): update for p, update in answers.items()}
+    copy = dict(message)
+    if _uses_parts(message):
+        copy["parts"] = [{**part, "toolInvocation": {**part["toolInvocation"], **answers[p]}} if p in answers else part
+                         for p, part in enumerate(message["parts"])]
+    listed = message.get("toolInvocations")
+    if isinstance(listed, list):  # the deprecated copy (the only one before 4.2): matched by id, or by index
+        copy["toolInvocations"] = [
+            {**invocation, **_update_for(invocation, i, by_id, answers, _uses_parts(message))}
+            if isinstance(invocation, dict) else invocation for i, invocation in enumerate(listed)]
+    return copy
+
+
+def _update_for(invocation: dict[str, Any], i: int, by_id: dict[Any, dict[str, Any]],
+                answers: dict[int, dict[str, Any]], from_parts: bool) -> dict[str, Any]:
+    """The update for entry ``i`` of ``toolInvocations``: its own when the SDK reads this list, else that of the
+    part with its id (an entry already holding a result, or with no string id, is left as it is)."""
+    if not from_parts:
+        return answers.get(i, {})
+    call_id = invocation.get("toolCallId")
+    return by_id.get(call_id, {}) if isinstance(call_id, str) and "result" not in invocation else {}
