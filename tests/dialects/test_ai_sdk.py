@@ -6,7 +6,6 @@ the package are available (``NODE_PATH`` pointing at a ``node_modules`` holding 
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import random
@@ -25,6 +24,7 @@ from msgspec.structs import replace as replace_struct
 from tests.core import threadgen
 from tests.dialects.wire_checks import (
     ROOT,
+    answered_in_place,
     assert_never_crashes,
     assert_quick_healthy_is_sound,
     assert_written_outputs_read_back,
@@ -37,7 +37,6 @@ from tests.dialects.wire_checks import (
 from threadfix import dialects
 from threadfix.dialects.ai_sdk import OUTPUT_STATES, STATES
 from threadfix.failures import MARKER, MARKER_KEY
-from threadfix.model import Action
 from threadfix.repair import repair_items
 
 AI_SDK = dialects.get("ai-sdk")
@@ -179,13 +178,7 @@ def ui_threads(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 @given(items=ui_threads())
 def test_repair_invariants(items: list[dict[str, Any]]) -> None:
-    pristine = copy.deepcopy(items)
-    assert dialects.sniff(items) is AI_SDK
-    plan, repaired = repair_items(items, AI_SDK)
-    assert items == pristine, "repair must never mutate its input"
-    assert all(e.action is Action.INSERT_OUTPUT for e in plan.edits)
-    result = repaired if repaired is not None else items
-    assert AI_SDK.check(result) == []
+    plan, repaired, result = answered_in_place(AI_SDK, items)
 
     index = AI_SDK.index(result)
     answered = {o.at for o in index.outputs}

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from tests.dialects.wire_checks import (
     ROOT,
+    answered_in_place,
     assert_never_crashes,
     assert_quick_healthy_is_sound,
     assert_written_outputs_read_back,
@@ -30,7 +31,6 @@ from tests.dialects.wire_checks import (
 )
 from threadfix import dialects
 from threadfix.failures import MARKER, MARKER_KEY
-from threadfix.model import Action
 from threadfix.repair import repair_items
 
 AI_SDK_4 = dialects.get("ai-sdk-4")
@@ -133,13 +133,7 @@ def v4_threads(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 @given(items=v4_threads())
 def test_repair_invariants(items: list[dict[str, Any]]) -> None:
-    pristine = copy.deepcopy(items)
-    assert dialects.sniff(items) is AI_SDK_4
-    plan, repaired = repair_items(items, AI_SDK_4)
-    assert items == pristine, "repair must never mutate its input"
-    assert all(e.action is Action.INSERT_OUTPUT for e in plan.edits)
-    result = repaired if repaired is not None else items
-    assert AI_SDK_4.check(result) == []
+    plan, repaired, result = answered_in_place(AI_SDK_4, items)
     assert len(plan.edits) == len(AI_SDK_4.check(items))
     edited = {e.call.at[0] for e in plan.edits}
     for m, (before, after) in enumerate(zip(items, result, strict=True)):

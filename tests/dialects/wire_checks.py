@@ -99,6 +99,20 @@ def assert_written_outputs_read_back(dialect: Dialect, plan: RepairPlan, repaire
     assert read == written
 
 
+def answered_in_place(dialect: Dialect, items: list[Any]) -> tuple[RepairPlan, list[Any] | None, list[Any]]:
+    """Repair a thread of a format whose calls carry their own outputs: it reads as ``dialect``, its input is
+    left as it was, every edit answers a call where it stands, and the provider accepts the result.
+    (plan, repaired or None, the thread as repair leaves it)."""
+    pristine = copy.deepcopy(items)
+    assert dialects.sniff(items) is dialect
+    plan, repaired = repair_items(items, dialect)
+    assert items == pristine, "repair must never mutate its input"
+    assert all(e.action is Action.INSERT_OUTPUT for e in plan.edits)
+    result = repaired if repaired is not None else items
+    assert dialect.check(result) == []
+    return plan, repaired, result
+
+
 def threadfix_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     environment = {**os.environ, "XDG_STATE_HOME": str(cwd / ".state")}
     return subprocess.run([sys.executable, "-m", "threadfix", *args], capture_output=True, cwd=cwd, env=environment,

@@ -23,7 +23,13 @@ from typing import Any
 import orjson
 from msgspec import Struct
 
-from threadfix.dialects.base import Dialect, Violation, list_under, str_under
+from threadfix.dialects.base import (
+    Dialect,
+    Violation,
+    each_answered_once,
+    list_under,
+    str_under,
+)
 from threadfix.failures import is_threadfix_output
 from threadfix.model import Action, Call, Edit, Output, RepairPlan, ThreadIndex
 
@@ -162,14 +168,8 @@ class AISDK(Dialect):
 
     def quick_healthy(self, items: Sequence[Any]) -> bool:
         """Every client tool part has an output state and an id no other part uses."""
-        seen: set[str] = set()
-        for message in items:
-            for _, part in _client_tool_parts(message):
-                call_id = _call_id(part)
-                if part["state"] not in OUTPUT_STATES or call_id is None or call_id in seen:
-                    return False
-                seen.add(call_id)
-        return True
+        return each_answered_once((_call_id(part), part["state"] in OUTPUT_STATES)
+                                  for message in items for _, part in _client_tool_parts(message))
 
     def index(self, items: Sequence[Any]) -> ThreadIndex:
         calls: list[Call] = []

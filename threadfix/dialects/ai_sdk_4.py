@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from threadfix.dialects.base import Dialect, Violation, str_under
+from threadfix.dialects.base import Dialect, Violation, each_answered_once, str_under
 from threadfix.failures import is_threadfix_output
 from threadfix.model import Action, Call, Output, RepairPlan, ThreadIndex
 
@@ -79,14 +79,8 @@ class AISDK4(Dialect):
 
     def quick_healthy(self, items: Sequence[Any]) -> bool:
         """Every invocation the SDK reads has a result and an id no other invocation uses."""
-        seen: set[Any] = set()
-        for message in items:
-            for _, invocation in invocations(message):
-                call_id = invocation.get("toolCallId")
-                if "result" not in invocation or not isinstance(call_id, str) or call_id in seen:
-                    return False
-                seen.add(call_id)
-        return True
+        return each_answered_once((invocation.get("toolCallId"), "result" in invocation)
+                                  for message in items for _, invocation in invocations(message))
 
     def index(self, items: Sequence[Any]) -> ThreadIndex:
         calls: list[Call] = []

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import pairwise
 from typing import Any, ClassVar
 
@@ -120,6 +120,17 @@ def str_under(value: Any, key: str) -> str | None:
     """``value[key]`` when ``value`` is an object holding a string there, else None."""
     found = value.get(key) if isinstance(value, dict) else None
     return found if isinstance(found, str) else None
+
+
+def each_answered_once(calls: Iterable[tuple[Any, bool]]) -> bool:
+    """Whether every ``(call id, answered)`` is answered and has a string id no other call uses: the quick
+    check of the formats whose calls carry their own outputs (nothing else can be wrong with them)."""
+    seen: set[str] = set()
+    for call_id, answered in calls:
+        if not answered or not isinstance(call_id, str) or call_id in seen:
+            return False
+        seen.add(call_id)
+    return True
 
 
 def list_under(value: Any, key: str) -> list[Any]:
