@@ -125,6 +125,8 @@ class Action(str, Enum):
     DROP_ORPHAN = "drop_orphan"
     CONVERT_DUPLICATE = "convert_duplicate"
     DROP_DUPLICATE = "drop_duplicate"
+    #: text the provider refuses after a turn's tool calls, moved ahead of them (no call or output changes)
+    MOVE_TEXT = "move_text"
 
     def __str__(self) -> str:
         return self.value

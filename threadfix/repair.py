@@ -62,6 +62,7 @@ def plan_repair(index: ThreadIndex, dialect: Dialect, items: Sequence[Any], opti
         action = Action.DROP_ORPHAN if options.drop_orphans else Action.CONVERT_ORPHAN
         edits.append(Edit(action, output.call_id, None, output.at, output=output,
                           evidence="no call in this thread can be answered by it"))
+    edits.extend(dialect.layout_edits(index, items))
     edits.sort(key=lambda e: e.at)
     return RepairPlan(tuple(edits), tuple(skips))
 

@@ -12,9 +12,11 @@ import copy
 import orjson
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.core import threadgen
 from threadfix import dialects
+from threadfix.dialects.anthropic import turns
 from threadfix.model import Action
 from threadfix.repair import RepairOptions, repair_items
 
@@ -124,3 +126,48 @@ def test_synthetic_outputs_are_deterministic(name: str, conversation) -> None:
     first = repair_items(copy.deepcopy(items), dialect)[1]
     second = repair_items(copy.deepcopy(items), dialect)[1]
     assert orjson.dumps(first) == orjson.dumps(second)
+
+
+@given(conversation=threadgen.conversations(), data=st.data())
+def test_anthropic_text_after_a_turns_tool_calls_is_moved_ahead_of_them(conversation, data) -> None:
+    """Text after the tool calls of an assistant message is moved ahead of them, order kept, nothing lost;
+    a message with thinking blocks is left as the model wrote it (and stays a violation for lint)."""
+    anthropic = dialects.get("anthropic")
+    items = threadgen.anthropic(conversation)
+    with_text, with_thinking = set(), set()
+    for m, message in enumerate(items):
+        content = message["content"]
+        if message["role"] != "assistant" or not any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content):
+            continue
+        extra = data.draw(st.sampled_from(("none", "text", "two", "thinking")))
+        if extra == "none":
+            continue
+        after = [{"type": "text", "text": f"after {m}.{k}"} for k in range(2 if extra == "two" else 1)]
+        before = [{"type": "thinking", "thinking": "plan", "signature": "c2ln"}] if extra == "thinking" else []
+        items[m] = {**message, "content": [*before, *content, *after]}
+        with_text.add(m)
+        if extra == "thinking":
+            with_thinking.add(m)
+    pristine = copy.deepcopy(items)
+    plan, repaired = repair_items(items, anthropic)
+    assert items == pristine
+    if anthropic.quick_healthy(items):
+        assert repaired is None
+    mended = with_text - with_thinking
+    assert {e.at[0] for e in plan.edits if e.action is Action.MOVE_TEXT} == mended
+    result = repaired if repaired is not None else items
+    for role, first, last in turns(result):
+        if any(v.rule == "tool-use-not-last" for v in anthropic.check(result) if v.at == first):
+            assert first != last or any(b["type"] == "thinking" for b in result[first]["content"])
+    assistants = [m for m, message in enumerate(items) if message["role"] == "assistant"]
+    after = [message for message in result if message["role"] == "assistant"]
+    for m, new in zip(assistants, after, strict=True):
+        old = items[m]["content"]
+        if m not in mended:
+            assert new is items[m]
+            continue
+        kinds = [b["type"] for b in new["content"]]
+        assert kinds == sorted(kinds, key=lambda kind: kind == "tool_use"), "text first, then the tool calls"
+        for kind in ("text", "tool_use"):
+            assert [b for b in new["content"] if b["type"] == kind] == [b for b in old if b["type"] == kind]
+    assert not any(e.action is Action.MOVE_TEXT for e in repair_items(result, anthropic)[0].edits)

@@ -135,3 +135,18 @@ def test_documented_examples_fire_and_their_fixes_do_not(rule) -> None:
     for block in _json_blocks(use_instead):
         if isinstance(block, list):  # a whole thread; a lone item shows a shape, not a thread
             assert lint_items(block, None, LintOptions(select=(rule.code,))) == []
+
+
+@pytest.mark.parametrize(("answered", "thinking", "fixable"), [(True, False, True), (False, False, True),
+                                                             (True, True, False)])
+def test_text_after_anthropic_tool_calls_is_reported_and_fixable_unless_thinking_is_there(answered, thinking, fixable) -> None:
+    from threadfix.lint import lint_items
+
+    first = [{"type": "thinking", "thinking": "plan", "signature": "c2ln"}] if thinking else []
+    reply = [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a b"}] if answered else "hello?"
+    items = [{"role": "user", "content": "list files"},
+             {"role": "assistant", "content": [*first, {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}},
+                                               {"type": "text", "text": "Running it now."}]},
+             {"role": "user", "content": reply}]
+    refusals = [f for f in lint_items(items, "anthropic") if f.code == "TF008"]
+    assert [(f.item, f.fixable) for f in refusals] == [((1, -1), fixable)]

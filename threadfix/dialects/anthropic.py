@@ -4,7 +4,8 @@ Consecutive same-role messages are merged into one turn by the API. Every client
 assistant turn must be answered by a ``tool_result`` in the *next* turn, and the results must form the
 leading run of that (user) turn; text may only follow them. Server tools (``server_tool_use``) are
 answered by a ``*_tool_result`` block inside the same assistant turn. A synthetic result carries
-``is_error: true``, the wire's own error channel.
+``is_error: true``, the wire's own error channel. ``tool_use`` blocks must end their turn: text after
+them is moved ahead of them (:meth:`Anthropic.layout_edits`).
 """
 
 from __future__ import annotations
@@ -13,16 +14,26 @@ from collections.abc import Sequence
 from typing import Any
 
 import orjson
+from msgspec.structs import replace
 
-from threadfix.dialects.base import Dialect, Slot, Violation, apply_blocks, orphan_text
+from threadfix.dialects.base import (
+    Dialect,
+    Slot,
+    Violation,
+    apply_blocks,
+    orphan_text,
+    str_or_none,
+)
 from threadfix.failures import is_threadfix_output
-from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
+from threadfix.model import Action, Call, Edit, Output, RepairPlan, ThreadIndex
 
 _CLIENT_CALLS = frozenset({"tool_use"})
 _SERVER_CALLS = frozenset({"server_tool_use"})
 _ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "server_tool_use", "thinking", "redacted_thinking",
                                "web_search_tool_result", "document", "search_result"})
 _TRUNCATING_STOPS = frozenset({"max_tokens", "model_context_window_exceeded"})
+#: a turn of only these blocks can have its text moved ahead of its tool calls
+_REORDERABLE = frozenset({"text", "tool_use"})
 
 
 def blocks(message: Any) -> list[Any]:
@@ -174,6 +185,8 @@ class Anthropic(Dialect):
                         return False
                     for block in content:
                         kind = block.get("type")
+                        if kind == "text" and pending:
+                            return False  # text after the turn's tool calls: refused, see layout_edits
                         if kind == "tool_use":
                             if block.get("id") is None or block.get("id") in pending:
                                 return False
@@ -286,7 +299,32 @@ class Anthropic(Dialect):
                     "other content", blocks(items[m])[b].get("tool_use_id")))
         return sorted(violations, key=lambda v: v.at)
 
+    def layout_edits(self, index: ThreadIndex, items: Sequence[Any]) -> list[Edit]:
+        """Text after an assistant message's tool calls (which ``check`` reports for the turn) is moved ahead
+        of them, as other clients patch it, in a message of text and ``tool_use`` blocks only. Message by
+        message: the turns repair leaves may differ from the stored ones (a result it inserts splits a turn).
+        Thinking blocks must stay as the model wrote them, and text in a later message of the turn, or among
+        other blocks, is not moved: lint reports those for a person to mend."""
+        edits: list[Edit] = []
+        for m, message in enumerate(items):
+            content = message.get("content") if isinstance(message, dict) else None
+            if not isinstance(content, list) or message.get("role") != "assistant":
+                continue
+            kinds = [_type(block) for block in content]
+            if "tool_use" not in kinds or not set(kinds) <= _REORDERABLE:
+                continue
+            last_use = max(b for b, kind in enumerate(kinds) if kind == "tool_use")
+            if last_use + 1 < len(content):  # (only text can follow)
+                use = content[kinds.index("tool_use")]
+                edits.append(Edit(Action.MOVE_TEXT, str_or_none(use.get("id")), str_or_none(use.get("name")),
+                                  (m, last_use + 1), evidence="the provider refuses text after a turn's tool calls"))
+        return edits
+
     def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
+        moved = {edit.at[0] for edit in plan.edits if edit.action is Action.MOVE_TEXT}
+        if moved:  # first: no message or call changes place, so the other edits' places still hold
+            items = [_text_first(message) if m in moved else message for m, message in enumerate(items)]
+            plan = replace(plan, edits=tuple(edit for edit in plan.edits if edit.action is not Action.MOVE_TEXT))
         groups = turns(items)
 
         def slot(call: Call) -> Slot:
@@ -306,6 +344,14 @@ class Anthropic(Dialect):
             items, plan, content_key="content", slot=slot, build=_build_result, convert=_convert,
             is_result=is_result, new_message=lambda content: {"role": "user", "content": content},
         )
+
+
+def _text_first(message: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the message with the blocks after its last ``tool_use`` moved ahead of its first."""
+    content = message["content"]
+    uses = [b for b, block in enumerate(content) if _type(block) == "tool_use"]
+    first, last = uses[0], uses[-1]
+    return {**message, "content": [*content[:first], *content[last + 1:], *content[first:last + 1]]}
 
 
 _SERVER_ERROR_TYPES = {

@@ -92,6 +92,11 @@ class Dialect(ABC):
         """A call the provider itself may still be answering (not a fault yet)."""
         return False
 
+    def layout_edits(self, index: ThreadIndex, items: Sequence[Any]) -> list[Edit]:
+        """The edits that mend what the provider refuses in how a turn is laid out, beyond calls and outputs
+        (Anthropic: text after a turn's tool calls). A layout they cannot mend stays a violation of ``check``."""
+        return []
+
 
 # --------------------------------------------------------------------------- shared helpers
 

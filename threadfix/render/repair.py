@@ -19,6 +19,7 @@ _VERBS = {
     "drop_orphan": "drop orphan output of",
     "convert_duplicate": "keep as message: extra output of",
     "drop_duplicate": "drop threadfix output (a real one exists) of",
+    "move_text": "move text ahead of call",
 }
 
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 from threadfix.failures import clip
 from threadfix.model import Finding, Severity
 from threadfix.rules.base import Rule
-from threadfix.rules.structure import covers
+from threadfix.rules.structure import covers, laid_out_anew
 
 if TYPE_CHECKING:
     from threadfix.lint import Context
@@ -40,7 +40,10 @@ class ProviderRefusal(Rule):
     without reordering blocks.
 
     ## Fix
-    None. These shapes have no safe automatic repair; the message says what the provider requires.
+    `threadfix repair` moves text that follows an Anthropic turn's tool calls ahead of them when the turn
+    is one message of text and `tool_use` blocks (not when it holds thinking blocks, which the provider
+    forbids changing). The other shapes have no safe automatic repair; the message says what the provider
+    requires.
     """
 
     code = "TF008"
@@ -53,7 +56,8 @@ class ProviderRefusal(Rule):
         for violation in ctx.violations:
             if not covers(ctx, violation):
                 yield self.finding(ctx, f"{ctx.dialect.title} refuses this: {clip(violation.message, MESSAGE_CHARS)}", at=(violation.at, -1),
-                                   call_id=violation.call_id, violation=violation.rule)
+                                   call_id=violation.call_id, violation=violation.rule,
+                                   fixable=laid_out_anew(ctx, violation.at))
 
 
 RULE = ProviderRefusal()

@@ -81,6 +81,11 @@ def reported_dangling(ctx: Context) -> list[Dangling]:
     return [] if not found or ctx.recent else found
 
 
+def laid_out_anew(ctx: Context, message: int) -> bool:
+    """Repair moves blocks within this message to mend its layout (text after a turn's tool calls)."""
+    return any(edit.action is Action.MOVE_TEXT and edit.at[0] == message for edit in ctx.plan.edits)
+
+
 def covers(ctx: Context, violation: Violation) -> bool:
     """Whether a structural finding already reports this provider violation.
 
@@ -91,6 +96,8 @@ def covers(ctx: Context, violation: Violation) -> bool:
     (a Bedrock turn order broken by a missing result, a Gemini part count).
     """
     plan = ctx.plan
+    if laid_out_anew(ctx, violation.at):
+        return False  # no structural rule reports a turn repair lays out anew: the provider's words do
     if any(s.call_id == violation.call_id or s.at[0] == violation.at for s in plan.skips):
         return True  # a call repair refuses is reported by its own rule, with everything at its item
     if violation.call_id is not None:
