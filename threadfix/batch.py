@@ -23,13 +23,12 @@ from threadfix.dialects import Dialect
 from threadfix.errors import BusyError, ExitCode, InputError, ThreadfixError
 from threadfix.journal import Entry, Journal, default_folder
 from threadfix.model import RepairPlan, Thread, ThreadIndex
-from threadfix.parallel import Shard, WorkerLost, resolve_jobs, run_sharded, shard_stores, sharded
+from threadfix.parallel import Shard, WorkerLost, resolve_jobs, run_sharded, shard_file_store, shard_stores, sharded
 from threadfix.repair import RepairOptions, plan_repair
 from threadfix.spill import SpillList
 from threadfix.stores import ReadProblem, Store, StoreOptions, open_stores
 from threadfix.stores.atomic import Fingerprint
 from threadfix.stores.base import Settled, StoreWriter
-from threadfix.stores.files import FolderEntry, folder_file_store
 
 DEFAULT_MIN_AGE = 600.0
 BUSY_ATTEMPTS = 3
@@ -474,13 +473,11 @@ def _parent_store(shard: Shard, options: StoreOptions) -> Store | Problem | None
         return next(iter(iter_stores([shard.spec], options)), None)
     if shard.start is None and not shard.in_folder:
         return None
-    path = Path(shard.spec)
-    store = folder_file_store(FolderEntry(path, refused=shard.refused), max_doc_bytes=options.max_doc_bytes,
-                              dialect=options.dialect)
+    store = shard_file_store(shard, options)
     if shard.refused is not None:
         return store  # never read, never written: the worker says why
     try:
-        st = os.stat(path)
+        st = os.stat(shard.spec)
     except OSError:
         return None  # the worker reports it
     store.fingerprint, store.mtime = Fingerprint.of(st), st.st_mtime

@@ -24,6 +24,7 @@ from threadfix.errors import ThreadfixError
 
 if TYPE_CHECKING:
     from threadfix.stores import Store, StoreOptions
+    from threadfix.stores.files import FileStore
 
 #: shards handed to the workers ahead of the one the parent is taking, per process (the rest wait, unread)
 AHEAD_PER_PROCESS = 2
@@ -442,7 +443,6 @@ def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
                  on_store: Callable[[Store], None] | None = None) -> Iterator[Store | Any]:
     """The stores of one shard, as :func:`threadfix.batch.iter_stores` gives them (Problems included)."""
     from threadfix.batch import iter_stores
-    from threadfix.stores.files import FolderEntry, folder_file_store
 
     if shard.rows is not None or shard.keys is not None:
         for store in iter_stores([shard.spec], options, stdin, on_store):
@@ -453,8 +453,7 @@ def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
     if shard.start is None and not shard.in_folder:
         yield from iter_stores([shard.spec], options, stdin, on_store)
         return
-    store = folder_file_store(FolderEntry(Path(shard.spec), refused=shard.refused), max_doc_bytes=options.max_doc_bytes,
-                              dialect=options.dialect)
+    store = shard_file_store(shard, options)
     if shard.refused is not None:
         yield store
         return
@@ -464,6 +463,14 @@ def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
     if on_store is not None:
         on_store(store)
     yield store
+
+
+def shard_file_store(shard: Shard, options: StoreOptions) -> FileStore:
+    """The store of a file's byte range, or of a file a folder walk found: read by its suffix, or refused."""
+    from threadfix.stores.files import FolderEntry, folder_file_store
+
+    return folder_file_store(FolderEntry(Path(shard.spec), refused=shard.refused), max_doc_bytes=options.max_doc_bytes,
+                             dialect=options.dialect)
 
 
 def sharded(specs: list[str], jobs: int | None, options: StoreOptions | None = None, by_key: bool = False

@@ -141,25 +141,22 @@ class AISDK4(Dialect):
 
 def _answered(message: dict[str, Any], answers: dict[int, dict[str, Any]]) -> dict[str, Any]:
     """A copy of ``message`` whose invocations at these indexes (and the same calls' other copy) carry results."""
-    by_index = dict(invocations(message))
-    by_id = {by_index[p].get("toolCallId"): update for p, update in answers.items()}
     copy = dict(message)
+    listed = message.get("toolInvocations")
     if _uses_parts(message):
         copy["parts"] = [{**part, "toolInvocation": {**part["toolInvocation"], **answers[p]}} if p in answers else part
                          for p, part in enumerate(message["parts"])]
-    listed = message.get("toolInvocations")
-    if isinstance(listed, list):  # the deprecated copy (the only one before 4.2): matched by id, or by index
-        copy["toolInvocations"] = [
-            {**invocation, **_update_for(invocation, i, by_id, answers, _uses_parts(message))}
-            if isinstance(invocation, dict) else invocation for i, invocation in enumerate(listed)]
+        by_id = {invocation.get("toolCallId"): answers[p] for p, invocation in invocations(message) if p in answers}
+
+        def update(i: int, invocation: dict[str, Any]) -> dict[str, Any]:
+            """The deprecated copy of a call the parts answer (matched by its string id; one already holding a
+            result is left as it is)."""
+            call_id = invocation.get("toolCallId")
+            return by_id.get(call_id, {}) if isinstance(call_id, str) and "result" not in invocation else {}
+    else:
+        def update(i: int, invocation: dict[str, Any]) -> dict[str, Any]:
+            return answers.get(i, {})  # (the only copy before 4.2: the indexes are its own)
+    if isinstance(listed, list):
+        copy["toolInvocations"] = [{**invocation, **update(i, invocation)} if isinstance(invocation, dict) else invocation
+                                   for i, invocation in enumerate(listed)]
     return copy
-
-
-def _update_for(invocation: dict[str, Any], i: int, by_id: dict[Any, dict[str, Any]],
-                answers: dict[int, dict[str, Any]], from_parts: bool) -> dict[str, Any]:
-    """The update for entry ``i`` of ``toolInvocations``: its own when the SDK reads this list, else that of the
-    part with its id (an entry already holding a result, or with no string id, is left as it is)."""
-    if not from_parts:
-        return answers.get(i, {})
-    call_id = invocation.get("toolCallId")
-    return by_id.get(call_id, {}) if isinstance(call_id, str) and "result" not in invocation else {}
