@@ -285,14 +285,18 @@ class RepairRun:
                 held.close()
                 raise  # the run's workers are gone: nothing after this can be planned
             except BusyError as exc:
+                message = exc.message
                 if not held.durable:  # nothing was written: the store can be read again from the start
                     held.close()
                     if attempt + 1 < BUSY_ATTEMPTS:
                         time.sleep(0.2 * (attempt + 1))
+                        store = store.reopened()
                         continue
                     held = _Held()
-                # else part of it is written: what was, and what was not, is reported, not read again
-                held.add(Problem(exc.where or store.display, exc.message, ExitCode.BUSY))
+                else:  # part of it is written: what was, and what was not, is reported, not read again
+                    read = f"{held.threads:,} thread{'s' if held.threads != 1 else ''}"
+                    message += f" (stopped after {read}; the rest were not read)"
+                held.add(Problem(exc.where or store.display, message, ExitCode.BUSY))
             except ThreadfixError as exc:
                 held.unwritten = store.all_or_nothing  # nothing in it may be reported as repaired
                 held.add(Problem(exc.where or store.display, exc.message, exc.exit_code))
@@ -557,6 +561,8 @@ class _Held:
 
     def __init__(self) -> None:
         self.healthy = 0
+        #: threads read, healthy or not
+        self.threads = 0
         self.outcomes: SpillList[ThreadOutcome | Problem] = SpillList()
         #: some of the store's changes are durable: it is not read again after a busy error
         self.durable = False
@@ -566,6 +572,7 @@ class _Held:
     def add(self, outcome: ThreadOutcome | Problem) -> int:
         """Hold ``outcome``; where it is held (-1 for a healthy thread, only counted)."""
         if isinstance(outcome, ThreadOutcome):
+            self.threads += 1
             if outcome.status == "healthy":
                 self.healthy += 1
                 return -1

@@ -6,6 +6,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,33 @@ def test_a_locked_database_in_a_folder_exits_75_and_the_rest_is_repaired(folder:
     assert dump(db) == before
     assert len(read(folder / "sub" / "agents.sqlite", "agents")["c"]) == 4
     assert len(json.loads((folder / "chats.jsonl").read_text())["input"]) == 4
+
+
+def test_a_database_locked_when_the_walk_opens_it_is_opened_again_on_retry(folder: Path, tmp_path: Path,
+                                                                           monkeypatch) -> None:
+    """A lock at open is retried as a lock mid-read is: the retry opens the database again, not the old error."""
+    db = folder / "items.db"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(db), "BEGIN EXCLUSIVE"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "holding"
+    waits = []
+    sleep = time.sleep
+
+    def app_lets_go(seconds: float) -> None:  # the app commits while threadfix waits to retry
+        if not waits:
+            holder.communicate("release\n", timeout=30)
+        waits.append(seconds)
+        sleep(seconds)
+
+    monkeypatch.setattr(time, "sleep", app_lets_go)
+    try:
+        run = RepairRun([str(folder)], RunOptions(store=StoreOptions(writable=True, busy_timeout=0.2), min_age=0,
+                                                  journal_dir=tmp_path / "j"))
+        outcomes = list(run.outcomes())
+    finally:
+        if holder.returncode is None:
+            holder.communicate("release\n", timeout=30)
+    assert len(waits) == 1
+    assert [o.address for o in outcomes if getattr(o, "status", "") == "repaired" and "items.db" in o.address]
+    assert not [o for o in outcomes if isinstance(o, Problem) and o.where == str(db)]
+    assert len(read(db, "item")["a"]) == 4

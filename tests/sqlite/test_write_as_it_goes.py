@@ -115,6 +115,8 @@ def test_a_lock_after_some_batches_stops_the_store_and_says_what_was_written(tmp
     assert "healthy" not in statuses
     assert [(p.where, p.exit_code) for p in problems] == [(str(db), ExitCode.BUSY)]
     assert "stayed locked" in problems[0].message
+    # and says how far it read: the three batches' stuck threads and the healthy ones between them
+    assert problems[0].message.endswith(f"(stopped after {2 * 3 * BATCH - 1} threads; the rest were not read)")
     assert run.result.changed == 2 * BATCH and run.result.exit_code() == ExitCode.BUSY
     assert _repaired(db, layout) == [f"s{n:02}" for n in range(2 * BATCH)]
     left = [o for o in outcomes if not isinstance(o, Problem) and o.status == "left_alone"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -66,10 +67,11 @@ def open_folder_entry(entry: FolderEntry, options: StoreOptions) -> Store:
         return folder_file_store(entry, max_doc_bytes=options.max_doc_bytes, dialect=options.dialect)
     from threadfix.stores.sqlite import open_sqlite_store
 
+    reopen = partial(open_sqlite_store, entry.path, options)
     try:
-        return open_sqlite_store(entry.path, options)
+        return reopen()
     except ThreadfixError as exc:
-        return UnopenedDatabase(entry.path, exc)
+        return UnopenedDatabase(entry.path, exc, reopen)
 
 
 __all__ = ["FileStore", "ReadProblem", "Store", "StoreOptions", "StoreWriter", "is_sqlite", "open_folder_entry",

@@ -130,6 +130,11 @@ class Store(ABC):
         """The store's whole content, for a thread that spans it (diffs of item-per-line files)."""
         return b""
 
+    def reopened(self) -> Store:
+        """The store to read again after a busy error: itself, as each read opens what it reads; a store that
+        could not be opened at all tries again (a lock at open may be gone by then)."""
+        return self
+
 
 def parse_time(value: Any) -> float | None:
     """Seconds since the epoch from an ISO-8601 string or a number in seconds or milliseconds."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -422,13 +422,20 @@ class UnopenedDatabase(FileStore):
     """A database a folder walk found but could not open (no table of threads, locked, damaged): reading it
     raises why, as naming it would, with its exit code, and the rest of the folder is still read."""
 
-    def __init__(self, path: Path, error: ThreadfixError) -> None:
+    def __init__(self, path: Path, error: ThreadfixError, reopen: Callable[[], Store]) -> None:
         super().__init__(path, str(path))
         self.error = error
+        self._reopen = reopen
 
     def _read(self, screen: bool) -> Iterator[Thread | ReadProblem | Settled]:
         raise self.error
         yield  # (a generator, as every read is)
+
+    def reopened(self) -> Store:
+        try:
+            return self._reopen()
+        except ThreadfixError as exc:
+            return UnopenedDatabase(self.path, exc, self._reopen)
 
 
 def _content(line: bytes, start: int) -> bytes | None:
