@@ -24,7 +24,7 @@ from threadfix.errors import BusyError, ExitCode, InputError, ThreadfixError
 from threadfix.journal import Entry, Journal, default_folder
 from threadfix.model import RepairPlan, Thread, ThreadIndex
 from threadfix.parallel import Shard, WorkerLost, resolve_jobs, run_sharded, shard_file_store, shard_stores, sharded
-from threadfix.repair import RepairOptions, plan_repair
+from threadfix.repair import RepairOptions, plan_repair, waiting_on
 from threadfix.spill import SpillList
 from threadfix.stores import ReadProblem, Store, StoreOptions, open_stores
 from threadfix.stores.atomic import Fingerprint
@@ -52,6 +52,9 @@ class RunOptions(Struct, frozen=True):
     output: Path | None = None
     #: skip threads changed less than this many seconds ago (their calls may still be running)
     min_age: float = DEFAULT_MIN_AGE
+    #: tool name patterns whose outputs come from a person or another process: a thread with an open call to
+    #: one of them waits, and is left whole (see :func:`threadfix.repair.waiting_on`)
+    leave_tools: tuple[str, ...] = ()
     journal_dir: Path | None = None
     argv: tuple[str, ...] = ()
     #: the clock, for tests
@@ -66,7 +69,7 @@ class ThreadOutcome(Struct):
     address: str
     dialect: str | None
     plan: RepairPlan
-    #: healthy | repaired | would_repair | recent | left_alone | busy
+    #: healthy | repaired | would_repair | recent | waiting | left_alone | busy
     status: str
     message: str | None = None
     before: bytes | None = None
@@ -101,6 +104,8 @@ class RunResult(Struct):
     changed: int = 0
     edits: dict[str, int] = field(default_factory=dict)
     recent: int = 0
+    #: threads with an open call to a tool left to others (--leave-tool)
+    waiting: int = 0
     #: threads that need repair but cannot be rewritten safely (an input error: exit 2)
     left_alone: int = 0
     skipped_calls: int = 0
@@ -327,6 +332,8 @@ class RepairRun:
         result.skipped_calls += len(outcome.plan.skips)
         if outcome.status == "recent":
             result.recent += 1
+        if outcome.status == "waiting":
+            result.waiting += 1
         if outcome.status == "left_alone":
             result.left_alone += 1
         if outcome.status in ("repaired", "would_repair"):
@@ -453,6 +460,11 @@ class RepairRun:
                 return ThreadOutcome(address, dialect.name, plan, "recent",
                                      f"changed {format_age(age)} ago, under --min-age; its calls may still be running",
                                      age=age), None
+        waiting = waiting_on(plan, options.leave_tools)
+        if waiting is not None:
+            return ThreadOutcome(address, dialect.name, plan, "waiting",
+                                 f"its call {waiting.call_id} waits on {waiting.name}, a tool left to others "
+                                 "(--leave-tool)", age=age), None
         try:
             data = store.encode(thread, dialect.apply(thread.items, plan))
         except MALFORMED as exc:

@@ -61,6 +61,14 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def tool_patterns(value: Any, where: str) -> tuple[str, ...]:
+    """Tool name globs (``--leave-tool``): none of them empty, which would match no tool and so do nothing."""
+    patterns = _strings(value, where)
+    if not all(pattern.strip() for pattern in patterns):
+        raise ConfigError(f"{where} must name tools (a name or a glob such as approve_*), not an empty string")
+    return patterns
+
+
 def _selectors(value: Any, where: str) -> tuple[str, ...]:
     from threadfix.rules import check_selectors
 
@@ -97,6 +105,8 @@ SECTIONS: dict[str, dict[str, Key]] = {
         Key("ignore", _selectors, "rule codes (by prefix) or names to leave out"),
         Key("fail-on", _severity, "the least severe finding that fails the run: error, warning or info"),
         Key("min-age", _duration, "threads changed more recently than this have pending, not dangling, calls"),
+        Key("leave-tools", tool_patterns, "tools (globs) whose outputs come from a person or another process: "
+                                          "a thread with an open call to one is waiting, its open calls pending"),
         Key("oversized-bytes", _int(1), "outputs larger than this are oversized (TF203)"),
         Key("stuck-turns", _int(1), "later user turns that make a dangling call a stuck thread (TF007)"),
         Key("retry-storm", _int(2), "failures in a row of one tool that make a retry storm (TF206)"),

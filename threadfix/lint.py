@@ -36,7 +36,7 @@ from threadfix.errors import ExitCode
 from threadfix.failures import Arguments, read_arguments
 from threadfix.model import Address, Call, Finding, Output, RepairPlan, Severity, Thread, ThreadIndex
 from threadfix.parallel import Shard, run_sharded, shard_stores, sharded
-from threadfix.repair import plan_repair
+from threadfix.repair import plan_repair, waiting_on
 from threadfix.rules import Rule, select_rules
 from threadfix.stores import StoreOptions
 
@@ -64,6 +64,9 @@ class LintOptions(Struct, frozen=True):
     #: threads changed less than this many seconds ago have calls that may still be running: their
     #: open calls are pending, not dangling
     min_age: float = 0.0
+    #: tool name patterns whose outputs come from a person or another process: a thread with an open call to
+    #: one of them is waiting, its open calls pending (see :func:`threadfix.repair.waiting_on`)
+    leave_tools: tuple[str, ...] = ()
     #: an output larger than this many bytes is oversized
     oversized_bytes: int = DEFAULT_OVERSIZED_BYTES
     #: a dangling call followed by at least this many user turns makes the thread stuck
@@ -101,6 +104,11 @@ class Context:
             return False
         changed = self.thread.last_changed()
         return changed is not None and self.now - changed < self.options.min_age
+
+    @cached_property
+    def waiting(self) -> bool:
+        """Has an open call to a tool left to others, so its open calls are pending (asked only when it has some)."""
+        return waiting_on(self.plan, self.options.leave_tools) is not None
 
     @cached_property
     def accepted(self) -> bool:
@@ -244,11 +252,14 @@ class ThreadResult(Struct):
     findings: list[Finding]
     #: changed under --min-age ago, and its open calls were not reported
     recent: bool = False
+    #: an open call to a tool left to others (--leave-tool): its open calls were not reported
+    waiting: bool = False
 
 
 class LintSummary(Struct):
     threads: int = 0
     recent: int = 0
+    waiting: int = 0
     fixable: int = 0
     by_severity: dict[Severity, int] = field(default_factory=lambda: {s: 0 for s in Severity})
     by_code: dict[str, int] = field(default_factory=dict)
@@ -261,6 +272,7 @@ class LintSummary(Struct):
     def add(self, result: ThreadResult) -> None:
         self.threads += 1
         self.recent += result.recent
+        self.waiting += result.waiting
         for finding in result.findings:
             self.by_severity[finding.severity] += 1
             self.fixable += finding.fixable
@@ -290,8 +302,9 @@ def lint_thread(scanned: Scanned, rules: Sequence[Rule], options: LintOptions, n
             continue
         findings.extend(rule.check(ctx))
     findings.sort(key=_order)
-    recent = "recent" in ctx.__dict__ and ctx.recent  # asked (and so counted) only for threads with open calls
-    return ThreadResult(scanned.thread.address, scanned.dialect.name if known else None, findings, recent)
+    # asked (and so counted) only for threads with open calls
+    recent, waiting = ("recent" in ctx.__dict__ and ctx.recent), ("waiting" in ctx.__dict__ and ctx.waiting)
+    return ThreadResult(scanned.thread.address, scanned.dialect.name if known else None, findings, recent, waiting)
 
 
 def _order(finding: Finding) -> tuple[Any, ...]:

@@ -10,12 +10,16 @@ the same decisions:
 * an output with no call is kept as a plain message naming the call it answered (dropped only when
   asked);
 * calls that cannot be told apart (no id, or the same id twice) are refused whole and reported.
+
+Whether a thread may be repaired at all (it may still be in flight) is the caller's policy; the open call
+it waits on, when its tool's output comes from someone else, is :func:`waiting_on`.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from fnmatch import fnmatchcase
 from typing import Any
 
 from msgspec import Struct
@@ -94,6 +98,19 @@ def _answer(call: Call, outputs: list[Output], index: ThreadIndex, dialect: Dial
         edits.append(Edit(Action.MOVE_OUTPUT, call.call_id, call.name, winner.at, output=winner, call=call,
                           evidence="the provider requires it elsewhere"))
     return edits
+
+
+def waiting_on(plan: RepairPlan, leave_tools: Sequence[str]) -> Call | None:
+    """The first call the plan would answer whose tool matches a pattern of ``leave_tools`` (``--leave-tool``).
+
+    Such a tool's output comes from a person or another process (an approval, a deferred or external run),
+    often hours later, so an open call to it is not a fault: the app resumes the turn with the real output,
+    and one written over it would break that resume. The whole thread is left as it is.
+    """
+    if not leave_tools:
+        return None
+    return next((edit.call for edit in plan.edits if edit.action is Action.INSERT_OUTPUT and edit.call is not None
+                 and any(fnmatchcase(edit.call.name, pattern) for pattern in leave_tools)), None)
 
 
 def repair_items(items: Sequence[Any], dialect: Dialect, options: RepairOptions = RepairOptions()) -> tuple[RepairPlan, list[Any] | None]:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from threadfix.cli import State, app, describe_store, error_line, note
-from threadfix.cli.options import Format, Paths, check_format, reads_stores
+from threadfix.cli.options import Format, LeaveTools, Paths, check_format, reads_stores
 from threadfix.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ def repair(
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the repaired store here instead of in place (one file input).")] = None,
     output_format: Format = "text",
     min_age: Annotated[str, typer.Option("--min-age", help="Skip threads changed more recently than this (e.g. 30s, 10m, 2h, 0): their calls may still be running.")] = "10m",
+    leave_tool: LeaveTools = None,
     reason: Annotated[Optional[str], typer.Option("--reason", help="The sentence the model reads in every written output, instead of threadfix's per-cause sentence.")] = None,
     drop_orphans: Annotated[bool, typer.Option("--drop-orphans", help="Delete outputs that have no call, instead of keeping them as plain messages.")] = False,
     journal_dir: Annotated[Optional[Path], typer.Option("--journal-dir", help="Folder for the undo journal (default: $XDG_STATE_HOME/threadfix/journal).")] = None,
@@ -41,6 +42,7 @@ def repair(
     from msgspec.structs import replace
 
     from threadfix.batch import RepairRun, RunOptions, parse_duration
+    from threadfix.config import tool_patterns
     from threadfix.repair import RepairOptions
 
     check_format(output_format, ("text", "json"))
@@ -48,6 +50,7 @@ def repair(
         min_age_seconds = parse_duration(min_age)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+    leave_tools = tool_patterns(leave_tool, "--leave-tool") if leave_tool else ()
     reading_stdin = "-" in paths
     if reading_stdin and len(paths) > 1:
         raise ConfigError("- (stdin) cannot be combined with other paths")
@@ -57,7 +60,8 @@ def repair(
     options = RunOptions(
         repair=RepairOptions(drop_orphans=drop_orphans, reason=reason),
         store=replace(store, writable=writes),
-        dry_run=not writes, keep_bytes=diff, output=output, min_age=min_age_seconds, journal_dir=journal_dir,
+        dry_run=not writes, keep_bytes=diff, output=output, min_age=min_age_seconds, leave_tools=leave_tools,
+        journal_dir=journal_dir,
         argv=tuple(sys.argv), jobs=State.jobs,
     )
     from threadfix.cli.progress import progress_line

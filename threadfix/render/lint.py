@@ -73,7 +73,7 @@ def problem_json(problem: Problem) -> dict[str, Any]:
 def summary_json(summary: LintSummary) -> dict[str, Any]:
     return {
         "threads": summary.threads, "findings": summary.findings, "fixable": summary.fixable,
-        "recent": summary.recent,
+        "recent": summary.recent, "waiting": summary.waiting,
         "by_severity": {s.value: n for s, n in summary.by_severity.items()},
         "by_code": dict(sorted(summary.by_code.items())),
         "problems": [problem_json(p) for p in summary.problems],
@@ -271,6 +271,9 @@ def summary_line(summary: LintSummary) -> str:
     line = f"{summary.findings} finding{_s(summary.findings)} in {summary.threads} thread{_s(summary.threads)} ({detail})"
     if summary.recent:
         line += f"; {summary.recent} thread{_s(summary.recent)} changed under --min-age ago, open calls not reported"
+    if summary.waiting:
+        line += (f"; {summary.waiting} thread{_s(summary.waiting)} waiting on a tool left to others (--leave-tool), "
+                 "open calls not reported")
     if summary.fixable:
         line += f"; {summary.fixable} fixable with `threadfix repair`"
     if summary.problems:

@@ -76,7 +76,7 @@ class RepairPrinter:
 
     def _text(self, outcome: ThreadOutcome) -> None:
         address = outcome.address
-        if outcome.status == "recent":
+        if outcome.status in ("recent", "waiting"):
             self.out.write(f"{terminal_safe(address, 300)}: skipped: {terminal_safe(outcome.message or '', 300)}\n")
             return
         for edit in outcome.plan.edits:
@@ -98,6 +98,7 @@ class RepairPrinter:
         if self.fmt == "json" and not self.quiet:
             summary = {
                 "threads": result.threads, "changed": result.changed, "edits": result.edits, "recent": result.recent,
+                "waiting": result.waiting,
                 "skipped_calls": result.skipped_calls,
                 "problems": [{"where": p.where, "message": p.message, "exit_code": int(p.exit_code)} for p in result.problems],
                 "journal": str(result.journal) if result.journal else None,
@@ -114,6 +115,8 @@ class RepairPrinter:
             parts[0] += f" ({edits})"
         if result.recent:
             parts.append(f"{result.recent} skipped as recent (--min-age)")
+        if result.waiting:
+            parts.append(f"{result.waiting} waiting on a tool left to others (--leave-tool)")
         if result.left_alone:
             parts.append(f"{result.left_alone} left alone")
         if result.skipped_calls:

@@ -21,7 +21,9 @@ class DanglingCall(Rule):
     user moved on, the turn went on without it, or the thread ends on it.
 
     Calls in a thread changed less than `--min-age` ago are pending, not dangling: their tool may
-    still be running, so they are not reported.
+    still be running, so they are not reported. So are those of a thread with an open call to a tool
+    named by `--leave-tool` (one whose output comes from a person or another process, such as an
+    approval): the thread is waiting, not broken.
 
     ## Why is this bad?
     Every provider refuses a thread with an unanswered call. OpenAI answers every later turn with

@@ -76,9 +76,10 @@ def dangling(ctx: Context) -> list[Dangling]:
 
 
 def reported_dangling(ctx: Context) -> list[Dangling]:
-    """The dangling calls lint reports: none in a thread changed under ``min_age`` ago (they are pending)."""
+    """The dangling calls lint reports: none in a thread changed under ``min_age`` ago, or waiting on a tool left
+    to others (they are pending)."""
     found = dangling(ctx)
-    return [] if not found or ctx.recent else found
+    return [] if not found or ctx.recent or ctx.waiting else found
 
 
 def laid_out_anew(ctx: Context, message: int) -> bool:
