@@ -13,7 +13,7 @@ import pytest
 
 from tests.sqlite.dbs import create, dump, healthy, read, run_cli, stuck
 from tests.sqlite.test_faults import HOLDER
-from threadfix import dialects, parallel
+from threadfix import batch, dialects, parallel
 from threadfix.batch import Problem, RepairRun, RunOptions, scan
 from threadfix.errors import ExitCode
 from threadfix.stores import StoreOptions, walk_folder
@@ -128,15 +128,20 @@ def test_a_database_locked_when_the_walk_opens_it_is_opened_again_on_retry(folde
                               stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "holding"
     waits = []
-    sleep = time.sleep
 
-    def app_lets_go(seconds: float) -> None:  # the app commits while threadfix waits to retry
-        if not waits:
-            holder.communicate("release\n", timeout=30)
-        waits.append(seconds)
-        sleep(seconds)
+    class AppLetsGo:
+        """threadfix's clock, but the app commits while threadfix waits to retry."""
 
-    monkeypatch.setattr(time, "sleep", app_lets_go)
+        def __getattr__(self, name: str):
+            return getattr(time, name)
+
+        def sleep(self, seconds: float) -> None:
+            waits.append(seconds)
+            if len(waits) == 1:
+                holder.communicate("release\n", timeout=30)
+            time.sleep(seconds)
+
+    monkeypatch.setattr(batch, "time", AppLetsGo())
     try:
         run = RepairRun([str(folder)], RunOptions(store=StoreOptions(writable=True, busy_timeout=0.2), min_age=0,
                                                   journal_dir=tmp_path / "j"))
