@@ -96,6 +96,17 @@ def test_index_reads_states() -> None:
         ("c2", (1, 2), True, True), ("c3", (1, 3), False, False)]
 
 
+def test_an_answered_part_without_an_id_is_neither_a_call_nor_an_output() -> None:
+    """Nothing to pair and nothing to do; an open part without an id is still a call (repair refuses it)."""
+    answered = {"type": "tool-search", "toolCallId": None, "state": "output-available", "input": {}, "output": 1}
+    items = [user("u", "go"), assistant("a", answered, tool("c2", "input-available"), {**answered, "state": "input-available"})]
+    index = AI_SDK.index(items)
+    assert [(c.call_id, c.at) for c in index.calls] == [("c2", (1, 2)), (None, (1, 3))]
+    assert index.outputs == ()
+    plan, _ = repair_items(items, AI_SDK)
+    assert [e.call_id for e in plan.edits] == ["c2"] and [s.call_id for s in plan.skips] == [None]
+
+
 def test_an_output_without_its_call_input_is_not_an_orphan() -> None:
     items = [user("u", "go"), assistant("a", {"type": "tool-search", "toolCallId": "c1", "state": "output-available", "output": 1})]
     index = AI_SDK.index(items)

@@ -75,6 +75,19 @@ def test_sniff(items: list[Any], score: int) -> None:
     assert AI_SDK_4.sniff(items) == score
 
 
+def test_an_answered_invocation_without_an_id_is_neither_a_call_nor_an_output() -> None:
+    """Nothing to pair and nothing to do; an open one without an id is still a call (repair refuses it)."""
+    def without_id(state: str) -> dict[str, Any]:
+        return {k: v for k, v in invocation("x", state).items() if k != "toolCallId"}
+
+    items = [user("u", "go"), assistant("a", without_id("result"), invocation("c2", "call"), without_id("call"))]
+    index = AI_SDK_4.index(items)
+    assert [(c.call_id, c.at) for c in index.calls] == [("c2", (1, 2)), (None, (1, 3))]
+    assert index.outputs == ()
+    plan, _ = repair_items(items, AI_SDK_4)
+    assert [e.call_id for e in plan.edits] == ["c2"] and [s.call_id for s in plan.skips] == [None]
+
+
 def test_check_speaks_the_sdk_words() -> None:
     stuck = invocation("c2", "call", step=1)
     items = [user("u", "go"), assistant("a", invocation("c1", "result"), stuck)]

@@ -27,11 +27,12 @@ from threadfix.dialects.base import (
     Dialect,
     Violation,
     each_answered_once,
+    index_in_place,
     list_under,
     str_under,
 )
 from threadfix.failures import is_threadfix_output
-from threadfix.model import Action, Call, Edit, Output, RepairPlan, ThreadIndex
+from threadfix.model import Action, Call, Edit, Loc, Output, RepairPlan, ThreadIndex
 
 ROLES = frozenset({"system", "user", "assistant"})
 OUTPUT_STATES = frozenset({"output-available", "output-error", "output-denied"})
@@ -136,6 +137,21 @@ def final_approvals(items: Sequence[Any], *, settled: bool = False) -> set[tuple
     return set(messages[-1].approvals) if messages and messages[-1].role == "tool" else set()
 
 
+def _read_part(part: dict[str, Any], at: Loc) -> tuple[Call, Output | None]:
+    """A client tool part's call, and its output once its state is an output state."""
+    state = part.get("state")
+    call_id = _call_id(part)
+    call = Call(call_id=call_id, name=tool_name(part), wire_type=part["type"], at=at,
+                arguments=part.get("input", part.get("rawInput")),
+                # the SDK was still streaming the call's input when the turn ended
+                truncated=state == "input-streaming")
+    if state not in OUTPUT_STATES:
+        return call, None
+    content = _output_content(part)
+    return call, Output(call_id=call_id, wire_type=part["type"], at=at, content=content,
+                        is_error=state != "output-available", status=state, by_threadfix=is_threadfix_output(content))
+
+
 def _output_content(part: dict[str, Any]) -> Any:
     state = part.get("state")
     if state == "output-available":
@@ -172,35 +188,7 @@ class AISDK(Dialect):
                                   for message in items for _, part in _client_tool_parts(message))
 
     def index(self, items: Sequence[Any]) -> ThreadIndex:
-        calls: list[Call] = []
-        outputs: list[Output] = []
-        users: list[int] = []
-        models: list[int] = []
-        for m, message in enumerate(items):
-            who = _role(message)
-            if who == "user":
-                users.append(m)
-            elif who == "assistant":
-                models.append(m)
-            for p, part in _client_tool_parts(message):
-                state = part.get("state")
-                call_id = _call_id(part)
-                done = state in OUTPUT_STATES
-                if call_id is None and done:
-                    continue  # answered; nothing to pair, nothing to do
-                calls.append(Call(
-                    call_id=call_id, name=tool_name(part), wire_type=part["type"], at=(m, p),
-                    arguments=part.get("input", part.get("rawInput")),
-                    # the SDK was still streaming the call's input when the turn ended
-                    truncated=state == "input-streaming",
-                ))
-                if done:
-                    content = _output_content(part)
-                    outputs.append(Output(
-                        call_id=call_id, wire_type=part["type"], at=(m, p), content=content,
-                        is_error=state != "output-available", status=state, by_threadfix=is_threadfix_output(content),
-                    ))
-        return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
+        return index_in_place(items, _role, _client_tool_parts, _read_part)
 
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
         return output.at == call.at

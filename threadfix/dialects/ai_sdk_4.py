@@ -20,9 +20,15 @@ from typing import Any
 
 import orjson
 
-from threadfix.dialects.base import Dialect, Violation, each_answered_once, str_under
+from threadfix.dialects.base import (
+    Dialect,
+    Violation,
+    each_answered_once,
+    index_in_place,
+    str_under,
+)
 from threadfix.failures import is_threadfix_output
-from threadfix.model import Action, Call, Output, RepairPlan, ThreadIndex
+from threadfix.model import Action, Call, Loc, Output, RepairPlan, ThreadIndex
 
 ROLES = frozenset({"system", "user", "assistant", "data"})
 PART = "tool-invocation"
@@ -61,6 +67,24 @@ def _has_tools(message: dict[str, Any]) -> bool:
         isinstance(parts, list) and any(_invocation_of(part) is not None for part in parts))
 
 
+def _role(message: Any) -> str | None:
+    return str_under(message, "role")
+
+
+def _read_invocation(invocation: dict[str, Any], at: Loc) -> tuple[Call, Output | None]:
+    """An invocation's call, and its output once it has a ``result`` (the only thing that answers it)."""
+    call_id = str_under(invocation, "toolCallId")
+    call = Call(call_id=call_id, name=str_under(invocation, "toolName") or "unknown", wire_type=PART, at=at,
+                arguments=invocation.get("args"),
+                # the SDK was still streaming the call's arguments when the turn ended
+                truncated=invocation.get("state") == "partial-call")
+    if "result" not in invocation:
+        return call, None
+    result = invocation["result"]
+    return call, Output(call_id=call_id, wire_type=PART, at=at, content=result, status=str_under(invocation, "state"),
+                        by_threadfix=is_threadfix_output(result))
+
+
 class AISDK4(Dialect):
     name = "ai-sdk-4"
     title = "Vercel AI SDK 4 Message[] (tool invocations)"
@@ -69,7 +93,7 @@ class AISDK4(Dialect):
         """Certain once a message carries tool invocations; messages without any are left to other dialects."""
         tools = False
         for message in items[:200]:
-            if str_under(message, "role") not in ROLES:
+            if _role(message) not in ROLES:
                 return 0
             parts = message.get("parts")
             if parts is not None and not (isinstance(parts, list) and all(isinstance(p, dict) for p in parts)):
@@ -83,32 +107,7 @@ class AISDK4(Dialect):
                                   for message in items for _, invocation in invocations(message))
 
     def index(self, items: Sequence[Any]) -> ThreadIndex:
-        calls: list[Call] = []
-        outputs: list[Output] = []
-        users: list[int] = []
-        models: list[int] = []
-        for m, message in enumerate(items):
-            role = str_under(message, "role")
-            if role == "user":
-                users.append(m)
-            elif role == "assistant":
-                models.append(m)
-            for p, invocation in invocations(message):
-                call_id = str_under(invocation, "toolCallId")
-                answered = "result" in invocation
-                if call_id is None and answered:
-                    continue  # answered; nothing to pair, nothing to do
-                calls.append(Call(
-                    call_id=call_id, name=str_under(invocation, "toolName") or "unknown", wire_type=PART, at=(m, p),
-                    arguments=invocation.get("args"),
-                    # the SDK was still streaming the call's arguments when the turn ended
-                    truncated=invocation.get("state") == "partial-call",
-                ))
-                if answered:
-                    result = invocation["result"]
-                    outputs.append(Output(call_id=call_id, wire_type=PART, at=(m, p), content=result,
-                                          status=str_under(invocation, "state"), by_threadfix=is_threadfix_output(result)))
-        return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
+        return index_in_place(items, _role, invocations, _read_invocation)
 
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
         return output.at == call.at

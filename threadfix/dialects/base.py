@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from msgspec import Struct
 
-from threadfix.model import Action, Call, Edit, Output, RepairPlan, ThreadIndex
+from threadfix.model import Action, Call, Edit, Loc, Output, RepairPlan, ThreadIndex
 
 #: Actions that take an output out of where it stands.
 REMOVING = frozenset({Action.MOVE_OUTPUT, Action.DROP_ORPHAN, Action.DROP_DUPLICATE})
@@ -136,6 +136,32 @@ def each_answered_once(calls: Iterable[tuple[Any, bool]]) -> bool:
             return False
         seen.add(call_id)
     return True
+
+
+def index_in_place(items: Sequence[Any], role_of: Callable[[Any], str | None],
+                   tool_parts: Callable[[Any], Iterable[tuple[int, Any]]],
+                   read: Callable[[Any, Loc], tuple[Call, Output | None]]) -> ThreadIndex:
+    """The index of a format whose calls carry their own outputs (AI SDK 4 and 5): ``read`` makes each tool part
+    a call, and its output too once it is answered, at the same place. An answered part without an id is left
+    out: there is nothing to pair and nothing to do."""
+    calls: list[Call] = []
+    outputs: list[Output] = []
+    users: list[int] = []
+    models: list[int] = []
+    for m, message in enumerate(items):
+        role = role_of(message)
+        if role == "user":
+            users.append(m)
+        elif role == "assistant":
+            models.append(m)
+        for p, part in tool_parts(message):
+            call, output = read(part, (m, p))
+            if output is not None:
+                if call.call_id is None:
+                    continue
+                outputs.append(output)
+            calls.append(call)
+    return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
 
 
 def list_under(value: Any, key: str) -> list[Any]:
