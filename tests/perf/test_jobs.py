@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from threadfix import batch, parallel
 from threadfix.cli import _register, app
 from threadfix.stores import StoreOptions
-from threadfix.stores.files import FileStore
+from threadfix.stores.files import FileStore, cut_lines
 
 _register()
 
@@ -87,7 +87,7 @@ def test_shards_cover_the_file_on_line_boundaries_with_their_line_numbers(tmp_pa
     (parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK,
      parallel.LEDGER_WAIT) = 1, most, find_limit, 97, 0.0
     try:
-        shards = parallel.in_order(parallel._cut(path, str(path), jobs))
+        shards = parallel.in_order(cut_lines(path, str(path), parallel._parts(path.stat().st_size, jobs)))
         reading = list(shards)
         if order == "reversed":
             reading.reverse()

@@ -11,12 +11,13 @@ from msgspec import Struct
 
 from threadfix.errors import ThreadfixError
 from threadfix.model import Problem
-from threadfix.stores.base import ReadProblem, Store, StoreWriter
+from threadfix.stores.base import ReadProblem, Shard, Store, StoreWriter
 from threadfix.stores.files import (
     DEFAULT_MAX_DOC_BYTES,
     FileStore,
     FolderEntry,
     UnopenedDatabase,
+    cut_file,
     folder_file_store,
     is_sqlite,
     open_file_stores,
@@ -92,5 +93,18 @@ def iter_stores(specs: Iterable[str], options: StoreOptions, stdin: Any = None,
             yield Problem(exc.where or spec, exc.message, exc.exit_code)
 
 
-__all__ = ["FileStore", "ReadProblem", "Store", "StoreOptions", "StoreWriter", "is_sqlite", "iter_stores", "open_folder_entry",
+
+def cut(spec: str, parts: int, options: StoreOptions = StoreOptions(), by_key: bool = False) -> list[Shard] | None:
+    """The file ``spec`` names cut into about ``parts`` parts for ``--jobs`` workers, by the medium that holds it:
+    a JSONL file of threads into byte ranges, a database's table into row id ranges (or, ``by_key``, into runs
+    of thread keys: lint and report); None when it is read whole (one part)."""
+    path = Path(spec)
+    if is_sqlite(path):
+        from threadfix.stores.sqlite import cut_database
+
+        return cut_database(path, spec, parts, options, by_key)
+    return cut_file(path, spec, parts)
+
+
+__all__ = ["FileStore", "ReadProblem", "Store", "StoreOptions", "StoreWriter", "cut", "is_sqlite", "iter_stores", "open_folder_entry",
            "open_stores", "walk_folder"]
