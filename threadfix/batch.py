@@ -453,7 +453,7 @@ class RepairRun:
             return ThreadOutcome(address, dialect.name, plan, "left_alone", not_in_format(dialect, exc)), None
         except ThreadfixError as exc:
             return ThreadOutcome(address, dialect.name, plan, "left_alone", exc.message), None
-        before = _thread_bytes(store, thread) if options.keep_bytes else None
+        before = store.before_bytes(thread) if options.keep_bytes else None
         status = "would_repair" if options.dry_run else "repaired"
         return ThreadOutcome(address, dialect.name, plan, status, before=before,
                              after=data if options.keep_bytes else None, age=age), data
@@ -585,10 +585,6 @@ MALFORMED = (TypeError, AttributeError, KeyError, ValueError, IndexError, Recurs
 
 def not_in_format(dialect: Dialect, exc: BaseException) -> str:
     return f"its items do not follow the {dialect.name} format ({type(exc).__name__}); left alone"
-
-
-def _thread_bytes(store: Store, thread: Thread) -> bytes:
-    return thread.raw if thread.raw else store.whole_bytes()
 
 
 def _not_written(outcome: ThreadOutcome | Problem) -> ThreadOutcome | Problem:

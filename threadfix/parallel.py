@@ -363,12 +363,12 @@ def _start_worker(ledger: LineLedger | None, common: Any) -> None:
 def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
                  on_store: Callable[[Store], None] | None = None) -> Iterator[Store | Any]:
     """The stores of one shard, as :func:`threadfix.stores.iter_stores` gives them (Problems included)."""
-    from threadfix.stores import iter_stores
+    from threadfix.stores import Store, iter_stores
 
     if shard.rows is not None or shard.keys is not None:
         for store in iter_stores([shard.spec], options, stdin, on_store):
-            if hasattr(store, "row_range"):
-                store.row_range, store.only_keys, store.last_part = shard.rows, shard.keys, shard.last
+            if isinstance(store, Store):
+                store.restrict(shard)
             yield store  # (or why the database cannot be read: each part says it, the parent once in a row)
         return
     if shard.start is None and not shard.in_folder:
@@ -379,8 +379,7 @@ def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
         yield store
         return
     if shard.start is not None:
-        assert shard.end is not None
-        store.byte_range = (shard.start, shard.end, range_numbering(shard))
+        store.restrict(shard, range_numbering(shard))
     if on_store is not None:
         on_store(store)
     yield store

@@ -164,6 +164,15 @@ class Store(ABC):
         this back instead of the whole thread."""
         return Thread(thread.address, [], locator=thread.locator)
 
+    def restrict(self, part: Shard, numbering: LineNumbering | None = None) -> None:
+        """Read only ``part`` of the store from now on: a ``--jobs`` worker's share, as the store's own cut made it
+        (:func:`threadfix.stores.cut`). ``numbering``: for a byte range, how it learns its first line's number.
+        A store that does not cut itself is always read whole."""
+
+    def before_bytes(self, thread: Thread) -> bytes:
+        """What a thread held before its repair, as a diff shows it and the journal keeps it."""
+        return thread.raw or self.whole_bytes()
+
     def whole_bytes(self) -> bytes:
         """The store's whole content, for a thread that spans it (diffs of item-per-line files)."""
         return b""

@@ -180,7 +180,7 @@ class FileStore(Store):
             return
         items, container, key = parts
         yield Thread(
-            address=Address(self.display, key=None), items=items, container=container, key=key, raw=raw,
+            address=Address(self.display, key=None), items=items, document=container, items_key=key, raw=raw,
             mtime=self.mtime, dialect=self.dialect, locator=Span(0, len(raw)),
         )
 
@@ -258,7 +258,7 @@ class FileStore(Store):
                     end -= 1
                 yield Thread(
                     address=Address(self.display, line=number, key=_id_label(container)), items=items,
-                    container=container, key=key, raw=line[bom:end], mtime=self.mtime,
+                    document=container, items_key=key, raw=line[bom:end], mtime=self.mtime,
                     dialect=self.dialect, locator=Span(start + bom, start + end),
                 )
             elif mode == "items":
@@ -275,7 +275,7 @@ class FileStore(Store):
     # ------------------------------------------------------------------ writing
 
     def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
-        if self.item_lines is not None and thread.container is None and thread.address.line is None and self.jsonl:
+        if self.item_lines is not None and thread.document is None and thread.address.line is None and self.jsonl:
             return self._encode_item_lines(new_items)
         return encode_document(thread, new_items)
 
@@ -311,8 +311,12 @@ class FileStore(Store):
         if self.path is None:
             return None  # stdin: the original is not touched
         locator = {"line": thread.address.line} if thread.address.line is not None else {}
-        return Entry(JOURNAL_KIND, os.path.realpath(self.path), str(thread.address), thread.raw or self.whole_bytes(),
+        return Entry(JOURNAL_KIND, os.path.realpath(self.path), str(thread.address), self.before_bytes(thread),
                      digest(data), locator)
+
+    def restrict(self, part: Shard, numbering: LineNumbering | None = None) -> None:
+        if part.start is not None and part.end is not None and numbering is not None:
+            self.byte_range = (part.start, part.end, numbering)
 
     def whole_bytes(self) -> bytes:
         if self.data is not None:

@@ -410,6 +410,9 @@ class TableStore(Store):
     def writer(self, dest: Path | None = None) -> StoreWriter:
         return TableWriter(self, dest)
 
+    def restrict(self, part: Shard, numbering: Any = None) -> None:
+        self.row_range, self.only_keys, self.last_part = part.rows, part.keys, part.last
+
     def _entry(self, thread: Thread, before: bytes, data: bytes, locator: dict[str, Any]) -> Entry:
         layout, *rest = locator.items()
         return Entry(self.adapter.journal_kind, self.adapter.location(), str(thread.address), before, digest(data),
@@ -475,7 +478,7 @@ class ThreadRowStore(TableStore):
                                   f"with one of {', '.join(THREAD_KEYS)})")
                 continue
             items, container, item_key = parts
-            thread = RowThread(address=address, items=items, container=container, key=item_key, raw=raw,
+            thread = RowThread(address=address, items=items, document=container, items_key=item_key, raw=raw,
                                mtime=self.mtime, dialect=self.dialect, locator=RowLocator(rowid, key, kind == "text"),
                                times=times)
             yield thread
