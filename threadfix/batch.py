@@ -7,7 +7,6 @@ of the batch goes on; a store that changed underneath us is retried, then skippe
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache, partial
@@ -29,7 +28,6 @@ from threadfix.parallel import (
 from threadfix.repair import RepairOptions, plan_repair, waiting_on
 from threadfix.spill import SpillList
 from threadfix.stores import ReadProblem, Store, StoreOptions, iter_stores, open_stores  # noqa: F401 - re-exported
-from threadfix.stores.atomic import Fingerprint
 from threadfix.stores.base import Settled, StoreWriter
 
 DEFAULT_MIN_AGE = 600.0
@@ -494,12 +492,7 @@ def _parent_store(shard: Shard, options: StoreOptions) -> Store | Problem | None
     store = shard_file_store(shard, options)
     if shard.refused is not None:
         return store  # never read, never written: the worker says why
-    try:
-        st = os.stat(shard.spec)
-    except OSError:
-        return None  # the worker reports it
-    store.fingerprint, store.mtime = Fingerprint.of(st), st.st_mtime
-    return store
+    return store if store.pin() else None  # (gone: the worker reports it)
 
 
 def _plan_shard(shard: Shard, *, options: RunOptions, now: float) -> tuple[int, list[Planned]] | None:

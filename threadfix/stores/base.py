@@ -169,6 +169,12 @@ class Store(ABC):
         (:func:`threadfix.stores.cut`). ``numbering``: for a byte range, how it learns its first line's number.
         A store that does not cut itself is always read whole."""
 
+    def pin(self) -> bool:
+        """Note what the store holds now, before ``--jobs`` workers read its parts, so that the write of what they
+        planned can tell it changed meanwhile (a file's fingerprint; a table checks each row as it writes it).
+        False: it cannot be found now (its workers say why)."""
+        return True
+
     def before_bytes(self, thread: Thread) -> bytes:
         """What a thread held before its repair, as a diff shows it and the journal keeps it."""
         return thread.raw or self.whole_bytes()

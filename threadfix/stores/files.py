@@ -314,6 +314,14 @@ class FileStore(Store):
         return Entry(JOURNAL_KIND, os.path.realpath(self.path), str(thread.address), self.before_bytes(thread),
                      digest(data), locator)
 
+    def pin(self) -> bool:
+        try:
+            st = os.stat(self.path)
+        except (OSError, TypeError):
+            return False
+        self.fingerprint, self.mtime = Fingerprint.of(st), st.st_mtime
+        return True
+
     def restrict(self, part: Shard, numbering: LineNumbering | None = None) -> None:
         if part.start is not None and part.end is not None and numbering is not None:
             self.byte_range = (part.start, part.end, numbering)
