@@ -27,8 +27,8 @@ from msgspec.structs import astuple
 from tests import benchmark_store
 from tests.failures.test_classify import CASES, FLAGS, JSONISH, STATUSES
 from threadfix.dialects.openai_responses import OpenAIResponses
-from threadfix.failures import classify as module
-from threadfix.failures.classify import classify
+from threadfix.failures import classifier as module
+from threadfix.failures.classifier import classify
 
 SHORTCUTS = ("_unframed", "_unread", "_no_exit_word")
 WIRES = [(None, None), (None, "completed"), (False, None), (True, None), (None, "failed"), (None, "cancelled")]
@@ -333,11 +333,11 @@ import re, sys
 calls = []
 compile_ = re.compile
 def spy(pattern, flags=0):
-    if sys._getframe(1).f_globals.get("__name__") == "threadfix.failures.classify":
+    if sys._getframe(1).f_globals.get("__name__") == "threadfix.failures.classifier":
         calls.append(pattern)
     return compile_(pattern, flags)
 re.compile = spy
-import threadfix.failures.classify as module
+import threadfix.failures.classifier as module
 print(len(calls))
 module.classify("Traceback (most recent call last):\\nValueError: x")
 print(len(calls))
