@@ -330,7 +330,8 @@ _HTTP_STATUS = _Lazy(
     r"\bHTTP(?:/\d(?:\.\d)?)?(?:Error)?[\s:=]*(?:(?:status|error|code)\s*:?\s*)?(?P<a>[1-5]\d\d)\b"
     r"|\b(?:status(?:[ _-]?code)?|error[ _-]?code|response[ _-]?code|http[ _-]?status|statusCode|returned error)"
     r"[\"']?\s*[:=]?\s*[\"']?(?P<b>[45]\d\d)\b"
-    rf"|(?:^|[\s'\"(\[>:])(?P<c>[45]\d\d),?\s*(?:[-:]\s*)?(?:{_REASONS}|message=)",
+    rf"|(?:^|[\s'\"(\[>:])(?P<c>[45]\d\d),?\s*(?:[-:]\s*)?(?:{_REASONS}|message=)"
+    r"|\b(?:failed|error|errored)(?: with)?[:\s(]+(?P<d>[45]\d\d)\b",
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -403,6 +404,23 @@ _CANCELLED = _signal(
     r"\boperation was aborted\b", r"\brequest (?:was )?aborted\b", r"\binterrupted\b", r"keyboardinterrupt",
 )
 
+# What only a stored thread's call can suffer, said in words (the seeds' output for a call its turn never
+# answered; a reply cut off at max_tokens; arguments that never parsed).
+_ABORTED = _signal(
+    Kind.ABORTED, r"not finished: the turn", r"before this call returned", r"\bthe turn ended before\b",
+)
+_TRUNCATED = _signal(
+    Kind.TRUNCATED,
+    ("truncated", r"\btruncated\b[^.\n]{0,60}?max[_ ]?tokens"), ("cut off", r"\bcut off\b[^.\n]{0,60}?max[_ ]?tokens"),
+    r"\bstop_reason[\"' :=]{1,4}max_tokens\b",
+)
+_MALFORMED = _signal(
+    Kind.MALFORMED_ARGUMENTS,
+    r"\barguments? (?:are|is|were|was) not valid json", r"\binvalid json (?:input )?(?:for|in) (?:the )?(?:mcp )?(?:tool|function)",
+    r"\bmalformed (?:tool |function )?(?:call )?arguments", r"\bmalformed_function_call\b",
+    r"\b(?:failed to|could not|cannot|unable to) (?:parse|decode) (?:the )?(?:tool |function )?(?:call )?arguments",
+)
+
 # "tool … not found" is prefiltered on the phrase: "tool" alone is in most tool outputs.
 _TOOL_MISSING = ("not found", "does not exist", "not available")
 
@@ -419,6 +437,8 @@ _SIGNALS: tuple[_Signal, ...] = (
     _signal(
         Kind.USAGE_LIMIT_REACHED,
         r"usage[ _]limits?\b", r"reached (?:your|the) (?:\w+ )?(?:usage|spend(?:ing)?) limit", r"max_uses_exceeded",
+        r"hit your (?:[\w-]+ ){0,2}limit", r"\bsession limit\b", r"\bweekly limit\b", r"spending cap",
+        r"\b5-hour limit\b",
     ),
     _signal(
         Kind.CONCURRENCY_LIMIT,
@@ -432,6 +452,9 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"exceeded (?:the |your )?quota", r"resource(?: has been)?[ _]exhausted", r"throttl(?:ed|ing)(?:exception)?\b",
         r"slow down",
     ),
+    _ABORTED,
+    _TRUNCATED,
+    _MALFORMED,
     _TIMEOUT,
     _CANCELLED,
     _signal(
@@ -450,7 +473,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bforbidden\b", r"\beacces\b", r"\beperm\b", r"\bnot permitted\b", r"\bnot authorized to\b",
         r"insufficient (?:permissions?|privileges?|scopes?)", r"\bdoes not have (?:permission|access)\b",
         r"rejected by (?:the )?user", r"tool use was rejected", r"doesn't want to proceed", r"read-only file system",
-        r"\berofs\b",
+        r"\berofs\b", r"\bnot allowed\b",
     ),
     _signal(
         Kind.NETWORK_ERROR,
@@ -461,8 +484,8 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"max retries exceeded", r"network is unreachable", r"no route to host",
         r"connection(?:refused|reset|aborted)?error\b", r"connecterror\b", r"clientconnector\w*error\b",
         r"serverdisconnectederror", r"remotedisconnected", r"remote end closed connection", r"socket hang up",
-        r"fetch failed", r"failed to fetch", r"\bnetwork ?error\b", r"certificate verify failed", r"sslerror",
-        r"connectexception",
+        r"fetch failed", r"\bnetwork ?error\b", r"certificate verify failed", r"sslerror",
+        r"connectexception", r"\bnetwork (?:is )?unavailable\b",
         r"unknownhostexception", r"noroutetohostexception", r"socketexception", r"\bunable to connect\b",
         r"\bfailed to connect\b", r"\bcould not connect\b", r"\bcouldn't connect\b", r"\bcannot connect\b",
     ),
@@ -470,7 +493,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         Kind.SERVICE_UNAVAILABLE,
         r"service (?:is )?(?:temporarily )?unavailable", r"serviceunavailable", r"bad gateway", r"\boverloaded\b",
         r"temporarily unavailable", r"server (?:is )?(?:busy|overloaded)", r"no healthy upstream",
-        r"upstream connect error", r"at capacity", r"high demand", r"modelnotready",
+        r"upstream connect error", r"at capacity", r"high demand", r"modelnotready", r"\bunavailable\b",
     ),
     _signal(
         Kind.NOT_IMPLEMENTED,
@@ -500,11 +523,12 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\brequired (?:property|field|parameter|argument)s? (?:is |are )?missing", r"unexpected keyword argument",
         r"\bmissing \d+ required (?:positional |keyword-only )?arguments?\b", r"\bbad request\b",
         r"\bunprocessable\b", r"\bis not of type\b", r"\bis not valid under\b", r"context[_ ]length[_ ]exceeded",
-        r"prompt is too long", r"\bexpected \w+, (?:got|received)\b",
+        r"prompt is too long", r"\bexpected \w+, (?:got|received)\b", r"\binvalid\b", r"\bmalformed\b", r"\bis not a valid\b",
+        r"\bvalidation\b",
     ),
 )
 
-# An HTTP status ranks below the limit signals and above everything else.
+# An HTTP status ranks below the limit signals and what only a stored call suffers, above everything else.
 _HTTP_RANK = _SIGNALS.index(_TIMEOUT)
 
 _EXIT_CODE = _Lazy(
@@ -526,23 +550,24 @@ def _no_exit_word(line: str) -> bool:
 
 
 def _has_exit_word(head: str) -> bool:
-    for word in _EXIT_WORDS:
-        if word in head:
-            return True
-    return False
+    # "return" stands in for the three spellings of return code: three tests instead of five.
+    return "exit" in head or "return" in head or "make" in head
 
 
 # Exit codes that say what happened to the process rather than what it reported.
+# A shell command that failed is a terminal_error (issue #24: "command not found", killed processes and
+# exit codes alike); only a timeout or an interruption says something else happened to the call.
 _EXIT_KINDS: dict[int, tuple[Kind, str]] = {
     124: (Kind.TIMEOUT, "exit code 124 (timeout)"),
-    126: (Kind.PERMISSION_DENIED, "exit code 126 (not executable)"),
-    127: (Kind.NOT_FOUND, "exit code 127 (command not found)"),
+    126: (Kind.TERMINAL_ERROR, "exit code 126 (not executable)"),
+    127: (Kind.TERMINAL_ERROR, "exit code 127 (command not found)"),
     130: (Kind.CANCELLED, "exit code 130 (interrupted)"),
-    143: (Kind.CANCELLED, "exit code 143 (terminated)"),
-    137: (Kind.EXECUTION, "out of memory (exit code 137)"),
+    143: (Kind.TERMINAL_ERROR, "exit code 143 (terminated)"),
+    137: (Kind.TERMINAL_ERROR, "exit code 137 (killed; out of memory?)"),
 }
 
-# What the environment did to a process: the only text that refines a non-zero exit code.
+# What the environment did to a process: the only text that refines a non-zero exit code (out of memory
+# stays terminal_error, said in the evidence).
 _ENVIRONMENT_SIGNALS = (_OUT_OF_MEMORY, _TIMEOUT, _CANCELLED)
 
 # --------------------------------------------------------------------------------------------------
@@ -554,7 +579,7 @@ _ERROR_START = _Lazy(
       | (?i:error)\s+(?:from|response|while|when|during|occurred|executing|calling|running|invoking|in)\b
       | (?i:an?\s+(?:unexpected\s+)?error\s+(?:has\s+)?occurred)\b
       | ERROR\b
-      | \[(?i:error|fatal|err)\]
+      | \[(?i:[\w ]{0,20}?(?:error|fatal|err))\]
       | <(?:tool_use_error|error)>
       | (?i:failed)(?:\s+to\b|\s+with\b|\s*[:!(]|\s*$)
       | (?i:tool|command|request|operation|task|job|call|execution)\s+(?i:failed)\b
@@ -563,7 +588,7 @@ _ERROR_START = _Lazy(
       | Exception\s+(?:in\s+thread|occurred|was\s+thrown|has\s+occurred)
       | Traceback\s+\(most\s+recent\s+call\s+last\)
       | Uncaught\b | Unhandled\s+(?i:exception|rejection|error)
-      | npm\s+ERR! | curl:\s*\(\d+\)
+      | npm\s+ERR! | curl:\s*\(\d+\) | (?i:api\s+error)\b | \(eval\):\d+:
       | (?:/[\w.-]+)*/?(?:ba|z|da|fi|k)?sh(?::\s+line\s+\d+)?:\s
       | (?:HTTP(?:/[\d.]+)?\s*(?:Error\s*)?)[45]\d\d\b
       | [45]\d\d,?\s*(?:[-:]\s*)?(?:(?i:""" + _REASONS.replace(" ", r"\s") + r""")|message=)
@@ -616,7 +641,7 @@ _START_WORDS = (
     "job", "call", "execution", "exception", "traceback", "uncaught", "unhandled", "npm", "curl", "http",
     "client", "server", "connection", "no", "permission", "access", "rate", "too", "timed", "timeout",
     "unauthori", "forbidden", "internal", "service", "bad", "gateway", "cancel", "aborted", "interrupted",
-    "killed", "segmentation", "out", "unknown", "invalid", "validation", "quota", "insufficient",
+    "killed", "segmentation", "out", "unknown", "invalid", "validation", "quota", "insufficient", "api", "(eval)",
 )
 _STARTS_FAILURE = _Lazy("|".join(map(re.escape, _START_WORDS)) + r"|an?\s|[45]\d\d")
 # _PROCESS_DEATH: how a last line starts (lower-cased).
@@ -643,13 +668,14 @@ def _folded(text: str) -> str:
     return text.lower()
 
 
-def _unframed(text: str) -> bool:
+def _unframed(text: str, first: str | None = None) -> bool:
     """True when ``text`` surely neither presents itself as a failure nor states an exit code.
 
     It reads only the first and the last line, looking for a few words, so most results are told apart
-    at once; False means "look closer", never "a failure".
+    at once; False means "look closer", never "a failure". ``first`` is ``_first_line(text)`` when known.
     """
-    first = _first_line(text)
+    if first is None:
+        first = _first_line(text)
     last = _last_line(text)
     stripped = last.strip()
     if (stripped[:2] == "at" and stripped[2:3].isspace()) or last.endswith("more") or last.startswith("Node.js"):
@@ -861,7 +887,7 @@ def _http_hit(text: str) -> _Hit | None:
     for index, match in enumerate(_HTTP_STATUS.finditer(text)):
         if index >= 8:
             break
-        number = int(match.group("a") or match.group("b") or match.group("c"))
+        number = int(match.group("a") or match.group("b") or match.group("c") or match.group("d"))
         if number >= 400:
             kind = _status_kind(number)
             if kind is not None:
@@ -911,8 +937,8 @@ def _exit_verdict(code: int, text: str, basis: str) -> _Verdict:
         return _Verdict(special[0], f"{basis}; {special[1]}" if basis else special[1], message=text)
     hit = _find_signal(window, _ENVIRONMENT_SIGNALS)
     evidence = f"exit code {code}; {hit.evidence}" if hit is not None else f"exit code {code}"
-    return _Verdict(hit.kind if hit is not None else Kind.TERMINAL_ERROR,
-                    f"{basis}; {evidence}" if basis else evidence, message=text)
+    kind = Kind.TERMINAL_ERROR if hit is None or hit.kind is Kind.EXECUTION else hit.kind
+    return _Verdict(kind, f"{basis}; {evidence}" if basis else evidence, message=text)
 
 
 def _stack_kind(window: str) -> str | None:
@@ -926,14 +952,175 @@ def _stack_kind(window: str) -> str | None:
     return None
 
 
+# What a flagged text needs to be an execution failure rather than an unknown one: any word of failure,
+# an errno name leading it, Claude Code's tool-error tag.
+_FAILURE_WORD = _Lazy(r"(?i:\berror\b|\bfail|\bexception\b|\bfatal\b)|^E[A-Z]{3,}:|<tool_use_error>")
+# A line among the first few that states an error as compilers and package managers write one.
+_ERROR_LINE = _Lazy(r"(?:ERROR|Error|error|FATAL|fatal)(?:\[[\w-]{0,40}\])?:\s+(\S[^\n]{0,300})")
+#: The line is looked for in the first five lines and 600 characters.
+_ERROR_LINE_REACH = 5
+_ERROR_LINE_PROBE = 600
+# Starts with a literal newline, so the search jumps from line to line.
+_ERROR_LINE_AT = _Lazy(r"\n(?:ERROR|Error|error|FATAL|fatal)")
+_ENVIRONMENT_KINDS = frozenset({Kind.TIMEOUT, Kind.CANCELLED})
+
+
+def _error_line(text: str) -> _Verdict | None:
+    """An unframed text whose first few lines include ``ERROR: ...`` (pip, pytest, compilers), or None.
+
+    The first line was read as the frame already; the search jumps from newline to newline.
+    """
+    found = _ERROR_LINE_AT.search(text, 0, _ERROR_LINE_PROBE)
+    if found is None or text.count("\n", 0, found.start()) >= _ERROR_LINE_REACH:
+        return None
+    match = _ERROR_LINE.match(text, found.start() + 1, _ERROR_LINE_PROBE)
+    if match is None:
+        return None
+    line = match.group(0)
+    hit = _find_signal(line)
+    basis = f"a line says '{_quote(line, 24)}'"
+    if hit is None:
+        return _Verdict(Kind.EXECUTION, basis, message=line, generic=True)
+    return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, message=line)
+
+
+# A shell's own complaint about a command line: the call failed in the terminal, whatever it names.
+_SHELL_LINE = _Lazy(
+    r"(?:(?:/[\w.-]+)*/?(?:ba|z|da|fi|k)?sh|\(eval\))(?::\s*line\s+\d+|:\d+)?:\s"
+    r"|[^\s:]{1,200}: line \d+: [^\n]{0,200}command not found"
+)
+
+# Unflagged text that states a failure without leading with a marker ("Tool 'x' not found", "Usage
+# limit reached for all Pro models.", "You exceeded your current quota"), as a careful reader takes it:
+# only a short message (a result is rarely a line or two) or a first line that starts with an HTTP status,
+# only words that say something failed, and never where the clause around them describes, asks or
+# negates ("if the request times out", "0 failed", a grep hit, a Markdown line).
+STATED_CHARS = 400
+_STATED_LINES = 3
+# Every match of _STATED contains one of these whole words (a word as \b sees it, apostrophes and hyphens
+# splitting words too): _no_stated_word looks for them before the pattern runs, and
+# tests/failures/test_quick_paths.py holds it to the pattern.
+_STATED_TOKENS = frozenset(
+    token.encode()
+    for token in {
+        "found", "exist", "such", "failed", "failure", "fails", "denied", "forbidden", "unauthorized",
+        "unauthorised", "authorized", "allowed", "timed", "timeout", "timedout", "deadline", "limit", "limited",
+        "limits", "ratelimit", "ratelimited", "ratelimits", "many", "quota", "credit", "overloaded",
+        "unavailable", "exhausted", "cannot", "can", "could", "couldn", "unable", "invalid", "malformed",
+        "required", "exceeded", "exceeds", "error", "exception", "interrupted", "canceled", "cancelled",
+        "aborted", "refused", "rejected", "eacces", "enoent", "eperm", "eisdir", "enotdir", "econnrefused",
+        "econnreset", "etimedout", "enotfound", "valid", "truncated",
+    }
+)
+# ASCII bytes that are not word characters become spaces and capitals small letters, so split() gives
+# \b's words lower-cased (bytes.translate is several times faster than str.translate and .lower()).
+_NON_WORD = bytes(
+    c + 32 if 65 <= c <= 90 else c if c >= 128 or chr(c).isalnum() or c == 0x5F else 0x20 for c in range(256)
+)
+
+
+def _no_stated_word(line: str) -> bool:
+    """True when ``line`` surely holds no match of _STATED, in any case (a shortcut; tests turn it off)."""
+    return line.isascii() and _STATED_TOKENS.isdisjoint(line.encode().translate(_NON_WORD).split())
+
+
+_STATED = _Lazy(
+    r"\b(?:not found|could not be found|cannot be found|does not exist|doesn't exist|no such \w+"
+    r"|e(?:acces|noent|perm|isdir|notdir|connrefused|connreset|timedout|notfound)\b"
+    r"|failed|failure|fails|permission denied|access denied|forbidden|unauthori[sz]ed|not authorized|not allowed"
+    r"|timed out|time(?:d)?out (?:error|exceeded|expired)|deadline exceeded"
+    r"|rate[ -]?limit(?:ed|s)?|too many requests|quota|usage limit|hit your (?:[\w-]+ ){0,2}limit|session limit"
+    r"|credit balance|overloaded|unavailable|exhausted|cannot|can't|could not|couldn't|unable to"
+    r"|invalid|malformed|missing required|is required|exceeded|exceeds|error|exception|interrupted"
+    r"|cancell?ed|aborted|refused|rejected|not valid json|truncated(?=[^.\n]{0,60}?max[_ ]?tokens))\b",
+)
+# Words that make a sentence a description, a condition or a question rather than a report.
+_DESCRIBES = _Lazy(
+    r"\b(?:if|when|whenever|whether|unless|should|would|will|may|might|must|how|what|which|returns|raises"
+    r"|throws|handles|handling|such as|for example|avoid|prevents?|retries|in case|instead|successfully"
+    r"|passed|succeeded|that|whose|propagates|surfaces|can(?!['\u2019]t|not))\b"
+)
+# A failure named as a thing with an article before it is talked about ("an error raised after...",
+# "a JSON-RPC error in a non-2xx body"); a report says "Error ...", "Test error", "API error for...".
+_FAILURE_NOUNS = frozenset({"error", "exception", "failure"})
+_ARTICLE = _Lazy(r"\b(?:a|an|the|this|its|their|every|any)\b")
+# A negation just before the failure word: "no errors", "0 failed", "not an error", "without failures".
+_NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:\w+\s+)?$")
+# Text laid out as a document or a listing: Markdown, code, a grep hit, a numbered line.
+_DESCRIBED_TEXT = _Lazy(r"[#>|*`-]|[\w./-]+:\d+[:-]|\d+\.\s|[\s\S]*(?:\*\*|`[^`]*`[^`]*`)")
+_SENTENCE_END = _Lazy(r"[.!?;](?:\s|$)|\n")
+_LEADING_STATUS = _Lazy(r"\s*[45]\d\d\b\s*[-:]?\s*[A-Za-z]")
+#: A report states its failure early; a word further in belongs to prose.
+_STATED_REACH = 120
+_EDGE = 64
+
+
+def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
+    """A failure an unflagged, unframed text states in words, or None (see _STATED).
+
+    ``first`` is ``_first_line(text)`` when known.
+    """
+    size = len(text)
+    if size > STATED_CHARS:
+        # Too long to be a message once stripped, and no status leads it: told without copying the text
+        # (a run of whitespace longer than _EDGE at either end is left to strip()).
+        start, end = 0, size
+        while start < _EDGE and start < end and text[start].isspace():
+            start += 1
+        while end > size - _EDGE and end > start and text[end - 1].isspace():
+            end -= 1
+        if start < _EDGE and end > size - _EDGE and end - start > STATED_CHARS and text[start] not in "45":
+            return None
+    # The failure word must stand in the first sentence, within _STATED_REACH characters: the first line's.
+    if first is None:
+        first = _first_line(text)
+    reach = first[:_STATED_REACH]
+    if _no_stated_word(reach):
+        return None
+    low = _folded(reach)
+    stripped = text.strip()
+    if len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES:
+        said = stripped
+    elif _LEADING_STATUS.match(text):
+        said = first
+    else:
+        return None
+    end = _SENTENCE_END.search(low)
+    sentence = low[: end.start() if end else len(low)]
+    if said.endswith("?") or _DESCRIBED_TEXT.match(said):
+        return None
+    match = _STATED.search(sentence, 0, _STATED_REACH)
+    if match is None or _DESCRIBES.search(sentence) or _NEGATED.search(sentence, 0, match.start()):
+        return None
+    if match.group() in _FAILURE_NOUNS and _ARTICLE.search(sentence, 0, match.start()):
+        return None
+    basis = f"says '{_quote(said[match.start() : match.end()], 40)}'"
+    if _SHELL_LINE.match(said):
+        hit = _find_signal(said, (_TIMEOUT, _CANCELLED))
+        kind = hit.kind if hit is not None else Kind.TERMINAL_ERROR
+        return _Verdict(kind, f"{basis}; a shell's own error line", message=said)
+    hit = _find_signal(said)
+    if hit is None:
+        return _Verdict(Kind.EXECUTION, basis, message=said, generic=True)
+    code = hit.code
+    if code is None and (http := _http_hit(said)) is not None:
+        code = http.code
+    said_words = said[match.start() : match.end()]
+    evidence = hit.evidence if _lowered(said_words) in _lowered(hit.evidence) else f"{basis}; {hit.evidence}"
+    return _Verdict(hit.kind, evidence, code=code, retry_after=_retry_in_text(said), message=said)
+
+
 def _from_text(text: str, wire: _Wire) -> _Verdict:
     """Classify plain text: framed as a failure, or flagged by the wire, or a result."""
     if wire.flag is False:
         return _success(wire.basis)
-    if wire.flag is None and _unframed(text):
-        return _NO_SIGNAL
+    first = _first_line(text)
+    if wire.flag is None and _unframed(text, first):
+        verdict = _stated_failure(text, first)
+        if verdict is None and _ERROR_LINE_AT.search(text, 0, _ERROR_LINE_PROBE) is not None:
+            verdict = _error_line(text)
+        return verdict or _NO_SIGNAL
     head = text[:HEAD_CHARS]
-    first = _first_line(head)
     last = _last_line(text)
     last_stripped = last.strip()
     exit_code = _exit_code(first)
@@ -955,7 +1142,7 @@ def _from_text(text: str, wire: _Wire) -> _Verdict:
         elif _PROCESS_DEATH.match(last_stripped):
             basis = f"ends with '{_quote(last_stripped, 24)}'"
         else:
-            return _success("no error signal")
+            return _stated_failure(text, first) or _error_line(text) or _success("no error signal")
     else:
         basis = wire.basis
     if exit_code:
@@ -969,11 +1156,14 @@ def _from_text(text: str, wire: _Wire) -> _Verdict:
     if hit is None and not python_end and window not in headlines:  # a one-line text was its own headline
         hit = _find_signal(window, low=low)
     retry = _retry_in_text(window, low)
-    if hit is not None:
+    shell = _SHELL_LINE.match(first) is not None
+    if hit is not None and not (shell and hit.kind not in _ENVIRONMENT_KINDS):
         code = hit.code
         if code is None and (http := _http_hit(window)) is not None:
             code = http.code
         return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=code, retry_after=retry, message=message)
+    if shell:
+        return _Verdict(Kind.TERMINAL_ERROR, f"{basis}; a shell's own error line", retry_after=retry, message=message)
     match = _EXIT_CODE.search(window) if "exit" in low or "return" in low or "make" in low else None
     if match is not None and int(match.group("n") or match.group("m")) != 0:
         return _exit_verdict(int(match.group("n") or match.group("m")), text, basis)
@@ -985,7 +1175,7 @@ def _from_text(text: str, wire: _Wire) -> _Verdict:
         else:
             evidence = basis if stack in basis else f"{basis}; {stack}"
         return _Verdict(Kind.EXECUTION, evidence, retry_after=retry, message=message, generic=True)
-    if wire.flag is None or _GENERIC_MARKER.search(head) is not None:
+    if wire.flag is None or _GENERIC_MARKER.search(head) is not None or _FAILURE_WORD.search(head) is not None:
         evidence = basis if wire.flag is None else f"{basis}; error text"
         return _Verdict(Kind.EXECUTION, evidence, retry_after=retry, message=message, generic=True)
     return _Verdict(Kind.UNKNOWN, f"{basis}; cause not recognised", retry_after=retry, message=message,
@@ -1055,6 +1245,7 @@ _common_wire = functools.lru_cache(maxsize=256)(_read_wire)
 
 _NO_SIGNAL = _Verdict(Kind.SUCCESS, "no error signal")
 _EXIT_ZERO = _Verdict(Kind.SUCCESS, "exit code 0")
+_NO_SIGNAL_RESULT = Classification(Kind.SUCCESS, False, _NO_SIGNAL.evidence)
 
 
 def _success(evidence: str) -> _Verdict:
@@ -1137,6 +1328,9 @@ def _decide(
         kind = _VAGUE_BY_NORM.get(_norm(word))
         if kind is not None:
             return verdict(kind, f"structured code '{_quote(word)}'", word)
+    for word in words:
+        if _norm(word).startswith("invalid"):  # OAuth's invalid_grant, invalid_client_metadata...
+            return verdict(Kind.INVALID_ARGUMENTS, f"structured code '{_quote(word)}'", word)
     if words:
         return verdict(Kind.CUSTOM, f"structured code '{_quote(words[0])}'", words[0])
     return verdict(Kind.EXECUTION, basis, fallback_code, generic=True)
@@ -1276,6 +1470,8 @@ def _other_error(data: Mapping[Any, Any]) -> _Verdict | None:
     kind = _type_of(data)
     if kind.endswith("_error") and isinstance(data.get("error_code"), str):
         return _decide([data["error_code"]], [], _message_of(data), f"{_quote(kind)}")
+    if kind.endswith("_error") and (named := _known_code(kind)) is not None:
+        return _Verdict(named, f"structured type '{_quote(kind)}'", code=_str(kind), message=_message_of(data))
     if kind == "execution-denied":
         return _Verdict(Kind.PERMISSION_DENIED, "output type 'execution-denied'", message=_message_of(data))
     if "documentation_url" in data and data.keys() <= _GITHUB_ERROR_KEYS and isinstance(data.get("message"), str):
@@ -1392,7 +1588,11 @@ def _parsed(text: str) -> object:
     """``text`` as JSON when it looks like a JSON error or envelope, else None (it is then read as text)."""
     head = text[:1]
     if head.isspace():
-        head = text[:HEAD_CHARS].lstrip()[:1]
+        # Skip the indent in place; only a long run of whitespace is left to lstrip().
+        at = 1
+        while at < _EDGE and text[at : at + 1].isspace():
+            at += 1
+        head = text[at : at + 1] if at < _EDGE else text[:HEAD_CHARS].lstrip()[:1]
     if head not in ("{", "[") or len(text) > MAX_PARSE:
         return None
     if len(text) > PARSE_LIMIT and _ENVELOPE_HEAD.match(text) is None:
@@ -1549,6 +1749,8 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
     if verdict.kind is Kind.SUCCESS:
         if wire.flag:
             verdict = _Verdict(Kind.UNKNOWN, f"{wire.basis}; cause not recognised", generic=True)
+        elif verdict is _NO_SIGNAL:
+            return _NO_SIGNAL_RESULT
         elif verdict.code is None:
             return _success_result(verdict.evidence)
         else:
