@@ -1029,8 +1029,12 @@ _STATED = _Lazy(
     r"|e(?:acces|noent|perm|isdir|notdir|connrefused|connreset|timedout|notfound)\b"
     r"|failed|failure|fails|permission denied|access denied|forbidden|unauthori[sz]ed|not authorized|not allowed"
     r"|timed out|time(?:d)?out (?:error|exceeded|expired)|deadline exceeded"
-    r"|rate[ -]?limit(?:ed|s)?|too many requests|quota|usage limit|hit your (?:[\w-]+ ){0,2}limit|session limit"
-    r"|credit balance|overloaded|unavailable|exhausted|cannot|can't|could not|couldn't|unable to"
+    # A limit is a failure when something hit it, not when a text speaks of limits ("Rate limits are per key").
+    r"|rate[ -]?limited|rate[ -]?limit (?:exceeded|reached|hit|error)|too many requests"
+    r"|quota (?:exceeded|exhausted|reached)|exceeded (?:\w+ ){0,3}quota|out of quota|insufficient[_ ]quota"
+    r"|usage limit (?:reached|exceeded|hit)|hit your (?:[\w-]+ ){0,2}limit"
+    r"|credit balance (?:is )?(?:too low|insufficient|exhausted)"
+    r"|overloaded|unavailable|exhausted|cannot|can't|could not|couldn't|unable to"
     r"|invalid|malformed|missing required|is required|exceeded|exceeds|error|exception|interrupted"
     r"|cancell?ed|aborted|refused|rejected|not valid json|truncated(?=[^.\n]{0,60}?max[_ ]?tokens))\b",
 )
