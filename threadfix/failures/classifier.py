@@ -421,6 +421,11 @@ _MALFORMED = _signal(
     r"\b(?:failed to|could not|cannot|unable to) (?:parse|decode) (?:the )?(?:tool |function )?(?:call )?arguments",
 )
 
+_RENDER_LIMITED = _signal(
+    Kind.RENDER_LIMITED,
+    r"exceeds? (?:the )?maximum allowed tokens", r"\boutput too large\b", r"\btoo large to (?:display|render|show|include)\b",
+)
+
 # "tool … not found" is prefiltered on the phrase: "tool" alone is in most tool outputs.
 _TOOL_MISSING = ("not found", "does not exist", "not available")
 
@@ -455,6 +460,7 @@ _SIGNALS: tuple[_Signal, ...] = (
     _ABORTED,
     _TRUNCATED,
     _MALFORMED,
+    _RENDER_LIMITED,
     _TIMEOUT,
     _CANCELLED,
     _signal(
@@ -523,7 +529,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\brequired (?:property|field|parameter|argument)s? (?:is |are )?missing", r"unexpected keyword argument",
         r"\bmissing \d+ required (?:positional |keyword-only )?arguments?\b", r"\bbad request\b",
         r"\bunprocessable\b", r"\bis not of type\b", r"\bis not valid under\b", r"context[_ ]length[_ ]exceeded",
-        r"prompt is too long", r"\bexpected \w+, (?:got|received)\b", r"\binvalid\b", r"\bmalformed\b", r"\bis not a valid\b",
+        r"prompt is too long", r"\bexpected \w+, (?:got|received)\b", r"\binvalid\b", r"\bmalformed\b", r"\bis not a valid\b", r"\bis required\b",
         r"\bvalidation\b",
     ),
 )
@@ -1009,7 +1015,7 @@ _STATED_TOKENS = frozenset(
         "unavailable", "exhausted", "cannot", "can", "could", "couldn", "unable", "invalid", "malformed",
         "required", "exceeded", "exceeds", "error", "exception", "interrupted", "canceled", "cancelled",
         "aborted", "refused", "rejected", "eacces", "enoent", "eperm", "eisdir", "enotdir", "econnrefused",
-        "econnreset", "etimedout", "enotfound", "valid", "truncated",
+        "econnreset", "etimedout", "enotfound", "valid", "truncated", "hit", "implemented", "blocked",
     }
 )
 # ASCII bytes that are not word characters become spaces and capitals small letters, so split() gives
@@ -1030,7 +1036,8 @@ _STATED = _Lazy(
     r"|failed|failure|fails|permission denied|access denied|forbidden|unauthori[sz]ed|not authorized|not allowed"
     r"|timed out|time(?:d)?out (?:error|exceeded|expired)|deadline exceeded"
     # A limit is a failure when something hit it, not when a text speaks of limits ("Rate limits are per key").
-    r"|rate[ -]?limited|rate[ -]?limit (?:exceeded|reached|hit|error)|too many requests"
+    r"|rate[ -]?limited|rate[ -]?limit (?:exceeded|reached|hit|error)|too many requests|hit (?:\w+ ){0,3}rate limits?"
+    r"|too many (?:concurrent|parallel|simultaneous)|not (?:yet )?implemented|blocked by"
     r"|quota (?:exceeded|exhausted|reached)|exceeded (?:\w+ ){0,3}quota|out of quota|insufficient[_ ]quota"
     r"|usage limit (?:reached|exceeded|hit)|hit your (?:[\w-]+ ){0,2}limit"
     r"|credit balance (?:is )?(?:too low|insufficient|exhausted)"
@@ -1053,7 +1060,7 @@ _NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:\w
 # Text laid out as a document or a listing: Markdown, code, a grep hit, a numbered line.
 _DESCRIBED_TEXT = _Lazy(r"[#>|*`-]|[\w./-]+:\d+[:-]|\d+\.\s|[\s\S]*(?:\*\*|`[^`]*`[^`]*`)")
 _SENTENCE_END = _Lazy(r"[.!?;](?:\s|$)|\n")
-_LEADING_STATUS = _Lazy(r"\s*[45]\d\d\b\s*[-:]?\s*[A-Za-z]")
+_LEADING_STATUS = _Lazy(r"\s*[45]\d\d\b\s*[-:]?\s*[\"'{\[]?[A-Za-z{]")
 #: A report states its failure early; a word further in belongs to prose.
 _STATED_REACH = 120
 _EDGE = 64
@@ -1096,7 +1103,8 @@ def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
     match = _STATED.search(sentence, 0, _STATED_REACH)
     if match is None or _DESCRIBES.search(sentence) or _NEGATED.search(sentence, 0, match.start()):
         return None
-    if match.group() in _FAILURE_NOUNS and _ARTICLE.search(sentence, 0, match.start()):
+    if match.group() in _FAILURE_NOUNS and _ARTICLE.search(sentence, 0, match.start()) \
+            and not _LEADING_STATUS.match(said):
         return None
     basis = f"says '{_quote(said[match.start() : match.end()], 40)}'"
     if _SHELL_LINE.match(said):
@@ -1505,7 +1513,7 @@ def _structured(data: Mapping[Any, Any], wire: _Wire) -> _Verdict | None:
     verdict = _seed_error(data)
     if verdict is not None:
         return verdict
-    for key in ("error", "Error"):
+    for key in ("error", "Error", "err"):
         if key in data:
             verdict = _error_object(data, data[key], "error object")
             if verdict is not None:
@@ -1545,7 +1553,7 @@ def _unwrap(data: Mapping[Any, Any], wire: _Wire) -> tuple[object, _Wire] | None
 # (tests/failures/test_quick_paths.py compares the shortcut with the full reading).
 _READ_KEYS = frozenset(
     {
-        "error", "Error", MARKER_KEY, "aborted", "kind", "detail", "subcode", "metadata", "timed_out", "timedOut",
+        "error", "Error", "err", MARKER_KEY, "aborted", "kind", "detail", "subcode", "metadata", "timed_out", "timedOut",
         *_EXIT_KEYS, "__type", "$fault", "errorType", "errorMessage", "errors", "documentation_url", "success",
         "ok", "status", "functionResponse", "value", "isError", "is_error", "structuredContent", *_WRAPPER_KEYS,
     }
