@@ -529,10 +529,16 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\brequired (?:property|field|parameter|argument)s? (?:is |are )?missing", r"unexpected keyword argument",
         r"\bmissing \d+ required (?:positional |keyword-only )?arguments?\b", r"\bbad request\b",
         r"\bunprocessable\b", r"\bis not of type\b", r"\bis not valid under\b", r"context[_ ]length[_ ]exceeded",
-        r"prompt is too long", r"\bexpected \w+, (?:got|received)\b", r"\binvalid\b", r"\bmalformed\b", r"\bis not a valid\b", r"\bis required\b",
-        r"\bvalidation\b",
+        r"prompt is too long", r"\bexpected \w+, (?:got|received)\b",
+    ),
+    # Last and weakest: words about bad input in general ("Invalid URL", "script is required"). An uncaught
+    # exception's message is not read for them ("ValueError: invalid literal for int()" is the tool's crash).
+    _signal(
+        Kind.INVALID_ARGUMENTS,
+        r"\binvalid\b", r"\bmalformed\b", r"\bis not a valid\b", r"\bis required\b", r"\bvalidation\b",
     ),
 )
+_STRONG_SIGNALS = _SIGNALS[:-1]
 
 # An HTTP status ranks below the limit signals and what only a stored call suffers, above everything else.
 _HTTP_RANK = _SIGNALS.index(_TIMEOUT)
@@ -913,7 +919,7 @@ def _find_signal(text: str, signals: Sequence[_Signal] = _SIGNALS, low: str | No
     """The highest-ranked cause the text states, an HTTP status ranking just below the limit signals."""
     low = _lowered(text) if low is None else low
     for rank, signal in enumerate(signals):
-        if rank == _HTTP_RANK and signals is _SIGNALS:
+        if rank == _HTTP_RANK and (signals is _SIGNALS or signals is _STRONG_SIGNALS):
             hit = _http_hit(text)
             if hit is not None:
                 return hit
@@ -1059,6 +1065,9 @@ _ARTICLE = _Lazy(r"\b(?:a|an|the|this|its|their|every|any)\b")
 _NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:\w+\s+)?$")
 # Text laid out as a document or a listing: Markdown, code, a grep hit, a numbered line.
 _DESCRIBED_TEXT = _Lazy(r"[#>|*`-]|[\w./-]+:\d+[:-]|\d+\.\s|[\s\S]*(?:\*\*|`[^`]*`[^`]*`)")
+# A text that opens as JSON data is read by structure; a word quoted in a line is a value, not a report.
+_JSON_STARTS = frozenset({'{"', "{'", "{}", '[{', '["', "[[", "[]"})
+_QUOTES = frozenset({'"', "'", "`"})
 _SENTENCE_END = _Lazy(r"[.!?;](?:\s|$)|\n")
 _LEADING_STATUS = _Lazy(r"\s*[45]\d\d\b\s*[-:]?\s*[\"'{\[]?[A-Za-z{]")
 #: A report states its failure early; a word further in belongs to prose.
@@ -1098,11 +1107,13 @@ def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
         return None
     end = _SENTENCE_END.search(low)
     sentence = low[: end.start() if end else len(low)]
-    if said.endswith("?") or _DESCRIBED_TEXT.match(said):
+    if said.endswith("?") or _DESCRIBED_TEXT.match(said) or said[:2] in _JSON_STARTS:
         return None
     match = _STATED.search(sentence, 0, _STATED_REACH)
     if match is None or _DESCRIBES.search(sentence) or _NEGATED.search(sentence, 0, match.start()):
         return None
+    if sentence[match.start() - 1 : match.start()] in _QUOTES and sentence[match.end() : match.end() + 1] in _QUOTES:
+        return None  # a word in quotes is mentioned, not said: f("error", 674)
     if match.group() in _FAILURE_NOUNS and _ARTICLE.search(sentence, 0, match.start()) \
             and not _LEADING_STATUS.match(said):
         return None
@@ -1163,7 +1174,8 @@ def _from_text(text: str, wire: _Wire) -> _Verdict:
     headlines = [last_stripped] if python_end else []
     headlines.extend(_CAUSED_BY.findall(window)[-1:])
     headlines.append(first)
-    hit = next((h for h in map(_find_signal, headlines) if h is not None), None)
+    signals = _STRONG_SIGNALS if python_end else _SIGNALS
+    hit = next((h for h in (_find_signal(line, signals) for line in headlines) if h is not None), None)
     low = _lowered(window)
     if hit is None and not python_end and window not in headlines:  # a one-line text was its own headline
         hit = _find_signal(window, low=low)
