@@ -6,7 +6,8 @@ Gemini ``functionResponse.response``, an MCP result, an AI SDK typed output, a s
 structured error) and most of them are ordinary results, so the common path is a handful of cheap
 checks on the first line and the last line; only outputs that already look like failures are scanned,
 and never more than their first 4 KB and last 2 KB. Those checks are shortcuts in front of the full
-reading (``_unframed`` for text, ``_unread`` for objects, ``_no_exit_word`` for exit codes): each only
+reading (``_unframed`` for text, ``_unread`` for objects, ``_no_exit_word`` for exit codes,
+``_no_stated_word`` for failures stated in words): each only
 ever says "surely nothing here", never "a failure", and tests/failures/test_quick_paths.py turns them
 off to hold them to the full reading. The patterns compile on first use, so importing this module is
 cheap and a run over ordinary outputs compiles only the few they reach.
@@ -26,23 +27,43 @@ Precedence, highest first:
    and exit-code objects are read field by field. Inside an error object: a known code (a ``Kind``
    value, then a provider code such as ``insufficient_quota``) > what the message says > a numeric
    HTTP / JSON-RPC status > a vague code (``invalid_request_error``, ``INVALID_ARGUMENT``) > any other
-   code (``custom``, keeping the code) > ``execution``. A tool's own refusal ``{error: {code, cause}}``
-   takes its kind from the code alone: a ``Kind`` value or known provider code, else ``custom``.
-3. **Text is a failure only when framed as one.** With no wire verdict the text must lead with an
-   error marker (``Error:``, ``ERROR``, ``Traceback``, ``Exception in thread``, ``failed to``, an HTTP
-   status, ``curl: (7)``, ``bash: x:``...), state a non-zero exit code on its first or last line, or
-   end with an uncaught traceback or stack frames. A word such as "error" deeper in a file, log or grep
-   result never flags a result; ``Exit code: 0`` on the frame line marks a success outright.
+   code (an ``invalid…`` code → ``invalid_arguments``, any other → ``custom``, keeping the code) >
+   ``execution``. A rate-limit code over a message that names a finer limit (Google's
+   ``RESOURCE_EXHAUSTED`` with "You exceeded your current quota", a 429 saying "too many concurrent
+   requests") takes the message's kind. A tool's own refusal ``{error: {code, cause}}`` takes its kind
+   from the code alone: a ``Kind`` value or known provider code, else ``custom``.
+3. **Unflagged text is a failure when a careful reader would call it one** (issue #24: Chat and
+   Responses outputs carry no flag, and most real error outputs arrive that way). It leads with an
+   error marker (``Error:``, ``ERROR``, ``API Error``, ``Traceback``, ``Exception in thread``, ``failed
+   to``, an HTTP status, ``curl: (7)``, ``bash: x:``, ``(eval):1:``...); or states a non-zero exit code on
+   its first or last line; or ends with an uncaught traceback or stack frames; or has an ``ERROR:`` /
+   ``fatal:`` line among its first five lines (pip, pytest, compilers); or, being a short message (at
+   most 400 characters in three lines) or a line led by an HTTP status, states a failure in its first
+   sentence, within 120 characters ("Tool 'x' not found", "Usage limit reached for all Pro models.",
+   "You exceeded your current quota", "Rate limit exceeded", "Too many concurrent requests"). A
+   sentence that describes, asks or negates is no report: a condition or a docstring ("if the request
+   times out", "returns", "can", "when"), a question, "0 failed" / "no errors", a failure noun after an
+   article ("an error raised after..."), a word in quotes, a limit nobody hit ("Rate limits are per
+   key."), Markdown, code spans, a grep hit (``path:12:``), JSON data. A word such as "error" deeper in a
+   file, log or grep result never flags a result; ``Exit code: 0`` on the frame line marks a success
+   outright.
 4. **Inside failure text, the headline first**: the first line, a Python traceback's final exception
    line, a JVM ``Caused by:``; then the scanned window. Signals are tried in a fixed order: out of
-   memory, credits, usage limit, concurrency, global rate limit, rate limit, HTTP status, timeout,
-   cancellation, authentication, permission, network, unavailable, not implemented, unknown tool, not
-   found, invalid arguments; then a non-zero exit code (``terminal_error``); then any generic marker
-   (traceback, stack, ``Error:``) → ``execution``.
-5. **A non-zero exit code on the frame line means ``terminal_error``**, refined only by what the
-   environment did to the process: exit 124 or timeout text → ``timeout``, 126 → ``permission_denied``,
-   127 → ``not_found``, 130/143 or cancellation text → ``cancelled``, 137 or OOM text → ``execution``
-   with evidence "out of memory".
+   memory, credits, usage limit, concurrency, global rate limit, rate limit, HTTP status, aborted (the
+   seed's "Not finished: the turn ..."), truncated (cut off at max_tokens), malformed arguments ("not
+   valid JSON"), render budget ("exceeds maximum allowed tokens"), timeout, cancellation,
+   authentication, permission, network, unavailable, not implemented, unknown tool, not found, invalid
+   arguments; last the general words about bad input (invalid, malformed, validation, is required),
+   which an uncaught exception's message is not read for ("ValueError: invalid literal for int()" is
+   the tool's crash); then a non-zero exit code (``terminal_error``); then any generic marker
+   (traceback, stack, ``Error:``) → ``execution``. A flagged text with no such marker but a word of
+   failure is ``execution``; with none at all, ``unknown``. A quota that says when to retry is a rate
+   quota (``rate_limited``), not an empty balance.
+5. **A shell command that failed is a ``terminal_error``** (a non-zero exit code on the frame line, exit
+   126, 127 and "command not found", 137 and "Killed" with "out of memory" in the evidence, 143, a
+   shell's own error line such as ``bash: line 1: cd: x: No such file or directory``), refined only by
+   what the environment did to the call: exit 124 or timeout text → ``timeout``, 130 or cancellation
+   text → ``cancelled``.
 
 HTTP statuses: 400/405/406/411-418/422 and other 4xx → ``invalid_arguments``, 401/407 →
 ``unauthorized``, 402 → ``usage_pool_exhausted``, 403/451 → ``permission_denied``, 404/410 →
@@ -1109,11 +1130,12 @@ def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
     sentence = low[: end.start() if end else len(low)]
     if said.endswith("?") or _DESCRIBED_TEXT.match(said) or said[:2] in _JSON_STARTS:
         return None
-    match = _STATED.search(sentence, 0, _STATED_REACH)
+    # A word in quotes is mentioned, not said: f("error", 674), {"error": "too many ..."} reads on.
+    match = next((found for found in _STATED.finditer(sentence, 0, _STATED_REACH)
+                  if not (sentence[found.start() - 1 : found.start()] in _QUOTES
+                          and sentence[found.end() : found.end() + 1] in _QUOTES)), None)
     if match is None or _DESCRIBES.search(sentence) or _NEGATED.search(sentence, 0, match.start()):
         return None
-    if sentence[match.start() - 1 : match.start()] in _QUOTES and sentence[match.end() : match.end() + 1] in _QUOTES:
-        return None  # a word in quotes is mentioned, not said: f("error", 674)
     if match.group() in _FAILURE_NOUNS and _ARTICLE.search(sentence, 0, match.start()) \
             and not _LEADING_STATUS.match(said):
         return None
@@ -1315,6 +1337,12 @@ def _message_of(*objects: object) -> str:
     return ""
 
 
+#: Limits more precise than a rate limit, which a message may name under a rate-limit code.
+_FINER_LIMITS = frozenset(
+    {Kind.USAGE_POOL_EXHAUSTED, Kind.USAGE_LIMIT_REACHED, Kind.CONCURRENCY_LIMIT, Kind.GLOBAL_RATE_LIMIT}
+)
+
+
 def _decide(
     codes: Sequence[object],
     numbers: Sequence[object],
@@ -1335,13 +1363,17 @@ def _decide(
         return _Verdict(kind, evidence, code=_str(code), retry_after=retry, tool_id=tool_id, message=message,
                         generic=generic)
 
+    hit = _find_signal(window) if message else None
     for lookup in (_known_code, _suffix_code):
         for word in words:
             kind = lookup(word)
             if kind is not None:
+                if kind is Kind.RATE_LIMITED and hit is not None and hit.kind in _FINER_LIMITS:
+                    # A 429 code over a message that names the limit: Google's RESOURCE_EXHAUSTED with
+                    # "You exceeded your current quota", a 429 saying "too many concurrent requests".
+                    return verdict(hit.kind, f"structured code '{_quote(word)}'; {hit.evidence}", word)
                 return verdict(kind, f"structured code '{_quote(word)}'", word)
     fallback_code = words[0] if words else str(statuses[0]) if statuses else None
-    hit = _find_signal(window) if message else None
     if hit is not None:
         return verdict(hit.kind, f"{basis}; {hit.evidence}", fallback_code or hit.code)
     for number in statuses:
@@ -1780,6 +1812,10 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
         else:
             return Classification(Kind.SUCCESS, False, verdict.evidence, code=verdict.code)
     kind, evidence = verdict.kind, verdict.evidence
+    if kind is Kind.USAGE_POOL_EXHAUSTED and verdict.retry_after is not None and "quota" in evidence:
+        # A quota that says when to retry resets by itself: Gemini's free-tier "You exceeded your current
+        # quota ... Please retry in 54s" is a per-minute rate quota, not an empty balance.
+        kind, evidence = Kind.RATE_LIMITED, f"{evidence}; retry in {verdict.retry_after:g}s: a rate quota"
     if verdict.generic and wire.fallback is not None:
         # The status names the kind; the content only said "some error".
         kind = wire.fallback
