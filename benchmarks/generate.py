@@ -474,7 +474,8 @@ class ThreadMaker:
         if r.random() < ERROR_RATE:
             kind = r.choices([k for k, _ in tool.failures], [w for _, w in tool.failures])[0]
             text = FAILURES[kind](r, self.c, tool.name, args)
-            t.failed[call["call_id"]] = kind
+            # A shell's "command not found" is a terminal failure (the same bytes, counted as threadfix reads them).
+            t.failed[call["call_id"]] = "terminal_error" if kind == "not_found" and tool.name == "shell" else kind
         else:
             n = min(int(r.lognormvariate(5.35, 1.25) * verbosity) + 10, 400_000 if huge else 60_000)
             text = tool.output(r, self.c, args, n)

@@ -24,7 +24,7 @@ _LAZY = {
     "repair_items": "threadfix.repair",
     "undo": "threadfix.undo",
     "Kind": "threadfix.failures",
-    "classify": "threadfix.failures.classify",
+    "classify": "threadfix.failures",
     "scan": "threadfix.batch",
     "LintRun": "threadfix.lint",
     "LintOptions": "threadfix.lint",

@@ -6,7 +6,7 @@ row, error-message patterns are pruned to the most frequent, the stuck threads k
 ``keep``. Two reports over different threads merge into the report of both (a ``--jobs`` worker each).
 
 Every decision comes from the shared libraries, so report agrees with lint and repair: outputs are
-classified by :func:`threadfix.failures.classify.classify` (once each), dangling calls are the planner's
+classified by :func:`threadfix.failures.classify` (once each), dangling calls are the planner's
 (:func:`threadfix.repair.plan_repair`), their kinds its explanations, and "a provider would refuse this
 thread" is the dialect's own oracle (:meth:`Dialect.check`).
 
@@ -31,7 +31,7 @@ from msgspec.structs import replace
 from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, scan, scan_parts
 from threadfix.dialects import Dialect
 from threadfix.failures import clip, info
-from threadfix.failures.classify import classify, output_text
+from threadfix.failures.classifier import classify, output_text
 from threadfix.failures.dangling import TOOL_NAME_CHARS
 from threadfix.failures.kinds import Kind
 from threadfix.model import Action, Edit, Loc, RepairPlan, Thread, ThreadIndex

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from tests.core.test_cases import test_case as run_core_case
 from threadfix import dialects
 from threadfix.dialects.base import Dialect, text_of
-from threadfix.failures.classify import classify
+from threadfix.failures.classifier import classify
 from threadfix.model import Action, RepairPlan
 from threadfix.repair import repair_items
 from threadfix.stores import StoreOptions, open_stores

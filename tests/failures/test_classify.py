@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from threadfix.failures.classify import (
+from threadfix.failures.classifier import (
     CAUSE_CHARS,
     CODE_CHARS,
     EXCERPT_CHARS,

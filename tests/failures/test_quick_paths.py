@@ -2,7 +2,8 @@
 
 The shortcuts only ever answer "surely nothing here": ``_unframed`` (text that neither presents itself
 as a failure nor states an exit code), ``_unread`` (an object none of whose keys an error reader looks
-at) and ``_no_exit_word`` (a line without the words an exit code needs). Turned off, every output takes
+at), ``_no_exit_word`` (a line without the words an exit code needs) and ``_no_stated_word`` (a first line
+without the words a stated failure needs). Turned off, every output takes
 the full path. Both ways must give the same Classification, field for field: on the table of real
 outputs, on text built from the words and patterns the shortcuts look for (in every case, with the
 characters IGNORECASE folds onto ASCII, odd whitespace, at every position and past every window bound),
@@ -27,10 +28,10 @@ from msgspec.structs import astuple
 from tests import benchmark_store
 from tests.failures.test_classify import CASES, FLAGS, JSONISH, STATUSES
 from threadfix.dialects.openai_responses import OpenAIResponses
-from threadfix.failures import classify as module
-from threadfix.failures.classify import classify
+from threadfix.failures import classifier as module
+from threadfix.failures.classifier import classify
 
-SHORTCUTS = ("_unframed", "_unread", "_no_exit_word")
+SHORTCUTS = ("_unframed", "_unread", "_no_exit_word", "_no_stated_word")
 WIRES = [(None, None), (None, "completed"), (False, None), (True, None), (None, "failed"), (None, "cancelled")]
 
 
@@ -72,6 +73,10 @@ PHRASES = [
     "retry after 3s", "429 Too Many Requests", "permission denied", "No such file", "tool failed", "a error occurred",
     "ok", "done", "Success.", "return self", "make sure", "exit", "at", "more", "0", "137", "1",
     *module._START_WORDS, *module._NAME_WORDS, *module._DEATH_WORDS, *module._EXIT_WORDS,
+    "Tool 'x' not found", "Usage limit reached", "You exceeded your current quota", "can't", "couldn't",
+    "rate-limited", "time-out", "not valid JSON", "truncated because it reached max_tokens", "0 failed",
+    "If the request times out", "An error raised", "API error for x", "\nERROR: x", "\nfatal: y",
+    *sorted(token.decode() for token in module._STATED_TOKENS),
 ]
 # What IGNORECASE folds onto "i", "s" and "k" besides their own cases.
 TWINS = {"i": "\u0130\u0131", "s": "\u017f", "k": "\u212a"}
@@ -333,11 +338,11 @@ import re, sys
 calls = []
 compile_ = re.compile
 def spy(pattern, flags=0):
-    if sys._getframe(1).f_globals.get("__name__") == "threadfix.failures.classify":
+    if sys._getframe(1).f_globals.get("__name__") == "threadfix.failures.classifier":
         calls.append(pattern)
     return compile_(pattern, flags)
 re.compile = spy
-import threadfix.failures.classify as module
+import threadfix.failures.classifier as module
 print(len(calls))
 module.classify("Traceback (most recent call last):\\nValueError: x")
 print(len(calls))
@@ -346,3 +351,26 @@ print(len(calls))
     at_import, after_use = map(int, result.stdout.split())
     assert at_import <= 3  # the code normaliser and the two patterns that take literals out of signals
     assert after_use > at_import  # and the spy does see them when they are used
+
+
+# --------------------------------------------------------------------------------------------------
+# The stated-failure gate.
+
+STATED_WORDS = st.sampled_from(sorted(token.decode() for token in module._STATED_TOKENS)).flatmap(_respelt)
+STATED_TEXT = st.lists(
+    STATED_WORDS | _pattern_matches("_STATED") | FILLER | st.sampled_from(SPACES) | st.sampled_from("-'_./:\u2019\xe9"),
+    max_size=8,
+).map("".join)
+
+
+@given(STATED_TEXT)
+def test_the_stated_gate_never_hides_a_stated_word(line: str) -> None:
+    """Where _STATED finds a word in a line (as _stated_failure folds it), the gate must look closer."""
+    if _source("_STATED").search(module._folded(line)) is not None:
+        assert not module._no_stated_word(line), repr(line)
+
+
+@given(STATED_TEXT, st.sampled_from(["", " ", "\n", "  \n\t", " " * 70, "x" * 395, "y" * 410]))
+def test_stated_text_reads_the_same_both_ways(text: str, pad: str) -> None:
+    _assert_same_all([(text, None, None), (pad + text, None, None), (text + pad, None, None),
+                      (pad + text + pad, None, None)])

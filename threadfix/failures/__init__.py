@@ -1,8 +1,9 @@
 """The failure-classification library: one source of truth for what a failure is and what the model reads.
 
-``threadfix.failures.classify`` (``classify()``, ``output_text()``, ``refusal_payload()``) is imported on
-its own: it holds many pattern and code tables, and commands that never classify (``--help``, repair) skip
-building them.
+``classify()``, ``output_text()``, ``refusal_payload()`` and ``Classification`` live in
+``threadfix.failures.classifier``, imported on first use of one of those names (``from threadfix.failures
+import classify`` gives the function): it holds many pattern and code tables, and commands that never
+classify (``--help``, repair) skip building them.
 
 Repair uses it to explain dangling calls and write their outputs; lint and report use it to classify
 existing outputs. Pure functions, no I/O.
@@ -21,10 +22,14 @@ from threadfix.failures.dangling import (
 )
 from threadfix.failures.kinds import KIND_INFO, Kind, KindInfo, info
 
+#: Names served by the classifier module, imported only when one is asked for.
+_CLASSIFIER_NAMES = frozenset({"Classification", "classify", "output_text", "refusal_payload"})
+
 __all__ = [
     "Arguments",
     "ArgumentsState",
     "Cause",
+    "Classification",
     "Explanation",
     "KIND_INFO",
     "Kind",
@@ -32,9 +37,22 @@ __all__ = [
     "MARKER",
     "MARKER_KEY",
     "aborted_payload",
+    "classify",
     "clip",
     "explain",
     "info",
     "is_threadfix_output",
+    "output_text",
     "read_arguments",
+    "refusal_payload",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name not in _CLASSIFIER_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from threadfix.failures import classifier
+
+    value = getattr(classifier, name)
+    globals()[name] = value  # later lookups are plain attribute hits
+    return value

@@ -21,7 +21,7 @@ from threadfix.model import Address, Call, Output, RepairPlan, Severity, Thread,
 from threadfix.repair import plan_repair, waiting_on
 
 if TYPE_CHECKING:
-    from threadfix.failures.classify import Classification
+    from threadfix.failures.classifier import Classification
 
 DEFAULT_OVERSIZED_BYTES = 100_000
 #: characters of each output the text rules (secrets, stack traces, paths) read; the rest is not scanned
@@ -191,7 +191,7 @@ class Context:
         content, limit = output.content, self.options.scan_chars
         if isinstance(content, str) and len(content) <= limit:
             return content  # what output_text gives, without its cost: most outputs are short strings
-        from threadfix.failures.classify import output_text
+        from threadfix.failures.classifier import output_text
 
         return output_text(content, limit)
 
@@ -209,7 +209,7 @@ class Context:
         """The output's classification when it is an error output, else None (classified once, on demand)."""
         if id(output) in self._failures:
             return self._failures[id(output)]
-        from threadfix.failures.classify import classify
+        from threadfix.failures.classifier import classify
 
         found = classify(output.content, is_error=output.is_error, status=output.status)
         result = found if found.is_error else None

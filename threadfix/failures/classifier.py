@@ -6,7 +6,8 @@ Gemini ``functionResponse.response``, an MCP result, an AI SDK typed output, a s
 structured error) and most of them are ordinary results, so the common path is a handful of cheap
 checks on the first line and the last line; only outputs that already look like failures are scanned,
 and never more than their first 4 KB and last 2 KB. Those checks are shortcuts in front of the full
-reading (``_unframed`` for text, ``_unread`` for objects, ``_no_exit_word`` for exit codes): each only
+reading (``_unframed`` for text, ``_unread`` for objects, ``_no_exit_word`` for exit codes,
+``_no_stated_word`` for failures stated in words): each only
 ever says "surely nothing here", never "a failure", and tests/failures/test_quick_paths.py turns them
 off to hold them to the full reading. The patterns compile on first use, so importing this module is
 cheap and a run over ordinary outputs compiles only the few they reach.
@@ -26,23 +27,43 @@ Precedence, highest first:
    and exit-code objects are read field by field. Inside an error object: a known code (a ``Kind``
    value, then a provider code such as ``insufficient_quota``) > what the message says > a numeric
    HTTP / JSON-RPC status > a vague code (``invalid_request_error``, ``INVALID_ARGUMENT``) > any other
-   code (``custom``, keeping the code) > ``execution``. A tool's own refusal ``{error: {code, cause}}``
-   takes its kind from the code alone: a ``Kind`` value or known provider code, else ``custom``.
-3. **Text is a failure only when framed as one.** With no wire verdict the text must lead with an
-   error marker (``Error:``, ``ERROR``, ``Traceback``, ``Exception in thread``, ``failed to``, an HTTP
-   status, ``curl: (7)``, ``bash: x:``...), state a non-zero exit code on its first or last line, or
-   end with an uncaught traceback or stack frames. A word such as "error" deeper in a file, log or grep
-   result never flags a result; ``Exit code: 0`` on the frame line marks a success outright.
+   code (an ``invalid…`` code → ``invalid_arguments``, any other → ``custom``, keeping the code) >
+   ``execution``. A rate-limit code over a message that names a finer limit (Google's
+   ``RESOURCE_EXHAUSTED`` with "You exceeded your current quota", a 429 saying "too many concurrent
+   requests") takes the message's kind. A tool's own refusal ``{error: {code, cause}}`` takes its kind
+   from the code alone: a ``Kind`` value or known provider code, else ``custom``.
+3. **Unflagged text is a failure when a careful reader would call it one** (issue #24: Chat and
+   Responses outputs carry no flag, and most real error outputs arrive that way). It leads with an
+   error marker (``Error:``, ``ERROR``, ``API Error``, ``Traceback``, ``Exception in thread``, ``failed
+   to``, an HTTP status, ``curl: (7)``, ``bash: x:``, ``(eval):1:``...); or states a non-zero exit code on
+   its first or last line; or ends with an uncaught traceback or stack frames; or has an ``ERROR:`` /
+   ``fatal:`` line among its first five lines (pip, pytest, compilers); or, being a short message (at
+   most 400 characters in three lines) or a line led by an HTTP status, states a failure in its first
+   sentence, within 120 characters ("Tool 'x' not found", "Usage limit reached for all Pro models.",
+   "You exceeded your current quota", "Rate limit exceeded", "Too many concurrent requests"). A
+   sentence that describes, asks or negates is no report: a condition or a docstring ("if the request
+   times out", "returns", "can", "when"), a question, "0 failed" / "no errors", a failure noun after an
+   article ("an error raised after..."), a word in quotes, a limit nobody hit ("Rate limits are per
+   key."), Markdown, code spans, a grep hit (``path:12:``), JSON data. A word such as "error" deeper in a
+   file, log or grep result never flags a result; ``Exit code: 0`` on the frame line marks a success
+   outright.
 4. **Inside failure text, the headline first**: the first line, a Python traceback's final exception
    line, a JVM ``Caused by:``; then the scanned window. Signals are tried in a fixed order: out of
-   memory, credits, usage limit, concurrency, global rate limit, rate limit, HTTP status, timeout,
-   cancellation, authentication, permission, network, unavailable, not implemented, unknown tool, not
-   found, invalid arguments; then a non-zero exit code (``terminal_error``); then any generic marker
-   (traceback, stack, ``Error:``) → ``execution``.
-5. **A non-zero exit code on the frame line means ``terminal_error``**, refined only by what the
-   environment did to the process: exit 124 or timeout text → ``timeout``, 126 → ``permission_denied``,
-   127 → ``not_found``, 130/143 or cancellation text → ``cancelled``, 137 or OOM text → ``execution``
-   with evidence "out of memory".
+   memory, credits, usage limit, concurrency, global rate limit, rate limit, HTTP status, aborted (the
+   seed's "Not finished: the turn ..."), truncated (cut off at max_tokens), malformed arguments ("not
+   valid JSON"), render budget ("exceeds maximum allowed tokens"), timeout, cancellation,
+   authentication, permission, network, unavailable, not implemented, unknown tool, not found, invalid
+   arguments; last the general words about bad input (invalid, malformed, validation, is required),
+   which an uncaught exception's message is not read for ("ValueError: invalid literal for int()" is
+   the tool's crash); then a non-zero exit code (``terminal_error``); then any generic marker
+   (traceback, stack, ``Error:``) → ``execution``. A flagged text with no such marker but a word of
+   failure is ``execution``; with none at all, ``unknown``. A quota that says when to retry is a rate
+   quota (``rate_limited``), not an empty balance.
+5. **A shell command that failed is a ``terminal_error``** (a non-zero exit code on the frame line, exit
+   126, 127 and "command not found", 137 and "Killed" with "out of memory" in the evidence, 143, a
+   shell's own error line such as ``bash: line 1: cd: x: No such file or directory``), refined only by
+   what the environment did to the call: exit 124 or timeout text → ``timeout``, 130 or cancellation
+   text → ``cancelled``.
 
 HTTP statuses: 400/405/406/411-418/422 and other 4xx → ``invalid_arguments``, 401/407 →
 ``unauthorized``, 402 → ``usage_pool_exhausted``, 403/451 → ``permission_denied``, 404/410 →
@@ -330,7 +351,8 @@ _HTTP_STATUS = _Lazy(
     r"\bHTTP(?:/\d(?:\.\d)?)?(?:Error)?[\s:=]*(?:(?:status|error|code)\s*:?\s*)?(?P<a>[1-5]\d\d)\b"
     r"|\b(?:status(?:[ _-]?code)?|error[ _-]?code|response[ _-]?code|http[ _-]?status|statusCode|returned error)"
     r"[\"']?\s*[:=]?\s*[\"']?(?P<b>[45]\d\d)\b"
-    rf"|(?:^|[\s'\"(\[>:])(?P<c>[45]\d\d),?\s*(?:[-:]\s*)?(?:{_REASONS}|message=)",
+    rf"|(?:^|[\s'\"(\[>:])(?P<c>[45]\d\d),?\s*(?:[-:]\s*)?(?:{_REASONS}|message=)"
+    r"|\b(?:failed|error|errored)(?: with)?[:\s(]+(?P<d>[45]\d\d)\b",
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -403,6 +425,28 @@ _CANCELLED = _signal(
     r"\boperation was aborted\b", r"\brequest (?:was )?aborted\b", r"\binterrupted\b", r"keyboardinterrupt",
 )
 
+# What only a stored thread's call can suffer, said in words (the seeds' output for a call its turn never
+# answered; a reply cut off at max_tokens; arguments that never parsed).
+_ABORTED = _signal(
+    Kind.ABORTED, r"not finished: the turn", r"before this call returned", r"\bthe turn ended before\b",
+)
+_TRUNCATED = _signal(
+    Kind.TRUNCATED,
+    ("truncated", r"\btruncated\b[^.\n]{0,60}?max[_ ]?tokens"), ("cut off", r"\bcut off\b[^.\n]{0,60}?max[_ ]?tokens"),
+    r"\bstop_reason[\"' :=]{1,4}max_tokens\b",
+)
+_MALFORMED = _signal(
+    Kind.MALFORMED_ARGUMENTS,
+    r"\barguments? (?:are|is|were|was) not valid json", r"\binvalid json (?:input )?(?:for|in) (?:the )?(?:mcp )?(?:tool|function)",
+    r"\bmalformed (?:tool |function )?(?:call )?arguments", r"\bmalformed_function_call\b",
+    r"\b(?:failed to|could not|cannot|unable to) (?:parse|decode) (?:the )?(?:tool |function )?(?:call )?arguments",
+)
+
+_RENDER_LIMITED = _signal(
+    Kind.RENDER_LIMITED,
+    r"exceeds? (?:the )?maximum allowed tokens", r"\boutput too large\b", r"\btoo large to (?:display|render|show|include)\b",
+)
+
 # "tool … not found" is prefiltered on the phrase: "tool" alone is in most tool outputs.
 _TOOL_MISSING = ("not found", "does not exist", "not available")
 
@@ -419,6 +463,8 @@ _SIGNALS: tuple[_Signal, ...] = (
     _signal(
         Kind.USAGE_LIMIT_REACHED,
         r"usage[ _]limits?\b", r"reached (?:your|the) (?:\w+ )?(?:usage|spend(?:ing)?) limit", r"max_uses_exceeded",
+        r"hit your (?:[\w-]+ ){0,2}limit", r"\bsession limit\b", r"\bweekly limit\b", r"spending cap",
+        r"\b5-hour limit\b",
     ),
     _signal(
         Kind.CONCURRENCY_LIMIT,
@@ -432,6 +478,10 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"exceeded (?:the |your )?quota", r"resource(?: has been)?[ _]exhausted", r"throttl(?:ed|ing)(?:exception)?\b",
         r"slow down",
     ),
+    _ABORTED,
+    _TRUNCATED,
+    _MALFORMED,
+    _RENDER_LIMITED,
     _TIMEOUT,
     _CANCELLED,
     _signal(
@@ -450,7 +500,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bforbidden\b", r"\beacces\b", r"\beperm\b", r"\bnot permitted\b", r"\bnot authorized to\b",
         r"insufficient (?:permissions?|privileges?|scopes?)", r"\bdoes not have (?:permission|access)\b",
         r"rejected by (?:the )?user", r"tool use was rejected", r"doesn't want to proceed", r"read-only file system",
-        r"\berofs\b",
+        r"\berofs\b", r"\bnot allowed\b",
     ),
     _signal(
         Kind.NETWORK_ERROR,
@@ -461,8 +511,8 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"max retries exceeded", r"network is unreachable", r"no route to host",
         r"connection(?:refused|reset|aborted)?error\b", r"connecterror\b", r"clientconnector\w*error\b",
         r"serverdisconnectederror", r"remotedisconnected", r"remote end closed connection", r"socket hang up",
-        r"fetch failed", r"failed to fetch", r"\bnetwork ?error\b", r"certificate verify failed", r"sslerror",
-        r"connectexception",
+        r"fetch failed", r"\bnetwork ?error\b", r"certificate verify failed", r"sslerror",
+        r"connectexception", r"\bnetwork (?:is )?unavailable\b",
         r"unknownhostexception", r"noroutetohostexception", r"socketexception", r"\bunable to connect\b",
         r"\bfailed to connect\b", r"\bcould not connect\b", r"\bcouldn't connect\b", r"\bcannot connect\b",
     ),
@@ -470,7 +520,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         Kind.SERVICE_UNAVAILABLE,
         r"service (?:is )?(?:temporarily )?unavailable", r"serviceunavailable", r"bad gateway", r"\boverloaded\b",
         r"temporarily unavailable", r"server (?:is )?(?:busy|overloaded)", r"no healthy upstream",
-        r"upstream connect error", r"at capacity", r"high demand", r"modelnotready",
+        r"upstream connect error", r"at capacity", r"high demand", r"modelnotready", r"\bunavailable\b",
     ),
     _signal(
         Kind.NOT_IMPLEMENTED,
@@ -502,9 +552,16 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bunprocessable\b", r"\bis not of type\b", r"\bis not valid under\b", r"context[_ ]length[_ ]exceeded",
         r"prompt is too long", r"\bexpected \w+, (?:got|received)\b",
     ),
+    # Last and weakest: words about bad input in general ("Invalid URL", "script is required"). An uncaught
+    # exception's message is not read for them ("ValueError: invalid literal for int()" is the tool's crash).
+    _signal(
+        Kind.INVALID_ARGUMENTS,
+        r"\binvalid\b", r"\bmalformed\b", r"\bis not a valid\b", r"\bis required\b", r"\bvalidation\b",
+    ),
 )
+_STRONG_SIGNALS = _SIGNALS[:-1]
 
-# An HTTP status ranks below the limit signals and above everything else.
+# An HTTP status ranks below the limit signals and what only a stored call suffers, above everything else.
 _HTTP_RANK = _SIGNALS.index(_TIMEOUT)
 
 _EXIT_CODE = _Lazy(
@@ -526,23 +583,24 @@ def _no_exit_word(line: str) -> bool:
 
 
 def _has_exit_word(head: str) -> bool:
-    for word in _EXIT_WORDS:
-        if word in head:
-            return True
-    return False
+    # "return" stands in for the three spellings of return code: three tests instead of five.
+    return "exit" in head or "return" in head or "make" in head
 
 
 # Exit codes that say what happened to the process rather than what it reported.
+# A shell command that failed is a terminal_error (issue #24: "command not found", killed processes and
+# exit codes alike); only a timeout or an interruption says something else happened to the call.
 _EXIT_KINDS: dict[int, tuple[Kind, str]] = {
     124: (Kind.TIMEOUT, "exit code 124 (timeout)"),
-    126: (Kind.PERMISSION_DENIED, "exit code 126 (not executable)"),
-    127: (Kind.NOT_FOUND, "exit code 127 (command not found)"),
+    126: (Kind.TERMINAL_ERROR, "exit code 126 (not executable)"),
+    127: (Kind.TERMINAL_ERROR, "exit code 127 (command not found)"),
     130: (Kind.CANCELLED, "exit code 130 (interrupted)"),
-    143: (Kind.CANCELLED, "exit code 143 (terminated)"),
-    137: (Kind.EXECUTION, "out of memory (exit code 137)"),
+    143: (Kind.TERMINAL_ERROR, "exit code 143 (terminated)"),
+    137: (Kind.TERMINAL_ERROR, "exit code 137 (killed; out of memory?)"),
 }
 
-# What the environment did to a process: the only text that refines a non-zero exit code.
+# What the environment did to a process: the only text that refines a non-zero exit code (out of memory
+# stays terminal_error, said in the evidence).
 _ENVIRONMENT_SIGNALS = (_OUT_OF_MEMORY, _TIMEOUT, _CANCELLED)
 
 # --------------------------------------------------------------------------------------------------
@@ -554,7 +612,7 @@ _ERROR_START = _Lazy(
       | (?i:error)\s+(?:from|response|while|when|during|occurred|executing|calling|running|invoking|in)\b
       | (?i:an?\s+(?:unexpected\s+)?error\s+(?:has\s+)?occurred)\b
       | ERROR\b
-      | \[(?i:error|fatal|err)\]
+      | \[(?i:[\w ]{0,20}?(?:error|fatal|err))\]
       | <(?:tool_use_error|error)>
       | (?i:failed)(?:\s+to\b|\s+with\b|\s*[:!(]|\s*$)
       | (?i:tool|command|request|operation|task|job|call|execution)\s+(?i:failed)\b
@@ -563,7 +621,7 @@ _ERROR_START = _Lazy(
       | Exception\s+(?:in\s+thread|occurred|was\s+thrown|has\s+occurred)
       | Traceback\s+\(most\s+recent\s+call\s+last\)
       | Uncaught\b | Unhandled\s+(?i:exception|rejection|error)
-      | npm\s+ERR! | curl:\s*\(\d+\)
+      | npm\s+ERR! | curl:\s*\(\d+\) | (?i:api\s+error)\b | \(eval\):\d+:
       | (?:/[\w.-]+)*/?(?:ba|z|da|fi|k)?sh(?::\s+line\s+\d+)?:\s
       | (?:HTTP(?:/[\d.]+)?\s*(?:Error\s*)?)[45]\d\d\b
       | [45]\d\d,?\s*(?:[-:]\s*)?(?:(?i:""" + _REASONS.replace(" ", r"\s") + r""")|message=)
@@ -616,7 +674,7 @@ _START_WORDS = (
     "job", "call", "execution", "exception", "traceback", "uncaught", "unhandled", "npm", "curl", "http",
     "client", "server", "connection", "no", "permission", "access", "rate", "too", "timed", "timeout",
     "unauthori", "forbidden", "internal", "service", "bad", "gateway", "cancel", "aborted", "interrupted",
-    "killed", "segmentation", "out", "unknown", "invalid", "validation", "quota", "insufficient",
+    "killed", "segmentation", "out", "unknown", "invalid", "validation", "quota", "insufficient", "api", "(eval)",
 )
 _STARTS_FAILURE = _Lazy("|".join(map(re.escape, _START_WORDS)) + r"|an?\s|[45]\d\d")
 # _PROCESS_DEATH: how a last line starts (lower-cased).
@@ -643,13 +701,14 @@ def _folded(text: str) -> str:
     return text.lower()
 
 
-def _unframed(text: str) -> bool:
+def _unframed(text: str, first: str | None = None) -> bool:
     """True when ``text`` surely neither presents itself as a failure nor states an exit code.
 
     It reads only the first and the last line, looking for a few words, so most results are told apart
-    at once; False means "look closer", never "a failure".
+    at once; False means "look closer", never "a failure". ``first`` is ``_first_line(text)`` when known.
     """
-    first = _first_line(text)
+    if first is None:
+        first = _first_line(text)
     last = _last_line(text)
     stripped = last.strip()
     if (stripped[:2] == "at" and stripped[2:3].isspace()) or last.endswith("more") or last.startswith("Node.js"):
@@ -861,7 +920,7 @@ def _http_hit(text: str) -> _Hit | None:
     for index, match in enumerate(_HTTP_STATUS.finditer(text)):
         if index >= 8:
             break
-        number = int(match.group("a") or match.group("b") or match.group("c"))
+        number = int(match.group("a") or match.group("b") or match.group("c") or match.group("d"))
         if number >= 400:
             kind = _status_kind(number)
             if kind is not None:
@@ -881,7 +940,7 @@ def _find_signal(text: str, signals: Sequence[_Signal] = _SIGNALS, low: str | No
     """The highest-ranked cause the text states, an HTTP status ranking just below the limit signals."""
     low = _lowered(text) if low is None else low
     for rank, signal in enumerate(signals):
-        if rank == _HTTP_RANK and signals is _SIGNALS:
+        if rank == _HTTP_RANK and (signals is _SIGNALS or signals is _STRONG_SIGNALS):
             hit = _http_hit(text)
             if hit is not None:
                 return hit
@@ -911,8 +970,8 @@ def _exit_verdict(code: int, text: str, basis: str) -> _Verdict:
         return _Verdict(special[0], f"{basis}; {special[1]}" if basis else special[1], message=text)
     hit = _find_signal(window, _ENVIRONMENT_SIGNALS)
     evidence = f"exit code {code}; {hit.evidence}" if hit is not None else f"exit code {code}"
-    return _Verdict(hit.kind if hit is not None else Kind.TERMINAL_ERROR,
-                    f"{basis}; {evidence}" if basis else evidence, message=text)
+    kind = Kind.TERMINAL_ERROR if hit is None or hit.kind is Kind.EXECUTION else hit.kind
+    return _Verdict(kind, f"{basis}; {evidence}" if basis else evidence, message=text)
 
 
 def _stack_kind(window: str) -> str | None:
@@ -926,14 +985,187 @@ def _stack_kind(window: str) -> str | None:
     return None
 
 
+# What a flagged text needs to be an execution failure rather than an unknown one: any word of failure,
+# an errno name leading it, Claude Code's tool-error tag.
+_FAILURE_WORD = _Lazy(r"(?i:\berror\b|\bfail|\bexception\b|\bfatal\b)|^E[A-Z]{3,}:|<tool_use_error>")
+# A line among the first few that states an error as compilers and package managers write one.
+_ERROR_LINE = _Lazy(r"(?:ERROR|Error|error|FATAL|fatal)(?:\[[\w-]{0,40}\])?:\s+(\S[^\n]{0,300})")
+#: The line is looked for in the first five lines and 600 characters.
+_ERROR_LINE_REACH = 5
+_ERROR_LINE_PROBE = 600
+# Starts with a literal newline, so the search jumps from line to line.
+_ERROR_LINE_AT = _Lazy(r"\n(?:ERROR|Error|error|FATAL|fatal)")
+_ENVIRONMENT_KINDS = frozenset({Kind.TIMEOUT, Kind.CANCELLED})
+
+
+def _error_line(text: str) -> _Verdict | None:
+    """An unframed text whose first few lines include ``ERROR: ...`` (pip, pytest, compilers), or None.
+
+    The first line was read as the frame already; the search jumps from newline to newline.
+    """
+    found = _ERROR_LINE_AT.search(text, 0, _ERROR_LINE_PROBE)
+    if found is None or text.count("\n", 0, found.start()) >= _ERROR_LINE_REACH:
+        return None
+    match = _ERROR_LINE.match(text, found.start() + 1, _ERROR_LINE_PROBE)
+    if match is None:
+        return None
+    line = match.group(0)
+    hit = _find_signal(line)
+    basis = f"a line says '{_quote(line, 24)}'"
+    if hit is None:
+        return _Verdict(Kind.EXECUTION, basis, message=line, generic=True)
+    return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, message=line)
+
+
+# A shell's own complaint about a command line: the call failed in the terminal, whatever it names.
+_SHELL_LINE = _Lazy(
+    r"(?:(?:/[\w.-]+)*/?(?:ba|z|da|fi|k)?sh|\(eval\))(?::\s*line\s+\d+|:\d+)?:\s"
+    r"|[^\s:]{1,200}: line \d+: [^\n]{0,200}command not found"
+)
+
+# Unflagged text that states a failure without leading with a marker ("Tool 'x' not found", "Usage
+# limit reached for all Pro models.", "You exceeded your current quota"), as a careful reader takes it:
+# only a short message (a result is rarely a line or two) or a first line that starts with an HTTP status,
+# only words that say something failed, and never where the clause around them describes, asks or
+# negates ("if the request times out", "0 failed", a grep hit, a Markdown line).
+STATED_CHARS = 400
+_STATED_LINES = 3
+# Every match of _STATED contains one of these whole words (a word as \b sees it, apostrophes and hyphens
+# splitting words too): _no_stated_word looks for them before the pattern runs, and
+# tests/failures/test_quick_paths.py holds it to the pattern.
+_STATED_TOKENS = frozenset(
+    token.encode()
+    for token in {
+        "found", "exist", "such", "failed", "failure", "fails", "denied", "forbidden", "unauthorized",
+        "unauthorised", "authorized", "allowed", "timed", "timeout", "timedout", "deadline", "limit", "limited",
+        "limits", "ratelimit", "ratelimited", "ratelimits", "many", "quota", "credit", "overloaded",
+        "unavailable", "exhausted", "cannot", "can", "could", "couldn", "unable", "invalid", "malformed",
+        "required", "exceeded", "exceeds", "error", "exception", "interrupted", "canceled", "cancelled",
+        "aborted", "refused", "rejected", "eacces", "enoent", "eperm", "eisdir", "enotdir", "econnrefused",
+        "econnreset", "etimedout", "enotfound", "valid", "truncated", "hit", "implemented", "blocked",
+    }
+)
+# ASCII bytes that are not word characters become spaces and capitals small letters, so split() gives
+# \b's words lower-cased (bytes.translate is several times faster than str.translate and .lower()).
+_NON_WORD = bytes(
+    c + 32 if 65 <= c <= 90 else c if c >= 128 or chr(c).isalnum() or c == 0x5F else 0x20 for c in range(256)
+)
+
+
+def _no_stated_word(line: str) -> bool:
+    """True when ``line`` surely holds no match of _STATED, in any case (a shortcut; tests turn it off)."""
+    return line.isascii() and _STATED_TOKENS.isdisjoint(line.encode().translate(_NON_WORD).split())
+
+
+_STATED = _Lazy(
+    r"\b(?:not found|could not be found|cannot be found|does not exist|doesn't exist|no such \w+"
+    r"|e(?:acces|noent|perm|isdir|notdir|connrefused|connreset|timedout|notfound)\b"
+    r"|failed|failure|fails|permission denied|access denied|forbidden|unauthori[sz]ed|not authorized|not allowed"
+    r"|timed out|time(?:d)?out (?:error|exceeded|expired)|deadline exceeded"
+    # A limit is a failure when something hit it, not when a text speaks of limits ("Rate limits are per key").
+    r"|rate[ -]?limited|rate[ -]?limit (?:exceeded|reached|hit|error)|too many requests|hit (?:\w+ ){0,3}rate limits?"
+    r"|too many (?:concurrent|parallel|simultaneous)|not (?:yet )?implemented|blocked by"
+    r"|quota (?:exceeded|exhausted|reached)|exceeded (?:\w+ ){0,3}quota|out of quota|insufficient[_ ]quota"
+    r"|usage limit (?:reached|exceeded|hit)|hit your (?:[\w-]+ ){0,2}limit"
+    r"|credit balance (?:is )?(?:too low|insufficient|exhausted)"
+    r"|overloaded|unavailable|exhausted|cannot|can't|could not|couldn't|unable to"
+    r"|invalid|malformed|missing required|is required|exceeded|exceeds|error|exception|interrupted"
+    r"|cancell?ed|aborted|refused|rejected|not valid json|truncated(?=[^.\n]{0,60}?max[_ ]?tokens))\b",
+)
+# Words that make a sentence a description, a condition or a question rather than a report.
+_DESCRIBES = _Lazy(
+    r"\b(?:if|when|whenever|whether|unless|should|would|will|may|might|must|how|what|which|returns|raises"
+    r"|throws|handles|handling|such as|for example|avoid|prevents?|retries|in case|instead|successfully"
+    r"|passed|succeeded|that|whose|propagates|surfaces|can(?!['\u2019]t|not))\b"
+)
+# A failure named as a thing with an article before it is talked about ("an error raised after...",
+# "a JSON-RPC error in a non-2xx body"); a report says "Error ...", "Test error", "API error for...".
+_FAILURE_NOUNS = frozenset({"error", "exception", "failure"})
+_ARTICLE = _Lazy(r"\b(?:a|an|the|this|its|their|every|any)\b")
+# A negation just before the failure word: "no errors", "0 failed", "not an error", "without failures".
+_NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:\w+\s+)?$")
+# Text laid out as a document or a listing: Markdown, code, a grep hit, a numbered line.
+_DESCRIBED_TEXT = _Lazy(r"[#>|*`-]|[\w./-]+:\d+[:-]|\d+\.\s|[\s\S]*(?:\*\*|`[^`]*`[^`]*`)")
+# A text that opens as JSON data is read by structure; a word quoted in a line is a value, not a report.
+_JSON_STARTS = frozenset({'{"', "{'", "{}", '[{', '["', "[[", "[]"})
+_QUOTES = frozenset({'"', "'", "`"})
+_SENTENCE_END = _Lazy(r"[.!?;](?:\s|$)|\n")
+_LEADING_STATUS = _Lazy(r"\s*[45]\d\d\b\s*[-:]?\s*[\"'{\[]?[A-Za-z{]")
+#: A report states its failure early; a word further in belongs to prose.
+_STATED_REACH = 120
+_EDGE = 64
+
+
+def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
+    """A failure an unflagged, unframed text states in words, or None (see _STATED).
+
+    ``first`` is ``_first_line(text)`` when known.
+    """
+    size = len(text)
+    if size > STATED_CHARS:
+        # Too long to be a message once stripped, and no status leads it: told without copying the text
+        # (a run of whitespace longer than _EDGE at either end is left to strip()).
+        start, end = 0, size
+        while start < _EDGE and start < end and text[start].isspace():
+            start += 1
+        while end > size - _EDGE and end > start and text[end - 1].isspace():
+            end -= 1
+        if start < _EDGE and end > size - _EDGE and end - start > STATED_CHARS and text[start] not in "45":
+            return None
+    # The failure word must stand in the first sentence, within _STATED_REACH characters: the first line's.
+    if first is None:
+        first = _first_line(text)
+    reach = first[:_STATED_REACH]
+    if _no_stated_word(reach):
+        return None
+    low = _folded(reach)
+    stripped = text.strip()
+    if len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES:
+        said = stripped
+    elif _LEADING_STATUS.match(text):
+        said = first
+    else:
+        return None
+    end = _SENTENCE_END.search(low)
+    sentence = low[: end.start() if end else len(low)]
+    if said.endswith("?") or _DESCRIBED_TEXT.match(said) or said[:2] in _JSON_STARTS:
+        return None
+    # A word in quotes is mentioned, not said: f("error", 674), {"error": "too many ..."} reads on.
+    match = next((found for found in _STATED.finditer(sentence, 0, _STATED_REACH)
+                  if not (sentence[found.start() - 1 : found.start()] in _QUOTES
+                          and sentence[found.end() : found.end() + 1] in _QUOTES)), None)
+    if match is None or _DESCRIBES.search(sentence) or _NEGATED.search(sentence, 0, match.start()):
+        return None
+    if match.group() in _FAILURE_NOUNS and _ARTICLE.search(sentence, 0, match.start()) \
+            and not _LEADING_STATUS.match(said):
+        return None
+    basis = f"says '{_quote(said[match.start() : match.end()], 40)}'"
+    if _SHELL_LINE.match(said):
+        hit = _find_signal(said, (_TIMEOUT, _CANCELLED))
+        kind = hit.kind if hit is not None else Kind.TERMINAL_ERROR
+        return _Verdict(kind, f"{basis}; a shell's own error line", message=said)
+    hit = _find_signal(said)
+    if hit is None:
+        return _Verdict(Kind.EXECUTION, basis, message=said, generic=True)
+    code = hit.code
+    if code is None and (http := _http_hit(said)) is not None:
+        code = http.code
+    said_words = said[match.start() : match.end()]
+    evidence = hit.evidence if _lowered(said_words) in _lowered(hit.evidence) else f"{basis}; {hit.evidence}"
+    return _Verdict(hit.kind, evidence, code=code, retry_after=_retry_in_text(said), message=said)
+
+
 def _from_text(text: str, wire: _Wire) -> _Verdict:
     """Classify plain text: framed as a failure, or flagged by the wire, or a result."""
     if wire.flag is False:
         return _success(wire.basis)
-    if wire.flag is None and _unframed(text):
-        return _NO_SIGNAL
+    first = _first_line(text)
+    if wire.flag is None and _unframed(text, first):
+        verdict = _stated_failure(text, first)
+        if verdict is None and _ERROR_LINE_AT.search(text, 0, _ERROR_LINE_PROBE) is not None:
+            verdict = _error_line(text)
+        return verdict or _NO_SIGNAL
     head = text[:HEAD_CHARS]
-    first = _first_line(head)
     last = _last_line(text)
     last_stripped = last.strip()
     exit_code = _exit_code(first)
@@ -955,7 +1187,7 @@ def _from_text(text: str, wire: _Wire) -> _Verdict:
         elif _PROCESS_DEATH.match(last_stripped):
             basis = f"ends with '{_quote(last_stripped, 24)}'"
         else:
-            return _success("no error signal")
+            return _stated_failure(text, first) or _error_line(text) or _success("no error signal")
     else:
         basis = wire.basis
     if exit_code:
@@ -964,16 +1196,20 @@ def _from_text(text: str, wire: _Wire) -> _Verdict:
     headlines = [last_stripped] if python_end else []
     headlines.extend(_CAUSED_BY.findall(window)[-1:])
     headlines.append(first)
-    hit = next((h for h in map(_find_signal, headlines) if h is not None), None)
+    signals = _STRONG_SIGNALS if python_end else _SIGNALS
+    hit = next((h for h in (_find_signal(line, signals) for line in headlines) if h is not None), None)
     low = _lowered(window)
     if hit is None and not python_end and window not in headlines:  # a one-line text was its own headline
         hit = _find_signal(window, low=low)
     retry = _retry_in_text(window, low)
-    if hit is not None:
+    shell = _SHELL_LINE.match(first) is not None
+    if hit is not None and not (shell and hit.kind not in _ENVIRONMENT_KINDS):
         code = hit.code
         if code is None and (http := _http_hit(window)) is not None:
             code = http.code
         return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=code, retry_after=retry, message=message)
+    if shell:
+        return _Verdict(Kind.TERMINAL_ERROR, f"{basis}; a shell's own error line", retry_after=retry, message=message)
     match = _EXIT_CODE.search(window) if "exit" in low or "return" in low or "make" in low else None
     if match is not None and int(match.group("n") or match.group("m")) != 0:
         return _exit_verdict(int(match.group("n") or match.group("m")), text, basis)
@@ -985,7 +1221,7 @@ def _from_text(text: str, wire: _Wire) -> _Verdict:
         else:
             evidence = basis if stack in basis else f"{basis}; {stack}"
         return _Verdict(Kind.EXECUTION, evidence, retry_after=retry, message=message, generic=True)
-    if wire.flag is None or _GENERIC_MARKER.search(head) is not None:
+    if wire.flag is None or _GENERIC_MARKER.search(head) is not None or _FAILURE_WORD.search(head) is not None:
         evidence = basis if wire.flag is None else f"{basis}; error text"
         return _Verdict(Kind.EXECUTION, evidence, retry_after=retry, message=message, generic=True)
     return _Verdict(Kind.UNKNOWN, f"{basis}; cause not recognised", retry_after=retry, message=message,
@@ -1055,6 +1291,7 @@ _common_wire = functools.lru_cache(maxsize=256)(_read_wire)
 
 _NO_SIGNAL = _Verdict(Kind.SUCCESS, "no error signal")
 _EXIT_ZERO = _Verdict(Kind.SUCCESS, "exit code 0")
+_NO_SIGNAL_RESULT = Classification(Kind.SUCCESS, False, _NO_SIGNAL.evidence)
 
 
 def _success(evidence: str) -> _Verdict:
@@ -1100,6 +1337,12 @@ def _message_of(*objects: object) -> str:
     return ""
 
 
+#: Limits more precise than a rate limit, which a message may name under a rate-limit code.
+_FINER_LIMITS = frozenset(
+    {Kind.USAGE_POOL_EXHAUSTED, Kind.USAGE_LIMIT_REACHED, Kind.CONCURRENCY_LIMIT, Kind.GLOBAL_RATE_LIMIT}
+)
+
+
 def _decide(
     codes: Sequence[object],
     numbers: Sequence[object],
@@ -1120,13 +1363,17 @@ def _decide(
         return _Verdict(kind, evidence, code=_str(code), retry_after=retry, tool_id=tool_id, message=message,
                         generic=generic)
 
+    hit = _find_signal(window) if message else None
     for lookup in (_known_code, _suffix_code):
         for word in words:
             kind = lookup(word)
             if kind is not None:
+                if kind is Kind.RATE_LIMITED and hit is not None and hit.kind in _FINER_LIMITS:
+                    # A 429 code over a message that names the limit: Google's RESOURCE_EXHAUSTED with
+                    # "You exceeded your current quota", a 429 saying "too many concurrent requests".
+                    return verdict(hit.kind, f"structured code '{_quote(word)}'; {hit.evidence}", word)
                 return verdict(kind, f"structured code '{_quote(word)}'", word)
     fallback_code = words[0] if words else str(statuses[0]) if statuses else None
-    hit = _find_signal(window) if message else None
     if hit is not None:
         return verdict(hit.kind, f"{basis}; {hit.evidence}", fallback_code or hit.code)
     for number in statuses:
@@ -1137,6 +1384,9 @@ def _decide(
         kind = _VAGUE_BY_NORM.get(_norm(word))
         if kind is not None:
             return verdict(kind, f"structured code '{_quote(word)}'", word)
+    for word in words:
+        if _norm(word).startswith("invalid"):  # OAuth's invalid_grant, invalid_client_metadata...
+            return verdict(Kind.INVALID_ARGUMENTS, f"structured code '{_quote(word)}'", word)
     if words:
         return verdict(Kind.CUSTOM, f"structured code '{_quote(words[0])}'", words[0])
     return verdict(Kind.EXECUTION, basis, fallback_code, generic=True)
@@ -1276,6 +1526,8 @@ def _other_error(data: Mapping[Any, Any]) -> _Verdict | None:
     kind = _type_of(data)
     if kind.endswith("_error") and isinstance(data.get("error_code"), str):
         return _decide([data["error_code"]], [], _message_of(data), f"{_quote(kind)}")
+    if kind.endswith("_error") and (named := _known_code(kind)) is not None:
+        return _Verdict(named, f"structured type '{_quote(kind)}'", code=_str(kind), message=_message_of(data))
     if kind == "execution-denied":
         return _Verdict(Kind.PERMISSION_DENIED, "output type 'execution-denied'", message=_message_of(data))
     if "documentation_url" in data and data.keys() <= _GITHUB_ERROR_KEYS and isinstance(data.get("message"), str):
@@ -1305,7 +1557,7 @@ def _structured(data: Mapping[Any, Any], wire: _Wire) -> _Verdict | None:
     verdict = _seed_error(data)
     if verdict is not None:
         return verdict
-    for key in ("error", "Error"):
+    for key in ("error", "Error", "err"):
         if key in data:
             verdict = _error_object(data, data[key], "error object")
             if verdict is not None:
@@ -1345,7 +1597,7 @@ def _unwrap(data: Mapping[Any, Any], wire: _Wire) -> tuple[object, _Wire] | None
 # (tests/failures/test_quick_paths.py compares the shortcut with the full reading).
 _READ_KEYS = frozenset(
     {
-        "error", "Error", MARKER_KEY, "aborted", "kind", "detail", "subcode", "metadata", "timed_out", "timedOut",
+        "error", "Error", "err", MARKER_KEY, "aborted", "kind", "detail", "subcode", "metadata", "timed_out", "timedOut",
         *_EXIT_KEYS, "__type", "$fault", "errorType", "errorMessage", "errors", "documentation_url", "success",
         "ok", "status", "functionResponse", "value", "isError", "is_error", "structuredContent", *_WRAPPER_KEYS,
     }
@@ -1392,7 +1644,11 @@ def _parsed(text: str) -> object:
     """``text`` as JSON when it looks like a JSON error or envelope, else None (it is then read as text)."""
     head = text[:1]
     if head.isspace():
-        head = text[:HEAD_CHARS].lstrip()[:1]
+        # Skip the indent in place; only a long run of whitespace is left to lstrip().
+        at = 1
+        while at < _EDGE and text[at : at + 1].isspace():
+            at += 1
+        head = text[at : at + 1] if at < _EDGE else text[:HEAD_CHARS].lstrip()[:1]
     if head not in ("{", "[") or len(text) > MAX_PARSE:
         return None
     if len(text) > PARSE_LIMIT and _ENVELOPE_HEAD.match(text) is None:
@@ -1549,11 +1805,17 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
     if verdict.kind is Kind.SUCCESS:
         if wire.flag:
             verdict = _Verdict(Kind.UNKNOWN, f"{wire.basis}; cause not recognised", generic=True)
+        elif verdict is _NO_SIGNAL:
+            return _NO_SIGNAL_RESULT
         elif verdict.code is None:
             return _success_result(verdict.evidence)
         else:
             return Classification(Kind.SUCCESS, False, verdict.evidence, code=verdict.code)
     kind, evidence = verdict.kind, verdict.evidence
+    if kind is Kind.USAGE_POOL_EXHAUSTED and verdict.retry_after is not None and "quota" in evidence:
+        # A quota that says when to retry resets by itself: Gemini's free-tier "You exceeded your current
+        # quota ... Please retry in 54s" is a per-minute rate quota, not an empty balance.
+        kind, evidence = Kind.RATE_LIMITED, f"{evidence}; retry in {verdict.retry_after:g}s: a rate quota"
     if verdict.generic and wire.fallback is not None:
         # The status names the kind; the content only said "some error".
         kind = wire.fallback

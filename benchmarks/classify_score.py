@@ -1,0 +1,177 @@
+"""Score threadfix's failure classifier against the real-text corpus, beside a baseline revision's.
+
+    python benchmarks/classify_score.py                  # the development split, baseline = main
+    python benchmarks/classify_score.py --split heldout  # the held-out split: score it once, at the end
+    python benchmarks/classify_score.py --json scores.json
+
+Each corpus line is a real text with its source and the kind the seed taxonomy gives it
+(tests/failures/corpus/README.md). A text is classified as stored (with its wire flag, if its source had
+one); every error text is classified once more with no flag at all, as a Chat or Responses store holds it.
+Reported for the code here and for the baseline (``git show REV:threadfix/failures/classify.py``, the
+module before it was renamed, or ``classifier.py``), measured in the same run: accuracy, per-kind
+precision and recall, the worst confusions, the share of healthy texts read as errors, the share of
+unflagged errors detected, and classify's cost per output on healthy and on error texts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import importlib.util
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "failures" / "corpus" / "corpus.jsonl"
+sys.path.insert(0, str(ROOT))
+
+
+def load(split: str) -> list[dict[str, Any]]:
+    rows = [orjson.loads(line) for line in CORPUS.read_bytes().splitlines() if line.strip()]
+    return [row for row in rows if split == "all" or row["split"] == split]
+
+
+def baseline(rev: str) -> Callable[..., Any] | None:
+    """The ``classify`` of revision ``rev``, loaded from git beside the package here (None when unreadable)."""
+    for path in ("threadfix/failures/classify.py", "threadfix/failures/classifier.py"):
+        shown = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{path}"], capture_output=True)
+        if shown.returncode == 0:
+            break
+    else:
+        return None
+    folder = Path(tempfile.mkdtemp(prefix="classify-baseline-"))
+    source = folder / "baseline_classifier.py"
+    source.write_bytes(shown.stdout)
+    spec = importlib.util.spec_from_file_location("baseline_classifier", source)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module.classify
+
+
+#: Healthy texts as agents' tools return them day to day (session files, real commands), as opposed to the
+#: corpus's healthy texts chosen because they look like errors.
+ORDINARY = ("claude-code tool_result", "codex function_call_output", "shell success")
+
+
+def cost(classify: Callable[..., Any], group: list[dict[str, Any]]) -> float:
+    """CPU microseconds per output for one pass over ``group`` (process time: other load on the machine
+    does not count)."""
+    start = time.process_time()
+    for row in group:
+        classify(row["text"], is_error=row["flag"])
+    return (time.process_time() - start) / max(len(group), 1) * 1e6
+
+
+def timings(classifiers: dict[str, Callable[..., Any]], rows: list[dict[str, Any]], repeat: int) -> dict[str, dict[str, float]]:
+    """The best of ``repeat`` rounds for each classifier and group, the classifiers taking turns in each round."""
+    groups = {
+        "us_per_healthy_output": [row for row in rows if row["kind"] == "success"],
+        "us_per_ordinary_healthy_output": [
+            row for row in rows if row["kind"] == "success" and row["origin"].startswith(ORDINARY)
+        ],
+        "us_per_error_output": [row for row in rows if row["kind"] != "success"],
+    }
+    best = {name: {key: float("inf") for key in groups} for name in classifiers}
+    for _ in range(repeat):
+        for key, group in groups.items():
+            for name, classify in classifiers.items():
+                best[name][key] = min(best[name][key], cost(classify, group))
+    return best
+
+
+def score(classify: Callable[..., Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    confusion: collections.Counter[tuple[str, str]] = collections.Counter()
+    right = 0
+    healthy = [row for row in rows if row["kind"] == "success"]
+    errors = [row for row in rows if row["kind"] != "success"]
+    healthy_as_error = 0
+    for row in rows:
+        got = classify(row["text"], is_error=row["flag"]).kind.value
+        confusion[(row["kind"], got)] += 1
+        right += got == row["kind"]
+        if row["kind"] == "success" and got != "success":
+            healthy_as_error += 1
+    detected = sum(classify(row["text"]).is_error for row in errors)
+    kinds = sorted({kind for pair in confusion for kind in pair})
+    per_kind = {}
+    for kind in kinds:
+        true_pos = confusion[(kind, kind)]
+        said = sum(count for (_, got), count in confusion.items() if got == kind)
+        real = sum(count for (want, _), count in confusion.items() if want == kind)
+        per_kind[kind] = {
+            "precision": true_pos / said if said else None,
+            "recall": true_pos / real if real else None,
+            "support": real,
+        }
+    worst = [
+        {"expected": want, "got": got, "count": count}
+        for (want, got), count in confusion.most_common()
+        if want != got
+    ][:10]
+    return {
+        "texts": len(rows),
+        "accuracy": right / len(rows),
+        "healthy_read_as_error": healthy_as_error / max(len(healthy), 1),
+        "unflagged_errors_detected": detected / max(len(errors), 1),
+        "per_kind": per_kind,
+        "worst_confusions": worst,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", choices=("dev", "heldout", "all"), default="dev")
+    parser.add_argument("--baseline", default="main", help="git revision to compare with (default: main)")
+    parser.add_argument("--repeat", type=int, default=15, help="timing rounds; the best is kept")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    rows = load(args.split)
+    from threadfix.failures import classify
+
+    classifiers = {"after": classify}
+    before = baseline(args.baseline)
+    if before is not None:
+        classifiers = {"before": before, "after": classify}
+    else:
+        print(f"classify_score: no classifier at revision {args.baseline!r}; scoring this tree only", file=sys.stderr)
+    results = {name: score(function, rows) for name, function in classifiers.items()}
+    for name, figures in timings(classifiers, rows, args.repeat).items():
+        results[name].update(figures)
+    columns = [name for name in ("before", "after") if name in results]
+    print(f"split {args.split}: {len(rows)} texts ({sum(r['kind'] == 'success' for r in rows)} healthy)")
+    print(f"{'':34}" + "".join(f"{name:>12}" for name in columns))
+    for key, label, unit in (
+        ("accuracy", "right", "%"),
+        ("healthy_read_as_error", "healthy read as errors", "%"),
+        ("unflagged_errors_detected", "unflagged errors detected", "%"),
+        ("us_per_healthy_output", "classify per healthy output", "us"),
+        ("us_per_ordinary_healthy_output", "  of them ordinary results", "us"),
+        ("us_per_error_output", "classify per error output", "us"),
+    ):
+        cells = "".join(
+            f"{results[name][key] * 100:11.1f}%" if unit == "%" else f"{results[name][key]:10.1f}us"
+            for name in columns
+        )
+        print(f"{label:34}{cells}")
+    after = results["after"]
+    print("\nper kind (after): precision / recall / support")
+    for kind, figures in after["per_kind"].items():
+        precision = "-" if figures["precision"] is None else f"{figures['precision'] * 100:.0f}%"
+        recall = "-" if figures["recall"] is None else f"{figures['recall'] * 100:.0f}%"
+        print(f"  {kind:28}{precision:>6} {recall:>6} {figures['support']:>6}")
+    print("\nworst confusions (after): expected -> got")
+    for pair in after["worst_confusions"]:
+        print(f"  {pair['expected']:>24} -> {pair['got']:<24}{pair['count']:>5}")
+    if args.json:
+        args.json.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

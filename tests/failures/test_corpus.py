@@ -1,0 +1,81 @@
+"""The real-text corpus is well formed, split as its README says, and classified as well as measured.
+
+The floors are the development split's (benchmarks/classify_score.py prints the figures); the held-out
+split is not scored here, so that it stays a measurement.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from pathlib import Path
+
+import orjson
+import pytest
+
+from threadfix.failures import Kind, classify
+
+CORPUS = Path(__file__).parent / "corpus" / "corpus.jsonl"
+ROWS = [orjson.loads(line) for line in CORPUS.read_bytes().splitlines() if line.strip()]
+DEV = [row for row in ROWS if row["split"] == "dev"]
+KINDS = {kind.value for kind in Kind}
+
+
+def test_each_row_has_a_text_a_kind_a_source_and_a_flag() -> None:
+    for row in ROWS:
+        assert row.keys() == {"text", "flag", "kind", "source", "origin", "split"}, row
+        assert isinstance(row["text"], str) and row["text"].strip(), row
+        assert row["kind"] in KINDS and row["kind"] != "unknown", row
+        assert row["flag"] in (None, True, False), row
+        assert row["source"].strip() and row["origin"].strip(), row
+
+
+def test_the_corpus_is_large_and_holds_as_many_look_alikes_as_errors() -> None:
+    kinds = Counter(row["kind"] for row in ROWS)
+    assert len(ROWS) >= 1000
+    assert kinds["success"] >= sum(count for kind, count in kinds.items() if kind != "success")
+    assert len({row["text"] for row in ROWS}) == len(ROWS)  # no text twice
+
+
+def test_the_split_is_the_hash_of_the_source() -> None:
+    """README: held out when the SHA-256 of the source without its @commit is divisible by 3."""
+    for row in ROWS:
+        digest = int(hashlib.sha256(row["source"].split("@")[0].encode()).hexdigest(), 16)
+        assert row["split"] == ("heldout" if digest % 3 == 0 else "dev"), row["source"]
+    by_source: dict[str, set[str]] = {}
+    for row in ROWS:
+        by_source.setdefault(row["source"].split("@")[0], set()).add(row["split"])
+    assert all(len(sides) == 1 for sides in by_source.values())
+    assert 0.25 <= sum(row["split"] == "heldout" for row in ROWS) / len(ROWS) <= 0.42
+
+
+def test_the_texts_name_no_machine_path() -> None:
+    for row in ROWS:
+        assert "/work/" not in row["text"] + row["source"] and "/root/" not in row["text"] + row["source"], row
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> list[tuple[dict, object, object]]:
+    return [(row, classify(row["text"], is_error=row["flag"]), classify(row["text"])) for row in DEV]
+
+
+def test_development_accuracy_holds(verdicts) -> None:
+    right = sum(verdict.kind.value == row["kind"] for row, verdict, _ in verdicts)
+    assert right / len(verdicts) >= 0.95
+
+
+def test_healthy_texts_are_rarely_read_as_errors(verdicts) -> None:
+    healthy = [verdict for row, verdict, _ in verdicts if row["kind"] == "success"]
+    assert sum(verdict.is_error for verdict in healthy) / len(healthy) <= 0.01
+
+
+def test_errors_are_found_without_a_flag(verdicts) -> None:
+    errors = [bare for row, _, bare in verdicts if row["kind"] != "success"]
+    assert sum(bare.is_error for bare in errors) / len(errors) >= 0.9
+
+
+def test_every_error_verdict_keeps_its_evidence(verdicts) -> None:
+    for row, verdict, bare in verdicts:
+        for said in (verdict, bare):
+            if said.is_error:
+                assert said.evidence and "cause not recognised" not in said.evidence, row["text"][:200]
