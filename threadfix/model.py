@@ -52,6 +52,9 @@ class Call(Struct, frozen=True):
     server: bool = False
     #: the wire cannot carry an invented output for it (e.g. computer_call needs a screenshot)
     unanswerable: bool = False
+    #: the format itself marks it as waiting on a person or another process (an approval requested, a call
+    #: deferred, an interrupt): pending while it ends its thread, stuck once a later user turn moved past it
+    waiting: bool = False
 
 
 class Output(Struct, frozen=True):

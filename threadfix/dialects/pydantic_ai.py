@@ -14,12 +14,22 @@ the response being repaired (never the clock), and ``pydantic_ai_synthesized_too
 there and before user-facing parts, or into a new request when another response or nothing follows.
 Native (``builtin-tool-*``) parts are answered inside their own response by the provider and are left
 alone, as Pydantic AI leaves them. An orphan becomes a ``user-prompt`` part that keeps its text.
+
+The open calls of the last response wait on a person or another process when nothing after it says the run
+was cut off: that is how a run that ended in ``DeferredToolRequests`` (calls that need approval, or run
+elsewhere) is stored — its response's calls, then at most a request with the results of the calls that did
+run, all ``state: "complete"``. Pydantic AI leaves such a tail alone for the same reason
+(``_repair_interrupted_tail`` in ``pydantic_ai/_agent_graph.py``: "its response's open calls may still receive
+``deferred_tool_results``") and answers it only when the response or a request after it is
+``state: "interrupted"``, or a new user prompt follows; so does threadfix.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+from msgspec.structs import replace
 
 from threadfix.dialects.base import Dialect, Slot, Violation, apply_blocks, orphan_text, str_or_none
 from threadfix.failures import MARKER, MARKER_KEY, ArgumentsState, is_threadfix_output, read_arguments
@@ -134,6 +144,8 @@ class PydanticAI(Dialect):
                         status=status,
                         by_threadfix=marked or is_threadfix_output(part.get("content")),
                     ))
+        if models and _deferred_tail(items, models[-1]):
+            calls = [replace(c, waiting=True) if c.at[0] == models[-1] else c for c in calls]
         return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
 
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
@@ -209,6 +221,20 @@ class PydanticAI(Dialect):
 
         return apply_blocks(items, plan, content_key="parts", slot=slot, build=build, convert=convert,
                             is_result=lambda part: not _is_user_facing(part), new_message=_new_request)
+
+
+def _deferred_tail(items: Sequence[Any], response: int) -> bool:
+    """Whether the last response's open calls may still be answered by deferred results: neither it nor a request
+    after it is ``state: "interrupted"``, it was not cut off at the token limit (its calls are cut short), and no
+    request after it carries a new user prompt."""
+    if items[response].get("finish_reason") == "length":
+        return False
+    for message in items[response:]:
+        if message.get("state") == "interrupted":
+            return False
+        if message is not items[response] and any(_part_kind(part) == "user-prompt" for part in parts(message)):
+            return False
+    return True
 
 
 def _new_request(new_parts: list[Any]) -> dict[str, Any]:
