@@ -184,11 +184,18 @@ def waiting_reason(call: Call) -> str:
     return f"its call {call.call_id} waits on {call.name}, a tool left to others (--leave-tool)"
 
 
+def id_label(call_id: str | None) -> str:
+    """A call id as a message shows it: ``(no id)`` when it has none, quoted when it is blank."""
+    if call_id is None:
+        return "(no id)"
+    return call_id if call_id.strip() else f'"{call_id}"'
+
+
 def refusal_reason(plan: RepairPlan) -> str:
     """One line for a thread repair leaves alone because it refuses its calls: the ids and why."""
     reasons: dict[str, list[str]] = defaultdict(list)
     for skip in plan.skips:
-        call = skip.call_id if skip.call_id is not None else "(no id)"
+        call = id_label(skip.call_id)
         if call not in reasons[skip.reason]:
             reasons[skip.reason].append(call)
     return "; ".join(f"not repaired: call{'s' if len(ids) > 1 else ''} {', '.join(ids)}: {reason}"

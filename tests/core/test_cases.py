@@ -33,7 +33,7 @@ def test_case(path: Path) -> None:
     assert edits == case["edits"]
     assert [s.call_id for s in plan.skips] == case.get("skips", [])
     assert (repaired if repaired is not None else case["input"]) == case["expected"]
-    if not case.get("skips"):
+    if not case.get("skips") and waiting is None:
         assert dialect.check(case["expected"]) == []
 
 

@@ -10,6 +10,7 @@ import orjson
 from threadfix.batch import Problem, RunResult, ThreadOutcome
 from threadfix.model import Edit, Loc, Skip
 from threadfix.render.diff import unified_diff
+from threadfix.repair import id_label
 from threadfix.render.safe import terminal_safe
 
 _VERBS = {
@@ -82,7 +83,7 @@ class RepairPrinter:
         for edit in outcome.plan.edits:
             self.out.write(edit_line(address, edit) + "\n")
         for skip in outcome.plan.skips:
-            call = terminal_safe(skip.call_id or "(no id)", 80)
+            call = terminal_safe(id_label(skip.call_id), 80)
             self.out.write(f"{terminal_safe(address, 300)}#{item_label(skip.at)}: not repaired {call}: {skip.reason}\n")
 
     def _json(self, outcome: ThreadOutcome) -> None:
@@ -116,7 +117,7 @@ class RepairPrinter:
         if result.recent:
             parts.append(f"{result.recent} skipped as recent (--min-age)")
         if result.waiting:
-            parts.append(f"{result.waiting} waiting on a tool left to others (--leave-tool)")
+            parts.append(f"{result.waiting} waiting on a person or another process (--leave-tool, --answer-waiting)")
         if result.left_alone:
             parts.append(f"{result.left_alone} left alone")
         if result.skipped_calls:
