@@ -23,6 +23,7 @@ from itertools import pairwise
 from typing import Any, ClassVar
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from threadfix.model import Action, Call, Edit, Loc, Output, RepairPlan, ThreadIndex
 
@@ -184,6 +185,47 @@ def answers_by_anchor(plan: RepairPlan, anchor: Callable[[Edit], Any]) -> dict[A
     for edit in sorted((e for e in plan.edits if e.action in ANSWERING), key=lambda e: e.call.at if e.call else (0, 0)):
         grouped[anchor(edit)].append(edit)
     return grouped
+
+
+def text_after_calls(items: Sequence[Any], *, blocks_of: Callable[[Any], list[Any] | None], kind_of: Callable[[Any], Any],
+                     call_kind: str, reorderable: frozenset[Any],
+                     label: Callable[[Any], tuple[str | None, str | None]]) -> list[Edit]:
+    """A ``move_text`` edit for each model message whose text follows its tool calls, which Anthropic refuses
+    (``tool_use`` must end the turn), in a message of text and calls only (``reorderable``): thinking must stay
+    as the model wrote it, so a message with any other block is left for lint. ``blocks_of`` gives a model
+    message's blocks (None for any other message); ``label`` the (id, name) of a call block."""
+    edits: list[Edit] = []
+    for m, message in enumerate(items):
+        content = blocks_of(message)
+        if not content:
+            continue
+        kinds = [kind_of(block) for block in content]
+        if call_kind not in kinds or not set(kinds) <= reorderable:
+            continue
+        last = max(b for b, kind in enumerate(kinds) if kind == call_kind)
+        if last + 1 < len(content):  # (only text can follow)
+            call_id, name = label(content[kinds.index(call_kind)])
+            edits.append(Edit(Action.MOVE_TEXT, call_id, name, (m, last + 1),
+                              evidence="the provider refuses text after a turn's tool calls"))
+    return edits
+
+
+def calls_last(items: Sequence[Any], plan: RepairPlan, *, content_key: str, kind_of: Callable[[Any], Any],
+               call_kind: str) -> tuple[Sequence[Any], RepairPlan]:
+    """Lay in the plan's ``move_text`` edits first (the blocks after a message's last call go ahead of its first),
+    and the plan without them: no message or call changes place, so the other edits' places still hold."""
+    moved = {edit.at[0] for edit in plan.edits if edit.action is Action.MOVE_TEXT}
+    if not moved:
+        return items, plan
+
+    def text_first(message: dict[str, Any]) -> dict[str, Any]:
+        content = message[content_key]
+        calls = [b for b, block in enumerate(content) if kind_of(block) == call_kind]
+        first, last = calls[0], calls[-1]
+        return {**message, content_key: [*content[:first], *content[last + 1:], *content[first:last + 1]]}
+
+    items = [text_first(message) if m in moved else message for m, message in enumerate(items)]
+    return items, replace(plan, edits=tuple(edit for edit in plan.edits if edit.action is not Action.MOVE_TEXT))
 
 
 # --------------------------------------------------------------------------- flat family

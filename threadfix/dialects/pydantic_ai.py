@@ -31,7 +31,16 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from threadfix.dialects.base import Dialect, Slot, Violation, apply_blocks, orphan_text, str_or_none
+from threadfix.dialects.base import (
+    Dialect,
+    Slot,
+    Violation,
+    apply_blocks,
+    calls_last,
+    orphan_text,
+    str_or_none,
+    text_after_calls,
+)
 from threadfix.failures import MARKER, MARKER_KEY, ArgumentsState, is_threadfix_output, read_arguments
 from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
 
@@ -163,6 +172,11 @@ class PydanticAI(Dialect):
                 violations.append(Violation("duplicate-tool-call-id", m,
                                             f"messages[{m}]: tool call ids must be unique: {', '.join(repeated)}",
                                             repeated[0]))
+            kinds = [_part_kind(part) for part in parts(message)]
+            if "tool-call" in kinds and "text" in kinds[max(b for b, k in enumerate(kinds) if k == "tool-call"):]:
+                violations.append(Violation("tool-call-not-last", m,
+                                            f"messages[{m}]: text after a tool call part, which Anthropic refuses: "
+                                            "`tool_use` blocks must end the assistant turn"))
             seen: set[Any] = set()
             for r in next_requests(items, m):
                 checked.add(r)
@@ -190,7 +204,18 @@ class PydanticAI(Dialect):
                 violations.extend(_unexpected(r, str_or_none(part.get("tool_call_id"))) for part in filter(is_result, parts(message)))
         return sorted(violations, key=lambda v: v.at)
 
+    def layout_edits(self, index: ThreadIndex, items: Sequence[Any]) -> list[Edit]:
+        """Text after a response's tool calls (a stream cancelled after a call, then text) is moved ahead of them:
+        Pydantic AI sends a response's parts in order, and Anthropic (directly or on Bedrock) refuses text after
+        ``tool_use`` ("`tool_use` blocks must end the assistant turn"); every other provider takes text first.
+        As in the anthropic dialect, only a response of text and tool-call parts: thinking stays as written."""
+        return text_after_calls(items, blocks_of=_response_parts, kind_of=_part_kind, call_kind="tool-call",
+                                reorderable=_REORDERABLE,
+                                label=lambda part: (str_or_none(part.get("tool_call_id")), str_or_none(part.get("tool_name"))))
+
     def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
+        items, plan = calls_last(items, plan, content_key="parts", kind_of=_part_kind, call_kind="tool-call")
+
         def slot(call: Call) -> Slot:
             following = call.at[0] + 1
             if following < len(items) and _kind(items[following]) == "request" and isinstance(items[following].get("parts"), list):
@@ -221,6 +246,14 @@ class PydanticAI(Dialect):
 
         return apply_blocks(items, plan, content_key="parts", slot=slot, build=build, convert=convert,
                             is_result=lambda part: not _is_user_facing(part), new_message=_new_request)
+
+
+#: a response of only these parts can have its text moved ahead of its tool calls
+_REORDERABLE = frozenset({"text", "tool-call"})
+
+
+def _response_parts(message: Any) -> list[Any] | None:
+    return parts(message) if _kind(message) == "response" else None
 
 
 def _deferred_tail(items: Sequence[Any], response: int) -> bool:
