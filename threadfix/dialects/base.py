@@ -403,7 +403,7 @@ def apply_blocks(
     """
     blocks_of = blocks_of or (lambda message: message.get(content_key) if isinstance(message.get(content_key), list) else None)
     removed: dict[int, set[int]] = defaultdict(set)
-    converted: dict[int, list[Any]] = defaultdict(list)
+    converted: dict[int, dict[int, Any]] = defaultdict(dict)
     for edit in plan.edits:
         if edit.output is None:
             continue
@@ -411,7 +411,7 @@ def apply_blocks(
         if edit.action in REMOVING or edit.action in CONVERTING:
             removed[m].add(b)
         if edit.action in CONVERTING:
-            converted[m].append(convert(edit, blocks_of(items[m])[b]))
+            converted[m][b] = convert(edit, blocks_of(items[m])[b])
 
     into: dict[int, list[Any]] = defaultdict(list)
     before: dict[int, list[Any]] = defaultdict(list)
@@ -436,12 +436,22 @@ def apply_blocks(
             continue
         blocks = blocks_of(message) or []
         kept: list[Any] = []
+        #: each converted output with the place it had among the kept blocks, to keep the message's order
+        placed: list[tuple[int, Any]] = []
         for b, block in enumerate(blocks):
-            if b not in removed.get(i, ()):
+            if b in converted.get(i, {}):
+                placed.append((len(kept), converted[i][b]))
+            elif b not in removed.get(i, ()):
                 kept.append(block)
             kept.extend(after_block.get((i, b), ()))
         lead = _leading_run(kept, is_result)
-        kept[lead:lead] = into.get(i, []) + converted.get(i, [])
+        # a converted output inside the leading run of results goes right after it (a result may not follow
+        # it); one after the run stays where it stood, after the text that came before it
+        early = [block for at, block in placed if at <= lead]
+        late = [(at, block) for at, block in placed if at > lead]
+        for at, block in reversed(late):
+            kept.insert(at, block)
+        kept[lead:lead] = into.get(i, []) + early
         if not kept and removed.get(i):
             continue  # the message held only outputs that moved away
         copy = dict(message)
