@@ -130,6 +130,8 @@ class Action(str, Enum):
     DROP_DUPLICATE = "drop_duplicate"
     #: text the provider refuses after a turn's tool calls, moved ahead of them (no call or output changes)
     MOVE_TEXT = "move_text"
+    #: a tool call where the provider refuses any (a ``tool_use`` block in a user message), kept as text
+    CONVERT_CALL = "convert_call"
 
     def __str__(self) -> str:
         return self.value

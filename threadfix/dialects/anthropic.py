@@ -20,7 +20,9 @@ from threadfix.dialects.base import (
     Slot,
     Violation,
     apply_blocks,
-    calls_last,
+    call_text,
+    calls_in_user_turns,
+    lay_out,
     orphan_text,
     str_or_none,
     text_after_calls,
@@ -201,6 +203,8 @@ class Anthropic(Dialect):
                         if not leading or block.get("tool_use_id") not in pending:
                             return False
                         pending.discard(block.get("tool_use_id"))
+                    elif block.get("type") in _CLIENT_CALLS or block.get("type") in _SERVER_CALLS:
+                        return False  # a call in a user message: refused, see layout_edits
                     else:
                         leading = False
                 if pending:
@@ -275,6 +279,11 @@ class Anthropic(Dialect):
             seen: set[Any] = set()
             for m in range(first, last + 1):
                 for b, block in enumerate(blocks(items[m])):
+                    if _type(block) in _CLIENT_CALLS | _SERVER_CALLS:
+                        violations.append(Violation(
+                            "tool-use-in-user-message", m,
+                            f"messages.{m}.content.{b}: `{_type(block)}` blocks may only appear in assistant messages",
+                            str_or_none(block.get("id"))))
                     if not is_result(block):
                         continue
                     call_id = block.get("tool_use_id")
@@ -306,12 +315,14 @@ class Anthropic(Dialect):
         message: the turns repair leaves may differ from the stored ones (a result it inserts splits a turn).
         Thinking blocks must stay as the model wrote them, and text in a later message of the turn, or among
         other blocks, is not moved: lint reports those for a person to mend."""
-        return text_after_calls(items, blocks_of=_assistant_blocks, kind_of=_type, call_kind="tool_use",
-                                reorderable=_REORDERABLE,
-                                label=lambda use: (str_or_none(use.get("id")), str_or_none(use.get("name"))))
+        label = lambda use: (str_or_none(use.get("id")), str_or_none(use.get("name")))  # noqa: E731
+        return [*text_after_calls(items, blocks_of=_assistant_blocks, kind_of=_type, call_kind="tool_use",
+                                  reorderable=_REORDERABLE, label=label),
+                *calls_in_user_turns(items, user_blocks=_user_blocks,
+                                     call_of=lambda block: label(block) if _type(block) in _CLIENT_CALLS | _SERVER_CALLS else None)]
 
     def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
-        items, plan = calls_last(items, plan, content_key="content", kind_of=_type, call_kind="tool_use")
+        items, plan = lay_out(items, plan, content_key="content", kind_of=_type, call_kind="tool_use", as_text=_call_as_text)
         groups = turns(items)
 
         def slot(call: Call) -> Slot:
@@ -331,6 +342,15 @@ class Anthropic(Dialect):
             items, plan, content_key="content", slot=slot, build=_build_result, convert=_convert,
             is_result=is_result, new_message=lambda content: {"role": "user", "content": content},
         )
+
+
+def _user_blocks(message: Any) -> list[Any] | None:
+    content = message.get("content") if isinstance(message, dict) and message.get("role") == "user" else None
+    return content if isinstance(content, list) else None
+
+
+def _call_as_text(block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "text", "text": call_text(str_or_none(block.get("id")), str_or_none(block.get("name")), block.get("input"))}
 
 
 def _assistant_blocks(message: Any) -> list[Any] | None:

@@ -31,6 +31,8 @@ from threadfix.model import Action, Call, Edit, Loc, Output, RepairPlan, ThreadI
 REMOVING = frozenset({Action.MOVE_OUTPUT, Action.DROP_ORPHAN, Action.DROP_DUPLICATE})
 CONVERTING = frozenset({Action.CONVERT_ORPHAN, Action.CONVERT_DUPLICATE})
 ANSWERING = frozenset({Action.INSERT_OUTPUT, Action.MOVE_OUTPUT})
+#: edits that mend a turn's layout, laid in before the others (:func:`lay_out`)
+LAYOUT = frozenset({Action.MOVE_TEXT, Action.CONVERT_CALL})
 
 
 class Violation(Struct, frozen=True):
@@ -210,13 +212,50 @@ def text_after_calls(items: Sequence[Any], *, blocks_of: Callable[[Any], list[An
     return edits
 
 
-def calls_last(items: Sequence[Any], plan: RepairPlan, *, content_key: str, kind_of: Callable[[Any], Any],
-               call_kind: str) -> tuple[Sequence[Any], RepairPlan]:
-    """Lay in the plan's ``move_text`` edits first (the blocks after a message's last call go ahead of its first),
-    and the plan without them: no message or call changes place, so the other edits' places still hold."""
+def calls_in_user_turns(items: Sequence[Any], *, user_blocks: Callable[[Any], list[Any] | None],
+                        call_of: Callable[[Any], tuple[str | None, str | None] | None]) -> list[Edit]:
+    """A ``convert_call`` edit for each tool call block in a user message, which the provider refuses (a call is the
+    model's; goose's conversation fix removes such blocks). It is kept as text that says what it was, where it
+    stood, so nothing is lost; a result that answered it then has no call and is kept as text too."""
+    edits: list[Edit] = []
+    for m, message in enumerate(items):
+        for b, block in enumerate(user_blocks(message) or ()):
+            found = call_of(block)
+            if found is not None:
+                edits.append(Edit(Action.CONVERT_CALL, found[0], found[1], (m, b),
+                                  evidence="the provider refuses a tool call in a user message"))
+    return edits
+
+
+def call_text(call_id: str | None, name: str | None, arguments: Any) -> str:
+    """The words a tool call kept as text carries."""
+    import orjson
+
+    try:
+        args = orjson.dumps(arguments).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        args = str(arguments)
+    return (f"[threadfix] A tool call stood here in a user message, where the provider refuses it: "
+            f"{name or 'unknown'} (id {call_id if call_id is not None else '(no id)'}) with {args[:100_000]}")
+
+
+def lay_out(items: Sequence[Any], plan: RepairPlan, *, content_key: str, kind_of: Callable[[Any], Any],
+            call_kind: str, as_text: Callable[[Any], Any] | None = None) -> tuple[Sequence[Any], RepairPlan]:
+    """Lay in the plan's layout edits first, and give the plan without them: ``move_text`` (the blocks after a
+    message's last call go ahead of its first) and ``convert_call`` (a call block replaced by ``as_text`` of it).
+    No message or call changes place, so the other edits' places still hold."""
     moved = {edit.at[0] for edit in plan.edits if edit.action is Action.MOVE_TEXT}
-    if not moved:
+    turned = {edit.at for edit in plan.edits if edit.action is Action.CONVERT_CALL}
+    if not moved and not turned:
         return items, plan
+
+    def laid(m: int, message: Any) -> Any:
+        if m in moved:
+            message = text_first(message)
+        if as_text is not None and any(at[0] == m for at in turned):
+            message = {**message, content_key: [as_text(block) if (m, b) in turned else block
+                                                for b, block in enumerate(message[content_key])]}
+        return message
 
     def text_first(message: dict[str, Any]) -> dict[str, Any]:
         content = message[content_key]
@@ -224,8 +263,8 @@ def calls_last(items: Sequence[Any], plan: RepairPlan, *, content_key: str, kind
         first, last = calls[0], calls[-1]
         return {**message, content_key: [*content[:first], *content[last + 1:], *content[first:last + 1]]}
 
-    items = [text_first(message) if m in moved else message for m, message in enumerate(items)]
-    return items, replace(plan, edits=tuple(edit for edit in plan.edits if edit.action is not Action.MOVE_TEXT))
+    items = [laid(m, message) for m, message in enumerate(items)]
+    return items, replace(plan, edits=tuple(edit for edit in plan.edits if edit.action not in LAYOUT))
 
 
 # --------------------------------------------------------------------------- flat family

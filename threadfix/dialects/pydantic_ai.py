@@ -36,7 +36,7 @@ from threadfix.dialects.base import (
     Slot,
     Violation,
     apply_blocks,
-    calls_last,
+    lay_out,
     orphan_text,
     str_or_none,
     text_after_calls,
@@ -214,7 +214,7 @@ class PydanticAI(Dialect):
                                 label=lambda part: (str_or_none(part.get("tool_call_id")), str_or_none(part.get("tool_name"))))
 
     def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
-        items, plan = calls_last(items, plan, content_key="parts", kind_of=_part_kind, call_kind="tool-call")
+        items, plan = lay_out(items, plan, content_key="parts", kind_of=_part_kind, call_kind="tool-call")
 
         def slot(call: Call) -> Slot:
             following = call.at[0] + 1

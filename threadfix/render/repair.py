@@ -21,6 +21,7 @@ _VERBS = {
     "convert_duplicate": "keep as message: extra output of",
     "drop_duplicate": "drop threadfix output (a real one exists) of",
     "move_text": "move text ahead of call",
+    "convert_call": "keep as message: call in a user message,",
 }
 
 

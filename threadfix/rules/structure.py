@@ -83,8 +83,8 @@ def reported_dangling(ctx: Context) -> list[Dangling]:
 
 
 def laid_out_anew(ctx: Context, message: int) -> bool:
-    """Repair moves blocks within this message to mend its layout (text after a turn's tool calls)."""
-    return any(edit.action is Action.MOVE_TEXT and edit.at[0] == message for edit in ctx.plan.edits)
+    """Repair mends this message's layout (text after a turn's tool calls, a call in a user message)."""
+    return any(edit.action in (Action.MOVE_TEXT, Action.CONVERT_CALL) and edit.at[0] == message for edit in ctx.plan.edits)
 
 
 def covers(ctx: Context, violation: Violation) -> bool:
