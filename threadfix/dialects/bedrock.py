@@ -143,13 +143,8 @@ class Bedrock(Dialect):
             answers = [_id(tool_result(b)) for b in content[:lead]]
             if lead != sum(tool_result(b) is not None for b in content):
                 return False  # a result after other blocks
-            kinds = [_block_kind(b) for b in blocks(message)]
-            if role(message) == "assistant" and "toolUse" in kinds and "text" in kinds[len(kinds) - kinds[::-1].index("toolUse"):]:
-                violations.append(Violation("claude-tool-use-not-last", m, "The model returned the following errors: "
-                                            f"messages.{m}: `tool_use` blocks must end the assistant turn"))
-            if role(message) == "user" and "toolUse" in kinds:
-                violations.append(Violation("tool-use-in-user-message", m, f"messages.{m}.content.{kinds.index('toolUse')}: "
-                                            "toolUse blocks may only appear in assistant messages"))
+            if uses and _laid_out_badly(message):
+                return False  # see layout_edits
             if role(message) == "assistant":
                 ids = [_id(u) for u in uses]
                 if expected or answers or None in ids or seen.intersection(ids) or len(set(ids)) != len(ids) \
@@ -222,7 +217,7 @@ class Bedrock(Dialect):
                 violations.append(Violation("roles-not-alternating", m, SAY_ALTERNATE))
         for m, message in enumerate(items):
             kinds = [_block_kind(b) for b in blocks(message)]
-            if role(message) == "assistant" and "toolUse" in kinds and "text" in kinds[len(kinds) - kinds[::-1].index("toolUse"):]:
+            if role(message) == "assistant" and _text_after_calls(kinds):
                 violations.append(Violation("claude-tool-use-not-last", m, "The model returned the following errors: "
                                             f"messages.{m}: `tool_use` blocks must end the assistant turn"))
             if role(message) == "user" and "toolUse" in kinds:
@@ -293,6 +288,16 @@ class Bedrock(Dialect):
 
 #: an assistant message of only these blocks can have its text moved ahead of its calls
 _REORDERABLE = frozenset({"text", "toolUse"})
+
+
+def _text_after_calls(kinds: list[str | None]) -> bool:
+    return "toolUse" in kinds and "text" in kinds[len(kinds) - kinds[::-1].index("toolUse"):]
+
+
+def _laid_out_badly(message: Any) -> bool:
+    """Text after an assistant message's calls, or a call in a user message (see ``layout_edits``)."""
+    kinds = [_block_kind(b) for b in blocks(message)]
+    return _text_after_calls(kinds) if role(message) == "assistant" else "toolUse" in kinds
 
 
 def _block_kind(block: Any) -> str | None:
