@@ -87,7 +87,8 @@ def pair_by_order(index: ThreadIndex, dialect: Dialect, skips: list[Skip]) -> tu
     outputs_by_id: dict[str | None, list[Output]] = defaultdict(list)
     for output in index.outputs:
         outputs_by_id[output.call_id].append(output)
-    places = sorted(output.at for output in index.outputs)
+    # (threadfix's own outputs are no turn's end: the turns are the model's and the user's, as first stored)
+    places = sorted(output.at for output in index.outputs if not output.by_threadfix)
 
     unpaired: list[Output] = [o for call_id, outs in outputs_by_id.items()
                               if call_id is None or (call_id not in by_id and call_id not in refused) for o in outs]
