@@ -26,7 +26,7 @@ from tests.dialects.wire_checks import assert_sound_repair, threadfix_cli
 from threadfix import dialects
 from threadfix.dialects.pydantic_ai import is_result
 from threadfix.failures import MARKER, MARKER_KEY, Kind
-from threadfix.repair import repair_items
+from threadfix.repair import RepairOptions, repair_items, waiting_on
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_threads" / "pydantic-ai"
@@ -329,8 +329,57 @@ def test_a_cancelled_run_no_longer_refuses_a_new_prompt(pai) -> None:
         _continue(pai, stored, "Status?")
     plan, repaired, loaded = _repaired_history(pai, history)
     assert [(e.call_id, e.cause) for e in plan.edits] == [("call_1", "thread_ended")]
+    # (stored as a run that ended in DeferredToolRequests is: it waits, and only --answer-waiting writes this)
+    assert waiting_on(plan) is not None
     assert repaired[-1]["kind"] == "request" and repaired[-1]["timestamp"] == repaired[-2]["timestamp"]
     _continue(pai, loaded, "Status?")
+
+
+def _deferred_run(pai) -> tuple[Any, list[Any]]:
+    """A run that ends in DeferredToolRequests: ``delete`` needs approval, ``look`` runs; the real library's history."""
+    from pydantic_ai import DeferredToolRequests
+
+    def model(messages: list[Any], info: Any) -> Any:
+        if any(isinstance(p, pai.m.ToolReturnPart) and p.tool_name == "delete" for m in messages for p in m.parts):
+            return pai.m.ModelResponse(parts=[pai.m.TextPart("deleted")])
+        return pai.m.ModelResponse(parts=[pai.m.ToolCallPart("delete", {"path": "a"}, tool_call_id="call_d"),
+                                          pai.m.ToolCallPart("look", {}, tool_call_id="call_l")])
+
+    agent = pai.Agent(pai.FunctionModel(model), output_type=[str, DeferredToolRequests])
+
+    @agent.tool_plain(requires_approval=True)
+    def delete(path: str) -> str:
+        return "deleted"
+
+    @agent.tool_plain
+    def look() -> str:
+        return "seen"
+
+    result = agent.run_sync("Delete a.")
+    assert isinstance(result.output, DeferredToolRequests)
+    return agent, result.all_messages()
+
+
+def test_a_run_waiting_for_approval_is_left_whole_and_resumes(pai) -> None:
+    from pydantic_ai import DeferredToolResults
+
+    agent, history = _deferred_run(pai)
+    items = json.loads(pai.Adapter.dump_json(history))
+    plan, _ = repair_items(items, PA)
+    assert waiting_on(plan) is not None and waiting_on(plan).call_id == "call_d"
+    # left whole, the stored history resumes with the approval, as the app does
+    stored = pai.Adapter.validate_json(json.dumps(items))
+    resumed = agent.run_sync(message_history=stored, deferred_tool_results=DeferredToolResults(approvals={"call_d": True}))
+    assert resumed.output == "deleted"
+    # the user moved on instead: stuck, answered, and a new prompt is accepted
+    moved_on = [*items, {"parts": [{"content": "never mind", "part_kind": "user-prompt"}], "kind": "request"}]
+    plan, repaired = repair_items(moved_on, PA)
+    assert waiting_on(plan) is None and [(e.call_id, e.cause) for e in plan.edits] == [("call_d", "user_moved_on")]
+    _continue(pai, pai.Adapter.validate_json(json.dumps(repaired)), "Status?")
+    # --answer-waiting: the approval will never come; answered where it waits
+    plan, repaired = repair_items(items, PA, RepairOptions(answer_waiting=True))
+    assert waiting_on(plan) is None and [e.call_id for e in plan.edits] == ["call_d"]
+    _continue(pai, pai.Adapter.validate_json(json.dumps(repaired)), "Status?")
 
 
 def test_a_response_cut_off_at_its_limit_is_truncated(pai) -> None:
