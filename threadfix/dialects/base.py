@@ -239,6 +239,13 @@ def call_text(call_id: str | None, name: str | None, arguments: Any) -> str:
             f"{name or 'unknown'} (id {call_id if call_id is not None else '(no id)'}) with {args[:100_000]}")
 
 
+def text_first(content: list[Any], kind_of: Callable[[Any], Any], call_kind: str) -> list[Any]:
+    """``content`` with the blocks after its last call moved ahead of its first (``move_text``)."""
+    calls = [b for b, block in enumerate(content) if kind_of(block) == call_kind]
+    first, last = calls[0], calls[-1]
+    return [*content[:first], *content[last + 1:], *content[first:last + 1]]
+
+
 def lay_out(items: Sequence[Any], plan: RepairPlan, *, content_key: str, kind_of: Callable[[Any], Any],
             call_kind: str, as_text: Callable[[Any], Any] | None = None) -> tuple[Sequence[Any], RepairPlan]:
     """Lay in the plan's layout edits first, and give the plan without them: ``move_text`` (the blocks after a
@@ -251,17 +258,11 @@ def lay_out(items: Sequence[Any], plan: RepairPlan, *, content_key: str, kind_of
 
     def laid(m: int, message: Any) -> Any:
         if m in moved:
-            message = text_first(message)
+            message = {**message, content_key: text_first(message[content_key], kind_of, call_kind)}
         if as_text is not None and any(at[0] == m for at in turned):
             message = {**message, content_key: [as_text(block) if (m, b) in turned else block
                                                 for b, block in enumerate(message[content_key])]}
         return message
-
-    def text_first(message: dict[str, Any]) -> dict[str, Any]:
-        content = message[content_key]
-        calls = [b for b, block in enumerate(content) if kind_of(block) == call_kind]
-        first, last = calls[0], calls[-1]
-        return {**message, content_key: [*content[:first], *content[last + 1:], *content[first:last + 1]]}
 
     items = [laid(m, message) for m, message in enumerate(items)]
     return items, replace(plan, edits=tuple(edit for edit in plan.edits if edit.action not in LAYOUT))

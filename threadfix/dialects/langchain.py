@@ -26,6 +26,17 @@ Legacy ``FunctionMessage`` pairs by name, not id, and is left alone.
 that need the ``ToolMessage``\\ s right after their ``AIMessage`` (OpenAI's block rule), so that is the rule
 repaired to. A synthetic answer is a ``ToolMessage`` with ``status: "error"`` and the payload as its
 JSON-text content; an orphan becomes a ``HumanMessage`` that keeps its text.
+
+**Layout.** An ``AIMessage`` whose ``content`` blocks put text after its ``tool_use`` blocks (what
+langchain-anthropic stores from a stream) is sent to Anthropic in that order, which it refuses (``tool_use``
+must end the turn): the text is moved ahead of the calls (``move_text``), in a message of text and
+``tool_use`` blocks only, as in the anthropic dialect (thinking blocks stay as written). OpenAI Responses
+``function_call`` blocks are not moved: that API takes text after a call.
+
+**Waiting calls.** Nothing in the stored messages marks a call as waiting on a person: a LangGraph
+``interrupt()`` (``HumanInTheLoopMiddleware``) is kept in the checkpoint's pending writes under
+``__interrupt__`` (``langgraph/_internal/_constants.py`` ``INTERRUPT``), not in ``messages``, so the message
+list alone reads as a thread that ends on its calls; ``--leave-tool`` names such tools.
 """
 
 from __future__ import annotations
@@ -36,9 +47,20 @@ from typing import Any
 import orjson
 from msgspec import Struct
 
-from threadfix.dialects.base import Dialect, ToolBlocks, Violation, orphan_text, str_or_none
+from msgspec.structs import replace
+
+from threadfix.dialects.base import (
+    LAYOUT,
+    Dialect,
+    ToolBlocks,
+    Violation,
+    orphan_text,
+    str_or_none,
+    text_after_calls,
+    text_first,
+)
 from threadfix.failures import ArgumentsState, is_threadfix_output, read_arguments
-from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
+from threadfix.model import Action, Call, Edit, Output, RepairPlan, ThreadIndex
 
 _KINDS = {"human": "Human", "ai": "AI", "tool": "Tool", "system": "System", "chat": "Chat", "function": "Function"}
 #: ``type`` values langchain-core's ``messages_from_dict`` reads, by the part they play
@@ -230,9 +252,22 @@ class LangChain(Dialect):
                 "Found AIMessages with tool_calls that do not have a corresponding ToolMessage. Here are the first few "
                 f"of those tool calls: {shown}.\n\n{_LANGGRAPH_HELP}", unanswered[0][1].call_id))
         violations.extend(BLOCKS.violations(items))
+        violations.extend(Violation("tool-use-not-last", edit.at[0], f"messages.{edit.at[0]}: `tool_use` blocks must end "
+                                    "the assistant turn (Anthropic, through langchain-anthropic)")
+                          for edit in self.layout_edits(ThreadIndex((), ()), items))
         return sorted(violations, key=lambda v: v.at)
 
+    def layout_edits(self, index: ThreadIndex, items: Sequence[Any]) -> list[Edit]:
+        return text_after_calls(items, blocks_of=_ai_blocks, kind_of=_block_type, call_kind="tool_use",
+                                reorderable=_REORDERABLE,
+                                label=lambda use: (str_or_none(use.get("id")), str_or_none(use.get("name"))))
+
     def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
+        moved = {edit.at[0] for edit in plan.edits if edit.action is Action.MOVE_TEXT}
+        if moved:  # first: no message changes place, so the other edits' places still hold
+            items = [_text_moved(item) if i in moved else item for i, item in enumerate(items)]
+            plan = replace(plan, edits=tuple(edit for edit in plan.edits if edit.action not in LAYOUT))
+
         def build(edit: Edit) -> dict[str, Any]:
             shape = read(items[edit.call.at[0]]).shape
             return _tool_message(shape, edit.call, orjson.dumps(edit.payload).decode())
@@ -242,6 +277,29 @@ class LangChain(Dialect):
             return _human_message(read(item).shape, text)
 
         return BLOCKS.apply(items, plan, build=build, convert=convert)
+
+
+#: an AI message of only these content blocks can have its text moved ahead of its tool_use blocks
+_REORDERABLE = frozenset({"text", "tool_use"})
+
+
+def _block_type(block: Any) -> Any:
+    return block.get("type") if isinstance(block, dict) else None
+
+
+def _ai_blocks(item: Any) -> list[Any] | None:
+    message = read(item)
+    content = message.fields.get("content") if message is not None and message.kind == "ai" else None
+    return content if isinstance(content, list) else None
+
+
+def _text_moved(item: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an AI message, in its own shape, with its content's text moved ahead of its tool_use blocks."""
+    message = read(item)
+    fields = {**message.fields, "content": text_first(message.fields["content"], _block_type, "tool_use")}
+    if message.shape == "constructor":
+        return {**item, "kwargs": fields}
+    return {**item, "data": fields} if message.shape == "wrapped" else fields
 
 
 # The exact keys langchain-core (1.x) writes for these classes, so its loaders read them back unchanged.
