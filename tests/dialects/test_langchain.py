@@ -492,7 +492,7 @@ def test_text_after_tool_use_blocks_is_moved_ahead_and_loads_back(shape: str) ->
     plan, repaired = repair_items(items, dialect)
     assert [(e.action, e.call_id) for e in plan.edits] == [(Action.MOVE_TEXT, "toolu_1")]
     assert dialect.check(repaired) == []
-    loaded = lc.messages_from_dict(repaired) if shape == "wrapped" else [load(m) for m in repaired]
+    loaded = lc.messages_from_dict(repaired) if shape == "wrapped" else [load(m, allowed_objects="messages") for m in repaired]
     assert [b["type"] for b in loaded[1].content] == ["text", "tool_use"]
     assert loaded[1].tool_calls == ai.tool_calls and loaded[0] == history[0] and loaded[2:] == history[2:]
     assert repair_items(repaired, dialect)[1] is None  # a second run changes nothing
