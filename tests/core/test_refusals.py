@@ -74,6 +74,16 @@ def test_every_refusal_is_said_with_its_ids_and_reason_and_fails_the_run(tmp_pat
     assert orjson.loads(out)["summary"]["skipped_calls"] == len(thread["skips"])
 
 
+def test_a_refusal_in_a_document_read_from_stdin_is_said_on_stderr() -> None:
+    items = [USER, fc("call_d"), fc("call_d"), USER]
+    result = CliRunner().invoke(app, ["repair", "--min-age", "0", "-"], input=orjson.dumps(items))
+    assert result.exit_code == 1
+    assert orjson.loads(result.stdout) == items  # the document, unchanged
+    assert result.stderr.splitlines()[0] == (
+        "threadfix: error: <stdin>: not repaired: call call_d: 2 calls share the id call_d, two of them in one turn, so "
+        "order cannot tell their outputs apart; refused whole")
+
+
 def test_a_refused_call_does_not_stop_the_other_repairs_but_still_fails_the_run(tmp_path: Path) -> None:
     path = tmp_path / "t.json"
     path.write_bytes(orjson.dumps([USER, fc(""), USER, fc("call_ok"), USER]))

@@ -10,7 +10,7 @@ import orjson
 from threadfix.batch import Problem, RunResult, ThreadOutcome
 from threadfix.model import Edit, Loc, Skip
 from threadfix.render.diff import unified_diff
-from threadfix.repair import id_label
+from threadfix.repair import id_label, refusal_reason
 from threadfix.render.safe import terminal_safe
 
 _VERBS = {
@@ -67,6 +67,8 @@ class RepairPrinter:
             return
         if outcome.status == "left_alone":  # an input error: one line on stderr, whatever the format
             self.on_problem(outcome.address, outcome.message or "left alone")
+        if self.quiet and outcome.plan.skips:  # stdout carries the document: the refusal is said on stderr
+            self.on_problem(outcome.address, refusal_reason(outcome.plan))
         if outcome.status in ("healthy", "not_written") or self.quiet or (outcome.status == "left_alone" and self.fmt != "json"):
             return
         if self.fmt == "json":
