@@ -140,3 +140,20 @@ def test_a_call_its_format_marks_waiting_is_left_whole_and_answered_only_when_as
     assert code == 0
     assert "add error output for c1 (delete_file)" in out
     assert orjson.loads(path.read_bytes())[-1]["parts"][0]["outcome"] == "interrupted"
+
+
+def test_refusals_found_by_jobs_workers_are_said_and_fail_the_run(tmp_path: Path, monkeypatch) -> None:
+    from threadfix import parallel
+
+    monkeypatch.setattr(parallel, "MIN_SHARD_BYTES", 256)
+    monkeypatch.setattr(parallel, "MAX_SHARD_BYTES", 512)
+    path = tmp_path / "t.jsonl"
+    refused = {"items": [USER, fc("call_d"), fc("call_d"), USER]}
+    fine = {"items": [USER, fc("call_ok"), USER]}
+    path.write_bytes(b"".join(orjson.dumps(t) + b"\n" for t in [refused, fine] * 6))
+    code, out, err = cli("--jobs", "2", "repair", "--dry-run", "--min-age", "0", str(path))
+    assert code == 1, err
+    lines = out.splitlines()
+    assert len([line for line in lines if "not repaired call_d" in line]) == 12
+    assert len([line for line in lines if "add error output for call_ok" in line]) == 6
+    assert "would repair 6 of 12 threads (6 insert output); 12 calls left alone" in err

@@ -19,6 +19,10 @@ person (the app shows the approve/deny buttons and resumes with ``addToolApprova
 that step the same way (``packages/ai/src/ui/last-assistant-message-is-complete-with-approval-responses.ts``:
 the last message, its parts after the last ``step-start``). Such a call is marked waiting; once a user
 message follows, the approval will not come and it is denied as above.
+
+Layout: parts are not reordered (no ``move_text``): they are the UI's record of a turn, which
+``convertToModelMessages`` turns into model messages step by step; what order a provider package then sends
+is the SDK's, not the stored thread's.
 """
 
 from __future__ import annotations
