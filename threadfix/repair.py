@@ -17,7 +17,7 @@ it waits on, when its tool's output comes from someone else, is :func:`waiting_o
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
@@ -120,7 +120,8 @@ def _one_turn(a: Call, b: Call, index: ThreadIndex, places: list[Loc]) -> bool:
     if a.at[0] == b.at[0]:
         return True
     answered_between = bisect_left(places, a.at) < bisect_left(places, b.at)
-    return not answered_between and not any(a.at[0] < m < b.at[0] for m in index.user_turns)
+    users = index.user_turns  # (in document order: O(log n) per pair, a thread may reuse one id every turn)
+    return not answered_between and bisect_right(users, a.at[0]) == bisect_left(users, b.at[0])
 
 
 #: why a call with a blank id is refused: no provider takes an empty id (Anthropic and Bedrock ids match
