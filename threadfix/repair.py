@@ -9,7 +9,9 @@ the same decisions:
   later ones, and the losers are kept as plain messages (threadfix's own are dropped);
 * an output with no call is kept as a plain message naming the call it answered (dropped only when
   asked);
-* calls that cannot be told apart (no id, or the same id twice) are refused whole and reported.
+* calls that reuse an id across turns are paired by order (:func:`pair_by_order`); calls that cannot be told
+  apart (no id, a blank id, the same id twice in one turn) are refused whole and reported, never in silence;
+* a call its format marks as waiting on a person (``Call.waiting``) is left open while it ends its thread.
 
 Whether a thread may be repaired at all (it may still be in flight) is the caller's policy; the open call
 it waits on, when its tool's output comes from someone else, is :func:`waiting_on`.
@@ -50,7 +52,7 @@ def plan_repair(index: ThreadIndex, dialect: Dialect, items: Sequence[Any], opti
     moved_on = max(index.user_turns, default=-1)
     for call, outputs in answered:
         if call.waiting and (options.answer_waiting or moved_on > call.at[0]):
-            call = replace(call, waiting=False)  # a later user turn moved past it: stuck, not waiting
+            call = replace(call, waiting=False)  # asked, or a later user turn moved past it: stuck, not waiting
         edits.extend(_answer(call, outputs, index, dialect, items, options, skips))
 
     for output in sorted(unpaired, key=lambda o: o.at):
@@ -70,9 +72,9 @@ def pair_by_order(index: ThreadIndex, dialect: Dialect, skips: list[Skip]) -> tu
     them, as Pydantic AI does (``_repair_dangling_tool_calls`` in ``pydantic_ai/_agent_graph.py``) and as
     providers pair per turn: an output answers the most recent call with its id before it, so a call that
     reuses an open id leaves the older one dangling (answered where its provider needs it). An output before
-    every call with its id answers the first (misplaced, moved). Only calls that share an id *inside one
-    message* cannot be told apart by order: they are refused whole, their outputs left as they are. A call
-    with no id, or a blank one, is refused too: no output can name it.
+    every call with its id answers the first (misplaced, moved). Only calls that share an id *inside one turn*
+    (:func:`_one_turn`) cannot be told apart by order: they are refused whole, their outputs left as they are.
+    A call with no id, or a blank one, is refused too: no output can name it.
     """
     by_id: dict[str, list[Call]] = defaultdict(list)
     refused: set[str] = set()
