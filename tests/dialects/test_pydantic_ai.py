@@ -26,7 +26,8 @@ from tests.dialects.wire_checks import assert_sound_repair, threadfix_cli
 from threadfix import dialects
 from threadfix.dialects.pydantic_ai import is_result
 from threadfix.failures import MARKER, MARKER_KEY, Kind
-from threadfix.repair import RepairOptions, repair_items, waiting_on
+from threadfix.model import Action
+from threadfix.repair import RepairOptions, plan_repair, repair_items, waiting_on
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_threads" / "pydantic-ai"
@@ -451,3 +452,27 @@ def test_hostile_items_never_crash_reading_or_repair(items: list[Any]) -> None:
     plan, repaired = repair_items(items, PA)
     if repaired is not None and not plan.skips:
         assert repair_items(repaired, PA)[1] is None
+
+
+@given(conversation=threadgen.conversations(), interrupted=st.booleans())
+def test_a_history_ending_on_open_calls_waits_unless_it_says_it_was_cut_off(conversation, interrupted: bool) -> None:
+    """Generated histories: the thread waits exactly when the last response has an open call and nothing after
+    it is a new prompt or says the run was interrupted (Pydantic AI's own rule for its tail); lint agrees, and
+    --answer-waiting plans the same edits as the thread would get once stuck."""
+    from threadfix.lint import LintOptions, lint_items
+
+    items = render(conversation)
+    if interrupted:
+        items = [*items[:-1], {**items[-1], "state": "interrupted"}]
+    plan = plan_repair(PA.index(items), PA, items)
+    last = max(m for m, message in enumerate(items) if message["kind"] == "response")
+    open_calls = {e.call_id for e in plan.edits if e.action is Action.INSERT_OUTPUT and e.call.at[0] == last}
+    after = items[last + 1:]
+    cut_off = interrupted or any(p["part_kind"] == "user-prompt" for message in after for p in message["parts"])
+    expected_wait = bool(open_calls) and not cut_off and items[last].get("finish_reason") != "length"
+    assert (waiting_on(plan) is not None) is expected_wait
+    findings = lint_items(items, "pydantic-ai", LintOptions(select=("TF001",)))
+    assert (findings == []) is (expected_wait or not any(e.action is Action.INSERT_OUTPUT for e in plan.edits))
+    answered = plan_repair(PA.index(items), PA, items, RepairOptions(answer_waiting=True))
+    assert waiting_on(answered) is None
+    assert [(e.action, e.call_id) for e in answered.edits] == [(e.action, e.call_id) for e in plan.edits]
