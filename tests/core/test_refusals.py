@@ -157,3 +157,16 @@ def test_refusals_found_by_jobs_workers_are_said_and_fail_the_run(tmp_path: Path
     assert len([line for line in lines if "not repaired call_d" in line]) == 12
     assert len([line for line in lines if "add error output for call_ok" in line]) == 6
     assert "would repair 6 of 12 threads (6 insert output); 12 calls left alone" in err
+
+
+def test_a_refusal_in_a_waiting_thread_is_said_too(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    path.write_bytes(orjson.dumps([USER, fc(""), USER, fc("call_w", name="approve_refund")]))
+    code, out, _ = cli("repair", "--min-age", "0", "--leave-tool", "approve_*", str(path))
+    assert code == 1
+    assert out.splitlines() == [
+        f"{path}: skipped: its call call_w waits on approve_refund, a tool left to others (--leave-tool)",
+        f'{path}#1: not repaired "": {BLANK}']
+
+
+BLANK = REFUSALS[1][3]

@@ -82,9 +82,10 @@ class RepairPrinter:
         address = outcome.address
         if outcome.status in ("recent", "waiting"):
             self.out.write(f"{terminal_safe(address, 300)}: skipped: {terminal_safe(outcome.message or '', 300)}\n")
-            return
-        for edit in outcome.plan.edits:
-            self.out.write(edit_line(address, edit) + "\n")
+        else:
+            for edit in outcome.plan.edits:
+                self.out.write(edit_line(address, edit) + "\n")
+        # a refused call is said whatever else happened to its thread (it counts in the summary and exit code)
         for skip in outcome.plan.skips:
             call = terminal_safe(id_label(skip.call_id), 80)
             self.out.write(f"{terminal_safe(address, 300)}#{item_label(skip.at)}: not repaired {call}: {skip.reason}\n")
