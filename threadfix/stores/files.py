@@ -21,7 +21,7 @@ from threadfix.journal import Entry, UndoOutcome, digest, restore_if_unchanged
 from threadfix.model import Address, Thread
 from threadfix.stores import settle
 from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter, remove_stale_temps
-from threadfix.stores.base import LineNumbering, ReadProblem, Settled, Shard, Store, StoreWriter
+from threadfix.stores.base import LineNumbering, Medium, ReadProblem, Settled, Shard, Store, StoreWriter
 from threadfix.stores.document import ID_KEYS, THREAD_KEYS, encode_document, split_container, thread_id  # noqa: F401
 
 #: the largest single document or JSONL line threadfix parses (parsing needs ~30x its size in memory)
@@ -524,6 +524,19 @@ def folder_file_store(entry: FolderEntry, *, max_doc_bytes: int = DEFAULT_MAX_DO
         return RefusedFile(entry.path, entry.refused)
     return FileStore(entry.path, str(entry.path), jsonl=entry.path.suffix == ".jsonl", max_doc_bytes=max_doc_bytes,
                      dialect=dialect)
+
+
+class FileMedium(Medium):
+    """A file named on the command line, or ``-`` (stdin): a JSON document or JSONL."""
+
+    def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[Store]:
+        return open_file_stores(spec, max_doc_bytes=options.max_doc_bytes, dialect=options.dialect, stdin=stdin)
+
+    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Shard] | None:
+        return cut_file(Path(spec), spec, parts)
+
+
+MEDIUM = FileMedium()
 
 
 def _looks_jsonl(path: Path) -> bool | None:

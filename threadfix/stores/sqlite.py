@@ -23,7 +23,7 @@ from threadfix.errors import ConfigError, InputError, ThreadfixError
 from threadfix.journal import Entry, UndoOutcome
 from threadfix.stores import sqlite_screen
 from threadfix.stores.atomic import TEMP_PREFIX, fsync_folder
-from threadfix.stores.base import Shard
+from threadfix.stores.base import Medium, Shard
 from threadfix.stores.sqlite_layout import Schema, connect, sqlite_error
 from threadfix.stores.table import (  # noqa: F401 - the engine's tunables and classes, as they were named here
     FLUSH_BYTES, ID_CHUNK, IN_CHUNK, KEYS_PER_PART, STREAM_CHUNK, THREAD_CHUNK, WRITTEN_KEYS_PER_PART,
@@ -146,6 +146,19 @@ class _BackupCopy(TableCopy):
             except FileNotFoundError:
                 pass
             self.temp = None
+
+
+class SQLiteMedium(Medium):
+    """A SQLite database file (recognised by its header): the table that holds its threads."""
+
+    def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[TableStore]:
+        yield open_sqlite_store(Path(spec), options)
+
+    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Shard] | None:
+        return cut_database(Path(spec), spec, parts, options, by_key)
+
+
+MEDIUM = SQLiteMedium()
 
 
 def open_sqlite_store(path: Path, options: Any) -> TableStore:
