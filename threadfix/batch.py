@@ -174,6 +174,26 @@ def scan_stores(stores: Iterable[Store | Problem], options: StoreOptions = Store
             yield Problem(exc.where or store.display, exc.message, exc.exit_code)
 
 
+def scan_parts(specs: list[str], jobs: int | None, options: StoreOptions, work: Callable[[Iterator[Scanned | Problem]], Any],
+               by_key: bool = True) -> Iterator[tuple[Shard, Any]] | None:
+    """``work(scanned)`` over each ``--jobs`` part of the inputs, in worker processes, as lint and report run it:
+    ``(part, its result)`` in input order; None when the input is not worth spreading (the caller scans it in
+    this process). ``work`` must be picklable (a module-level function, or a partial of one); a generator's
+    results come back as a list, since a part's result crosses the pipe whole. ``by_key``: a table of one item
+    per row may be cut into runs of thread keys (every thread is read; repair cuts its own after a screen)."""
+    spread = sharded(specs, jobs, options, by_key)
+    if spread is None:
+        return None
+    processes, shards = spread
+    return zip(shards, run_sharded(shards, partial(_scan_part, work=work, options=options), processes))
+
+
+def _scan_part(shard: Shard, *, work: Callable[[Iterator[Scanned | Problem]], Any], options: StoreOptions) -> Any:
+    """A ``--jobs`` worker of :func:`scan_parts`: ``work`` over the threads of one part."""
+    result = work(scan_stores(shard_stores(shard, options), options))
+    return list(result) if isinstance(result, Iterator) else result
+
+
 class RepairRun:
     """One ``repair`` over many paths. Iterate :meth:`outcomes`; read :attr:`result` afterwards."""
 

@@ -28,14 +28,13 @@ from typing import Any
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, scan, scan_stores
+from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, scan, scan_parts
 from threadfix.dialects import Dialect
 from threadfix.failures import clip, info
 from threadfix.failures.classify import classify, output_text
 from threadfix.failures.dangling import TOOL_NAME_CHARS
 from threadfix.failures.kinds import Kind
 from threadfix.model import Action, Edit, Loc, RepairPlan, Thread, ThreadIndex
-from threadfix.parallel import Shard, run_sharded, shard_stores, sharded
 from threadfix.repair import plan_repair
 from threadfix.stores import Store, StoreOptions
 from threadfix.times import ITEM_TIME_KEYS, parse_time
@@ -414,15 +413,13 @@ def report_paths(specs: list[str], options: StoreOptions = StoreOptions(), *, ke
     Each worker reports on its share of the threads; the parts are merged in input order, so the report is the
     one a single process builds.
     """
-    spread = sharded(specs, jobs, options, by_key=True)
-    if spread is None:
+    parts = scan_parts(specs, jobs, options, partial(_report_part, keep=keep))
+    if parts is None:
         return build_report(scan(specs, options, on_store=on_store), keep=keep, on_problem=on_problem,
                             progress=progress)
     report = Report(keep=keep)
-    work = partial(_report_shard, options=options, keep=keep)
-    processes, shards = spread
     repeats = Repeats()
-    for shard, (part, problems) in zip(shards, run_sharded(shards, work, processes)):
+    for shard, (part, problems) in parts:
         for problem in problems:
             if repeats.repeated(problem):
                 part.totals.unreadable -= 1  # (its worker counted it too)
@@ -434,10 +431,10 @@ def report_paths(specs: list[str], options: StoreOptions = StoreOptions(), *, ke
     return report
 
 
-def _report_shard(shard: Shard, *, options: StoreOptions, keep: int) -> tuple[Report, list[Problem]]:
-    """A ``--jobs`` worker: the report over one shard, and what could not be read there."""
+def _report_part(scanned: Iterable[Scanned | Problem], *, keep: int) -> tuple[Report, list[Problem]]:
+    """A ``--jobs`` worker: the report over one part, and what could not be read there."""
     problems: list[Problem] = []
-    part = build_report(scan_stores(shard_stores(shard, options), options), keep=keep, on_problem=problems.append)
+    part = build_report(scanned, keep=keep, on_problem=problems.append)
     return part, problems
 
 

@@ -480,13 +480,12 @@ def test_a_worker_killed_outright_stops_the_run_with_one_line(tmp_path, small_sh
     not go on to the next input (whose plans would come from the same, broken, workers)."""
     import signal
 
-    from threadfix import lint
     from threadfix.cli import main
 
     path, other = _store(tmp_path / "t.jsonl"), _store(tmp_path / "u.jsonl", seed=8)
     before = path.read_bytes(), other.read_bytes()
     parent = os.getpid()
-    module = lint if command == "lint" else batch
+    module = batch  # (every command's workers open their parts there)
 
     def killed_in_workers(shard, *args, **kwargs):
         if os.getpid() != parent and shard.start and shard.spec == str(path):  # past the first file's first range
@@ -595,11 +594,11 @@ def test_a_database_unreadable_only_for_later_parts_is_still_said(tmp_path, smal
     the run must say so (once), not end as if the whole table had been read."""
     import json
 
-    from threadfix import lint, report, stores
+    from threadfix import stores
     from threadfix.cli import main
 
     path = _database(tmp_path / "t.db")
-    module = {"lint": lint, "report": report, "repair": batch}[command]
+    module = batch  # (every command's workers open their parts there)
     real_iter_stores = stores.iter_stores
 
     def later_parts_cannot_open(shard, *args, **kwargs):
