@@ -25,7 +25,7 @@ from threadfix.model import Problem, RepairPlan, Thread, ThreadIndex
 from threadfix.parallel import (
     Shard, WorkerLost, resolve_jobs, run_sharded, shard_file_store, shard_stores, sharded, spread_for_store,
 )
-from threadfix.repair import RepairOptions, plan_repair, waiting_on
+from threadfix.repair import RepairOptions, plan_repair, refusal_reason, waiting_on, waiting_reason
 from threadfix.spill import SpillList
 from threadfix.stores import ReadProblem, Store, StoreOptions, iter_stores, open_stores  # noqa: F401 - re-exported
 from threadfix.stores.base import Settled, StoreWriter
@@ -69,7 +69,7 @@ class ThreadOutcome(Struct):
     address: str
     dialect: str | None
     plan: RepairPlan
-    #: healthy | repaired | would_repair | recent | waiting | left_alone | busy
+    #: healthy | repaired | would_repair | recent | waiting | refused | left_alone | busy
     status: str
     message: str | None = None
     before: bytes | None = None
@@ -111,6 +111,8 @@ class RunResult(Struct):
             return max((p.exit_code for p in self.problems), key=lambda c: (c == ExitCode.BUSY, c))
         if self.left_alone:
             return ExitCode.ERROR
+        if self.skipped_calls:  # calls repair refused to touch are left for a person
+            return ExitCode.FINDINGS
         if check and self.changed:
             return ExitCode.FINDINGS
         return ExitCode.OK
@@ -450,6 +452,8 @@ class RepairRun:
                                   not_in_format(dialect, exc)), None)
         address = str(thread.address)
         if not plan:
+            if plan.skips:  # nothing it can do, and something it must not touch: said, never silent
+                return ThreadOutcome(address, dialect.name, plan, "refused", refusal_reason(plan)), None
             return ThreadOutcome(address, dialect.name, plan, "healthy"), None
         age = None
         if options.min_age > 0:  # (at 0 every thread is old enough: no lookup, a query a thread on item tables)
@@ -462,9 +466,7 @@ class RepairRun:
                                      age=age), None
         waiting = waiting_on(plan, options.leave_tools)
         if waiting is not None:
-            return ThreadOutcome(address, dialect.name, plan, "waiting",
-                                 f"its call {waiting.call_id} waits on {waiting.name}, a tool left to others "
-                                 "(--leave-tool)", age=age), None
+            return ThreadOutcome(address, dialect.name, plan, "waiting", waiting_reason(waiting), age=age), None
         try:
             data = store.encode(thread, dialect.apply(thread.items, plan))
         except MALFORMED as exc:

@@ -53,6 +53,9 @@ class Call(Struct, frozen=True):
     server: bool = False
     #: the wire cannot carry an invented output for it (e.g. computer_call needs a screenshot)
     unanswerable: bool = False
+    #: the format itself marks it as waiting on a person or another process (an approval requested, a call
+    #: deferred, an interrupt): pending while it ends its thread, stuck once a later user turn moved past it
+    waiting: bool = False
 
 
 class Output(Struct, frozen=True):
@@ -130,6 +133,8 @@ class Action(str, Enum):
     DROP_DUPLICATE = "drop_duplicate"
     #: text the provider refuses after a turn's tool calls, moved ahead of them (no call or output changes)
     MOVE_TEXT = "move_text"
+    #: a tool call where the provider refuses any (a ``tool_use`` block in a user message), kept as text
+    CONVERT_CALL = "convert_call"
 
     def __str__(self) -> str:
         return self.value

@@ -52,7 +52,7 @@ def test_repair_leaves_a_waiting_thread_whole_and_repairs_the_rest(store) -> Non
     assert [line for line in out[1:] if "call_w" in line] == []  # its crashed call is left too: the app resumes the turn
     assert "id=s#1: add error output for call_s_0 (lookup_order)" in out[1]
     assert done.stderr.decode().splitlines()[0] == ("threadfix: repaired 1 of 2 threads (1 insert output); "
-                                                    "1 waiting on a tool left to others (--leave-tool)")
+                                                    "1 waiting on a person or another process (--leave-tool, --answer-waiting)")
     after = store.read_bytes().splitlines()
     assert after[0] == before[0]
     assert after[1] != before[1]
@@ -103,7 +103,7 @@ def test_lint_does_not_report_the_waiting_threads_open_calls(store) -> None:
     document = json.loads(done.stdout)
     assert [f["call_id"] for f in document["findings"]] == ["call_s_0"]
     assert document["summary"]["waiting"] == 1
-    assert "1 thread waiting on a tool left to others (--leave-tool), open calls not reported" in done.stderr.decode()
+    assert "1 thread waiting on a person or another process (--leave-tool, --answer-waiting), open calls not reported" in done.stderr.decode()
     plain = threadfix("lint", "--select", "TF001", "--format", "json", str(store), cwd=store.parent)
     assert len(json.loads(plain.stdout)["findings"]) == 3
 

@@ -171,3 +171,40 @@ def test_anthropic_text_after_a_turns_tool_calls_is_moved_ahead_of_them(conversa
         for kind in ("text", "tool_use"):
             assert [b for b in new["content"] if b["type"] == kind] == [b for b in old if b["type"] == kind]
     assert not any(e.action is Action.MOVE_TEXT for e in repair_items(result, anthropic)[0].edits)
+
+
+def _ids_per_round(conversation: threadgen.Conversation) -> threadgen.Conversation:
+    """The same conversation with ids numbered per round (``call_0``, ``call_1``... every turn), as
+    OpenAI-compatible servers and some providers number them: ids repeat across turns, never inside one."""
+    from dataclasses import replace
+
+    rounds = tuple(replace(rnd, calls=tuple(replace(c, call_id=f"call_{j}") for j, c in enumerate(rnd.calls)))
+                   for rnd in conversation.rounds)
+    return replace(conversation, rounds=rounds)
+
+
+@pytest.mark.parametrize("name", DIALECTS)
+@given(conversation=threadgen.conversations())
+def test_reused_ids_are_paired_by_order(name: str, conversation) -> None:
+    """Ids reused across turns: order pairs them, so repair is accepted by the provider, answers every call once,
+    loses nothing and is idempotent; it refuses only calls of one turn that order cannot tell apart."""
+    items = threadgen.RENDERERS[name](_ids_per_round(conversation))
+    dialect = dialects.get(name)
+    plan, repaired = repair_items(items, dialect)
+    assert all("in one turn" in skip.reason for skip in plan.skips), plan.skips
+    result = items if repaired is None else repaired
+    if not plan.skips:
+        assert dialect.check(result) == [], plan
+        index = dialect.index(result)
+        assert sorted(o.call_id for o in index.outputs) == sorted(c.call_id for c in index.calls)
+    before = [e for e in _flat_items(name, items) if not _is_output(name, e)]
+    after = iter([e for e in _flat_items(name, result) if not _is_output(name, e)])
+    assert all(any(e == a for a in after) for e in before), "an original item was lost or reordered"
+    outputs_before = len(dialect.index(items).outputs)
+    index = dialect.index(result)
+    kept_as_text = orjson.dumps(result).decode().count("[threadfix] This was")
+    assert len([o for o in index.outputs if not o.by_threadfix]) + kept_as_text >= outputs_before - sum(
+        e.action is Action.DROP_DUPLICATE for e in plan.edits)
+    if repaired is not None:
+        plan2, again = repair_items(repaired, dialect)
+        assert again is None and not plan2.edits

@@ -287,3 +287,15 @@ def test_the_oracle_agrees_with_the_real_sdk_and_repaired_threads_pass_it(tmp_pa
     assert verdicts[:len(originals)] == [_what_check_says(items) for items in originals]
     assert set(verdicts[len(originals):]) == {"ok"}, [j for j in judged[len(originals):] if not j["ok"]][:3]
     assert verdicts.count("AI_MissingToolResultsError") > 50  # the generator does make stuck threads
+
+
+def test_an_approval_answered_with_answer_waiting_passes_the_real_sdk() -> None:
+    """A thread that ends on an approval request waits; --answer-waiting denies it, and the SDK takes that."""
+    from threadfix.repair import RepairOptions, waiting_on
+
+    case = json.loads((Path(__file__).parent / "cases" / "ai-sdk" / "approval-requested-last-part-waits.json").read_text())
+    plan, _ = repair_items(case["input"], AI_SDK)
+    assert waiting_on(plan) is not None
+    plan, repaired = repair_items(case["input"], AI_SDK, RepairOptions(answer_waiting=True))
+    assert waiting_on(plan) is None and repaired[-1]["parts"][-1]["state"] == "output-denied"
+    assert _sdk_judgements([repaired]) == [{"ok": True}]

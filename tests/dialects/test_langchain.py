@@ -472,3 +472,48 @@ def test_hostile_items_never_crash_reading_or_repair(items: list[Any]) -> None:
     plan, repaired = repair_items(items, LC)
     if repaired is not None and not plan.skips:
         assert repair_items(repaired, LC)[1] is None
+
+
+@pytest.mark.parametrize("shape", ["wrapped", "constructor"])
+def test_text_after_tool_use_blocks_is_moved_ahead_and_loads_back(shape: str) -> None:
+    """An AIMessage as langchain-anthropic stores a streamed turn: content blocks with text after tool_use (which
+    Anthropic refuses), the same call in tool_calls. The real langchain-core dumps it, repair moves the text ahead
+    of the call in the message's own shape, and langchain-core loads the result back unchanged otherwise."""
+    lc = pytest.importorskip("langchain_core.messages")
+    from langchain_core.load import dumpd, load
+
+    ai = lc.AIMessage(content=[{"type": "tool_use", "id": "toolu_1", "name": "shell", "input": {"cmd": "ls"}},
+                               {"type": "text", "text": "Listing now."}],
+                      tool_calls=[{"name": "shell", "args": {"cmd": "ls"}, "id": "toolu_1"}])
+    history = [lc.HumanMessage("ls"), ai, lc.ToolMessage("a b", tool_call_id="toolu_1"), lc.AIMessage("two files")]
+    items = lc.messages_to_dict(history) if shape == "wrapped" else [dumpd(m) for m in history]
+    dialect = dialects.get("langchain")
+    assert [v.rule for v in dialect.check(items)] == ["tool-use-not-last"]
+    plan, repaired = repair_items(items, dialect)
+    assert [(e.action, e.call_id) for e in plan.edits] == [(Action.MOVE_TEXT, "toolu_1")]
+    assert dialect.check(repaired) == []
+    loaded = lc.messages_from_dict(repaired) if shape == "wrapped" else [load(m, allowed_objects="messages") for m in repaired]
+    assert [b["type"] for b in loaded[1].content] == ["text", "tool_use"]
+    assert loaded[1].tool_calls == ai.tool_calls and loaded[0] == history[0] and loaded[2:] == history[2:]
+    assert repair_items(repaired, dialect)[1] is None  # a second run changes nothing
+
+
+def test_a_tool_use_block_in_a_human_message_is_kept_as_text_and_loads_back() -> None:
+    """A HumanMessage whose content holds a tool_use block (an app that copied a turn into the user's message):
+    providers take calls from the model only, so the block becomes text saying what it was, where it stood; the
+    ToolMessage that answered it has no call then and is kept as a HumanMessage. langchain-core loads the result."""
+    lc = pytest.importorskip("langchain_core.messages")
+    human = lc.HumanMessage(content=[{"type": "text", "text": "run this:"},
+                                     {"type": "tool_use", "id": "toolu_u", "name": "shell", "input": {"cmd": "ls"}}])
+    history = [human, lc.ToolMessage("a b", tool_call_id="toolu_u"), lc.AIMessage("done")]
+    items = lc.messages_to_dict(history)
+    dialect = dialects.get("langchain")
+    assert "tool-call-in-human-message" in {v.rule for v in dialect.check(items)}
+    plan, repaired = repair_items(items, dialect)
+    assert [(e.action, e.call_id) for e in plan.edits] == [(Action.CONVERT_CALL, "toolu_u"), (Action.CONVERT_ORPHAN, "toolu_u")]
+    assert dialect.check(repaired) == []
+    loaded = lc.messages_from_dict(repaired)
+    assert [type(m).__name__ for m in loaded] == ["HumanMessage", "HumanMessage", "AIMessage"]
+    assert loaded[0].content[0] == human.content[0] and "shell (id toolu_u)" in loaded[0].content[1]["text"]
+    assert "a b" in loaded[1].content
+    assert repair_items(repaired, dialect)[1] is None

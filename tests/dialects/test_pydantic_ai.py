@@ -26,7 +26,8 @@ from tests.dialects.wire_checks import assert_sound_repair, threadfix_cli
 from threadfix import dialects
 from threadfix.dialects.pydantic_ai import is_result
 from threadfix.failures import MARKER, MARKER_KEY, Kind
-from threadfix.repair import repair_items
+from threadfix.model import Action
+from threadfix.repair import RepairOptions, plan_repair, repair_items, waiting_on
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_threads" / "pydantic-ai"
@@ -329,8 +330,57 @@ def test_a_cancelled_run_no_longer_refuses_a_new_prompt(pai) -> None:
         _continue(pai, stored, "Status?")
     plan, repaired, loaded = _repaired_history(pai, history)
     assert [(e.call_id, e.cause) for e in plan.edits] == [("call_1", "thread_ended")]
+    # (stored as a run that ended in DeferredToolRequests is: it waits, and only --answer-waiting writes this)
+    assert waiting_on(plan) is not None
     assert repaired[-1]["kind"] == "request" and repaired[-1]["timestamp"] == repaired[-2]["timestamp"]
     _continue(pai, loaded, "Status?")
+
+
+def _deferred_run(pai) -> tuple[Any, list[Any]]:
+    """A run that ends in DeferredToolRequests: ``delete`` needs approval, ``look`` runs; the real library's history."""
+    from pydantic_ai import DeferredToolRequests
+
+    def model(messages: list[Any], info: Any) -> Any:
+        if any(isinstance(p, pai.m.ToolReturnPart) and p.tool_name == "delete" for m in messages for p in m.parts):
+            return pai.m.ModelResponse(parts=[pai.m.TextPart("deleted")])
+        return pai.m.ModelResponse(parts=[pai.m.ToolCallPart("delete", {"path": "a"}, tool_call_id="call_d"),
+                                          pai.m.ToolCallPart("look", {}, tool_call_id="call_l")])
+
+    agent = pai.Agent(pai.FunctionModel(model), output_type=[str, DeferredToolRequests])
+
+    @agent.tool_plain(requires_approval=True)
+    def delete(path: str) -> str:
+        return "deleted"
+
+    @agent.tool_plain
+    def look() -> str:
+        return "seen"
+
+    result = agent.run_sync("Delete a.")
+    assert isinstance(result.output, DeferredToolRequests)
+    return agent, result.all_messages()
+
+
+def test_a_run_waiting_for_approval_is_left_whole_and_resumes(pai) -> None:
+    from pydantic_ai import DeferredToolResults
+
+    agent, history = _deferred_run(pai)
+    items = json.loads(pai.Adapter.dump_json(history))
+    plan, _ = repair_items(items, PA)
+    assert waiting_on(plan) is not None and waiting_on(plan).call_id == "call_d"
+    # left whole, the stored history resumes with the approval, as the app does
+    stored = pai.Adapter.validate_json(json.dumps(items))
+    resumed = agent.run_sync(message_history=stored, deferred_tool_results=DeferredToolResults(approvals={"call_d": True}))
+    assert resumed.output == "deleted"
+    # the user moved on instead: stuck, answered, and a new prompt is accepted
+    moved_on = [*items, {"parts": [{"content": "never mind", "part_kind": "user-prompt"}], "kind": "request"}]
+    plan, repaired = repair_items(moved_on, PA)
+    assert waiting_on(plan) is None and [(e.call_id, e.cause) for e in plan.edits] == [("call_d", "user_moved_on")]
+    _continue(pai, pai.Adapter.validate_json(json.dumps(repaired)), "Status?")
+    # --answer-waiting: the approval will never come; answered where it waits
+    plan, repaired = repair_items(items, PA, RepairOptions(answer_waiting=True))
+    assert waiting_on(plan) is None and [e.call_id for e in plan.edits] == ["call_d"]
+    _continue(pai, pai.Adapter.validate_json(json.dumps(repaired)), "Status?")
 
 
 def test_a_response_cut_off_at_its_limit_is_truncated(pai) -> None:
@@ -402,3 +452,27 @@ def test_hostile_items_never_crash_reading_or_repair(items: list[Any]) -> None:
     plan, repaired = repair_items(items, PA)
     if repaired is not None and not plan.skips:
         assert repair_items(repaired, PA)[1] is None
+
+
+@given(conversation=threadgen.conversations(), interrupted=st.booleans())
+def test_a_history_ending_on_open_calls_waits_unless_it_says_it_was_cut_off(conversation, interrupted: bool) -> None:
+    """Generated histories: the thread waits exactly when the last response has an open call and nothing after
+    it is a new prompt or says the run was interrupted (Pydantic AI's own rule for its tail); lint agrees, and
+    --answer-waiting plans the same edits as the thread would get once stuck."""
+    from threadfix.lint import LintOptions, lint_items
+
+    items = render(conversation)
+    if interrupted:
+        items = [*items[:-1], {**items[-1], "state": "interrupted"}]
+    plan = plan_repair(PA.index(items), PA, items)
+    last = max(m for m, message in enumerate(items) if message["kind"] == "response")
+    open_calls = {e.call_id for e in plan.edits if e.action is Action.INSERT_OUTPUT and e.call.at[0] == last}
+    after = items[last + 1:]
+    cut_off = interrupted or any(p["part_kind"] == "user-prompt" for message in after for p in message["parts"])
+    expected_wait = bool(open_calls) and not cut_off and items[last].get("finish_reason") != "length"
+    assert (waiting_on(plan) is not None) is expected_wait
+    findings = lint_items(items, "pydantic-ai", LintOptions(select=("TF001",)))
+    assert (findings == []) is (expected_wait or not any(e.action is Action.INSERT_OUTPUT for e in plan.edits))
+    answered = plan_repair(PA.index(items), PA, items, RepairOptions(answer_waiting=True))
+    assert waiting_on(answered) is None
+    assert [(e.action, e.call_id) for e in answered.edits] == [(e.action, e.call_id) for e in plan.edits]

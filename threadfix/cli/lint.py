@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from threadfix.cli import State, app, error_line, note
-from threadfix.cli.options import LeaveTools, Paths, check_format, reads_stores
+from threadfix.cli.options import AnswerWaiting, LeaveTools, Paths, check_format, reads_stores
 from threadfix.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -36,6 +36,7 @@ def lint(
     output_format: Annotated[str, typer.Option("--format", "-f", help="text, json, jsonl, github (workflow annotations) or sarif (2.1.0).")] = "text",
     min_age: Annotated[Optional[str], typer.Option("--min-age", help="Threads changed more recently than this (e.g. 30s, 10m) may have calls still running: their open calls are pending, not reported. Default: 0.", show_default=False)] = None,
     leave_tool: LeaveTools = None,
+    answer_waiting: AnswerWaiting = False,
     oversized_bytes: Annotated[Optional[int], typer.Option("--oversized-bytes", help="Outputs larger than this many bytes are oversized (TF203). Default: 100000.", min=1, show_default=False)] = None,
     config: Annotated[Optional[Path], typer.Option("--config", help="Read settings from this file instead of the threadfix.toml or pyproject.toml [tool.threadfix] found from the current folder up.")] = None,
     isolated: Annotated[bool, typer.Option("--isolated", help="Ignore every settings file.")] = False,
@@ -68,7 +69,8 @@ def lint(
 
     given = {"select": _split(select), "ignore": _split(ignore), "oversized_bytes": oversized_bytes,
              "fail_on": read("fail-on", fail_on), "min_age": read("min-age", min_age),
-             "leave_tools": None if leave_tool is None else settings.tool_patterns(leave_tool, "--leave-tool")}
+             "leave_tools": None if leave_tool is None else settings.tool_patterns(leave_tool, "--leave-tool"),
+             "answer_waiting": answer_waiting or None}
     values = found.section("lint") | {k: v for k, v in given.items() if v is not None}
     options = LintOptions(**values)
 

@@ -23,6 +23,7 @@ OrderColumn = Annotated[Optional[str], typer.Option("--order-column", help="SQLi
 ItemColumn = Annotated[Optional[str], typer.Option("--item-column", help="SQLite: the JSON column holding one item (one row per item).", rich_help_panel="SQLite")]
 BusyTimeout = Annotated[float, typer.Option("--busy-timeout", help="SQLite: seconds to wait for the app's write lock.", rich_help_panel="SQLite")]
 Format = Annotated[str, typer.Option("--format", "-f", help="Output format.")]
+AnswerWaiting = Annotated[bool, typer.Option("--answer-waiting", help="Answer the calls a thread's format marks as waiting (an approval requested, a call deferred) even at the end of their thread, for when the answer will never come; by default such a thread is waiting, left whole.")]
 LeaveTools = Annotated[Optional[list[str]], typer.Option("--leave-tool", metavar="NAME", help="A tool whose outputs come from a person or another process (approvals, deferred or external tools): a thread with an open call to it is waiting, left whole. A glob (approve_*); repeat for more.", show_default=False)]
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from threadfix.cli import State, app, describe_store, error_line, note
-from threadfix.cli.options import Format, LeaveTools, Paths, check_format, reads_stores
+from threadfix.cli.options import AnswerWaiting, Format, LeaveTools, Paths, check_format, reads_stores
 from threadfix.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ def repair(
     output_format: Format = "text",
     min_age: Annotated[str, typer.Option("--min-age", help="Skip threads changed more recently than this (e.g. 30s, 10m, 2h, 0): their calls may still be running.")] = "10m",
     leave_tool: LeaveTools = None,
+    answer_waiting: AnswerWaiting = False,
     reason: Annotated[Optional[str], typer.Option("--reason", help="The sentence the model reads in every written output, instead of threadfix's per-cause sentence.")] = None,
     drop_orphans: Annotated[bool, typer.Option("--drop-orphans", help="Delete outputs that have no call, instead of keeping them as plain messages.")] = False,
     journal_dir: Annotated[Optional[Path], typer.Option("--journal-dir", help="Folder for the undo journal (default: $XDG_STATE_HOME/threadfix/journal).")] = None,
@@ -58,7 +59,7 @@ def repair(
         raise ConfigError("--output takes exactly one input file")
     writes = not (dry_run or check or diff)
     options = RunOptions(
-        repair=RepairOptions(drop_orphans=drop_orphans, reason=reason),
+        repair=RepairOptions(drop_orphans=drop_orphans, reason=reason, answer_waiting=answer_waiting),
         store=replace(store, writable=writes),
         dry_run=not writes, keep_bytes=diff, output=output, min_age=min_age_seconds, leave_tools=leave_tools,
         journal_dir=journal_dir,

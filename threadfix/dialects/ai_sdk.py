@@ -13,6 +13,16 @@ moves the part to the state the SDK's own validator (``validateUIMessages``) acc
 ``approval`` kept, with ``approved: false``). Provider-executed parts are answered by the provider.
 An ``approval-responded`` part whose approval ends the model messages is pending: ``streamText`` runs (or
 denies) it on the next request.
+
+An ``approval-requested`` part in the last step of a thread that ends on its assistant message waits on a
+person (the app shows the approve/deny buttons and resumes with ``addToolApprovalResponse``): the SDK reads
+that step the same way (``packages/ai/src/ui/last-assistant-message-is-complete-with-approval-responses.ts``:
+the last message, its parts after the last ``step-start``). Such a call is marked waiting; once a user
+message follows, the approval will not come and it is denied as above.
+
+Layout: parts are not reordered (no ``move_text``): they are the UI's record of a turn, which
+``convertToModelMessages`` turns into model messages step by step; what order a provider package then sends
+is the SDK's, not the stored thread's.
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ from typing import Any
 
 import orjson
 from msgspec import Struct
+from msgspec.structs import replace
 
 from threadfix.dialects.base import (
     Dialect,
@@ -188,7 +199,18 @@ class AISDK(Dialect):
                                   for message in items for _, part in _client_tool_parts(message))
 
     def index(self, items: Sequence[Any]) -> ThreadIndex:
-        return index_in_place(items, _role, _client_tool_parts, _read_part)
+        index = index_in_place(items, _role, _client_tool_parts, _read_part)
+        last = len(items) - 1
+        if last < 0 or _role(items[last]) != "assistant":
+            return index
+        parts = _parts(items[last])
+        step = max((p for p, part in enumerate(parts) if isinstance(part, dict) and part.get("type") == "step-start"),
+                   default=-1)
+        waiting = {(last, p) for p, part in enumerate(parts)
+                   if p > step and isinstance(part, dict) and part.get("state") == "approval-requested"}
+        if not waiting:
+            return index
+        return replace(index, calls=tuple(replace(c, waiting=True) if c.at in waiting else c for c in index.calls))
 
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
         return output.at == call.at

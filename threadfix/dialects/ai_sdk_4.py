@@ -11,6 +11,9 @@ invocation without a result.
 Repair gives such an invocation the state ``result`` and threadfix's error object as its ``result`` (AI SDK 4
 has no error state: a failed tool's result is what the model reads), in the parts and in
 ``toolInvocations`` alike, so that both copies stay the same.
+
+AI SDK 4 has no approval states (they came with 5), so no call is marked waiting here; ``--leave-tool``
+names a tool whose result comes from a person (a ``call`` state left for ``addToolResult``).
 """
 
 from __future__ import annotations

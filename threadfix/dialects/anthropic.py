@@ -14,18 +14,21 @@ from collections.abc import Sequence
 from typing import Any
 
 import orjson
-from msgspec.structs import replace
 
 from threadfix.dialects.base import (
     Dialect,
     Slot,
     Violation,
     apply_blocks,
+    call_text,
+    calls_in_user_turns,
+    lay_out,
     orphan_text,
     str_or_none,
+    text_after_calls,
 )
 from threadfix.failures import is_threadfix_output
-from threadfix.model import Action, Call, Edit, Output, RepairPlan, ThreadIndex
+from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
 
 _CLIENT_CALLS = frozenset({"tool_use"})
 _SERVER_CALLS = frozenset({"server_tool_use"})
@@ -200,6 +203,8 @@ class Anthropic(Dialect):
                         if not leading or block.get("tool_use_id") not in pending:
                             return False
                         pending.discard(block.get("tool_use_id"))
+                    elif block.get("type") in _CLIENT_CALLS or block.get("type") in _SERVER_CALLS:
+                        return False  # a call in a user message: refused, see layout_edits
                     else:
                         leading = False
                 if pending:
@@ -274,6 +279,11 @@ class Anthropic(Dialect):
             seen: set[Any] = set()
             for m in range(first, last + 1):
                 for b, block in enumerate(blocks(items[m])):
+                    if _type(block) in _CLIENT_CALLS | _SERVER_CALLS:
+                        violations.append(Violation(
+                            "tool-use-in-user-message", m,
+                            f"messages.{m}.content.{b}: `{_type(block)}` blocks may only appear in assistant messages",
+                            str_or_none(block.get("id"))))
                     if not is_result(block):
                         continue
                     call_id = block.get("tool_use_id")
@@ -305,26 +315,14 @@ class Anthropic(Dialect):
         message: the turns repair leaves may differ from the stored ones (a result it inserts splits a turn).
         Thinking blocks must stay as the model wrote them, and text in a later message of the turn, or among
         other blocks, is not moved: lint reports those for a person to mend."""
-        edits: list[Edit] = []
-        for m, message in enumerate(items):
-            content = message.get("content") if isinstance(message, dict) else None
-            if not isinstance(content, list) or message.get("role") != "assistant":
-                continue
-            kinds = [_type(block) for block in content]
-            if "tool_use" not in kinds or not set(kinds) <= _REORDERABLE:
-                continue
-            last_use = max(b for b, kind in enumerate(kinds) if kind == "tool_use")
-            if last_use + 1 < len(content):  # (only text can follow)
-                use = content[kinds.index("tool_use")]
-                edits.append(Edit(Action.MOVE_TEXT, str_or_none(use.get("id")), str_or_none(use.get("name")),
-                                  (m, last_use + 1), evidence="the provider refuses text after a turn's tool calls"))
-        return edits
+        label = lambda use: (str_or_none(use.get("id")), str_or_none(use.get("name")))  # noqa: E731
+        return [*text_after_calls(items, blocks_of=_assistant_blocks, kind_of=_type, call_kind="tool_use",
+                                  reorderable=_REORDERABLE, label=label),
+                *calls_in_user_turns(items, user_blocks=_user_blocks,
+                                     call_of=lambda block: label(block) if _type(block) in _CLIENT_CALLS | _SERVER_CALLS else None)]
 
     def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
-        moved = {edit.at[0] for edit in plan.edits if edit.action is Action.MOVE_TEXT}
-        if moved:  # first: no message or call changes place, so the other edits' places still hold
-            items = [_text_first(message) if m in moved else message for m, message in enumerate(items)]
-            plan = replace(plan, edits=tuple(edit for edit in plan.edits if edit.action is not Action.MOVE_TEXT))
+        items, plan = lay_out(items, plan, content_key="content", kind_of=_type, call_kind="tool_use", as_text=_call_as_text)
         groups = turns(items)
 
         def slot(call: Call) -> Slot:
@@ -346,12 +344,18 @@ class Anthropic(Dialect):
         )
 
 
-def _text_first(message: dict[str, Any]) -> dict[str, Any]:
-    """A copy of the message with the blocks after its last ``tool_use`` moved ahead of its first."""
-    content = message["content"]
-    uses = [b for b, block in enumerate(content) if _type(block) == "tool_use"]
-    first, last = uses[0], uses[-1]
-    return {**message, "content": [*content[:first], *content[last + 1:], *content[first:last + 1]]}
+def _user_blocks(message: Any) -> list[Any] | None:
+    content = message.get("content") if isinstance(message, dict) and message.get("role") == "user" else None
+    return content if isinstance(content, list) else None
+
+
+def _call_as_text(block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "text", "text": call_text(str_or_none(block.get("id")), str_or_none(block.get("name")), block.get("input"))}
+
+
+def _assistant_blocks(message: Any) -> list[Any] | None:
+    content = message.get("content") if isinstance(message, dict) and message.get("role") == "assistant" else None
+    return content if isinstance(content, list) else None
 
 
 _SERVER_ERROR_TYPES = {

@@ -23,6 +23,7 @@ from itertools import pairwise
 from typing import Any, ClassVar
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from threadfix.model import Action, Call, Edit, Loc, Output, RepairPlan, ThreadIndex
 
@@ -30,6 +31,8 @@ from threadfix.model import Action, Call, Edit, Loc, Output, RepairPlan, ThreadI
 REMOVING = frozenset({Action.MOVE_OUTPUT, Action.DROP_ORPHAN, Action.DROP_DUPLICATE})
 CONVERTING = frozenset({Action.CONVERT_ORPHAN, Action.CONVERT_DUPLICATE})
 ANSWERING = frozenset({Action.INSERT_OUTPUT, Action.MOVE_OUTPUT})
+#: edits that mend a turn's layout, laid in before the others (:func:`lay_out`)
+LAYOUT = frozenset({Action.MOVE_TEXT, Action.CONVERT_CALL})
 
 
 class Violation(Struct, frozen=True):
@@ -184,6 +187,85 @@ def answers_by_anchor(plan: RepairPlan, anchor: Callable[[Edit], Any]) -> dict[A
     for edit in sorted((e for e in plan.edits if e.action in ANSWERING), key=lambda e: e.call.at if e.call else (0, 0)):
         grouped[anchor(edit)].append(edit)
     return grouped
+
+
+def text_after_calls(items: Sequence[Any], *, blocks_of: Callable[[Any], list[Any] | None], kind_of: Callable[[Any], Any],
+                     call_kind: str, reorderable: frozenset[Any],
+                     label: Callable[[Any], tuple[str | None, str | None]]) -> list[Edit]:
+    """A ``move_text`` edit for each model message whose text follows its tool calls, which Anthropic refuses
+    (``tool_use`` must end the turn), in a message of text and calls only (``reorderable``): thinking must stay
+    as the model wrote it, so a message with any other block is left for lint. ``blocks_of`` gives a model
+    message's blocks (None for any other message); ``label`` the (id, name) of a call block."""
+    edits: list[Edit] = []
+    for m, message in enumerate(items):
+        content = blocks_of(message)
+        if not content:
+            continue
+        kinds = [kind_of(block) for block in content]
+        if call_kind not in kinds or not set(kinds) <= reorderable:
+            continue
+        last = max(b for b, kind in enumerate(kinds) if kind == call_kind)
+        if last + 1 < len(content):  # (only text can follow)
+            call_id, name = label(content[kinds.index(call_kind)])
+            edits.append(Edit(Action.MOVE_TEXT, call_id, name, (m, last + 1),
+                              evidence="the provider refuses text after a turn's tool calls"))
+    return edits
+
+
+def calls_in_user_turns(items: Sequence[Any], *, user_blocks: Callable[[Any], list[Any] | None],
+                        call_of: Callable[[Any], tuple[str | None, str | None] | None]) -> list[Edit]:
+    """A ``convert_call`` edit for each tool call block in a user message, which the provider refuses (a call is the
+    model's; goose's conversation fix removes such blocks). It is kept as text that says what it was, where it
+    stood, so nothing is lost; a result that answered it then has no call and is kept as text too."""
+    edits: list[Edit] = []
+    for m, message in enumerate(items):
+        for b, block in enumerate(user_blocks(message) or ()):
+            found = call_of(block)
+            if found is not None:
+                edits.append(Edit(Action.CONVERT_CALL, found[0], found[1], (m, b),
+                                  evidence="the provider refuses a tool call in a user message"))
+    return edits
+
+
+def call_text(call_id: str | None, name: str | None, arguments: Any) -> str:
+    """The words a tool call kept as text carries."""
+    import orjson
+
+    try:
+        args = orjson.dumps(arguments).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        args = str(arguments)
+    return (f"[threadfix] A tool call stood here in a user message, where the provider refuses it: "
+            f"{name or 'unknown'} (id {call_id if call_id is not None else '(no id)'}) with {args[:100_000]}")
+
+
+def text_first(content: list[Any], kind_of: Callable[[Any], Any], call_kind: str) -> list[Any]:
+    """``content`` with the blocks after its last call moved ahead of its first (``move_text``)."""
+    calls = [b for b, block in enumerate(content) if kind_of(block) == call_kind]
+    first, last = calls[0], calls[-1]
+    return [*content[:first], *content[last + 1:], *content[first:last + 1]]
+
+
+def lay_out(items: Sequence[Any], plan: RepairPlan, *, content_key: str, kind_of: Callable[[Any], Any],
+            call_kind: str, as_text: Callable[[Any], Any] | None = None) -> tuple[Sequence[Any], RepairPlan]:
+    """Lay in the plan's layout edits first, and give the plan without them: ``move_text`` (the blocks after a
+    message's last call go ahead of its first) and ``convert_call`` (a call block replaced by ``as_text`` of it).
+    No message or call changes place, so the other edits' places still hold."""
+    moved = {edit.at[0] for edit in plan.edits if edit.action is Action.MOVE_TEXT}
+    turned = {edit.at for edit in plan.edits if edit.action is Action.CONVERT_CALL}
+    if not moved and not turned:
+        return items, plan
+
+    def laid(m: int, message: Any) -> Any:
+        if m in moved:
+            message = {**message, content_key: text_first(message[content_key], kind_of, call_kind)}
+        if as_text is not None and any(at[0] == m for at in turned):
+            message = {**message, content_key: [as_text(block) if (m, b) in turned else block
+                                                for b, block in enumerate(message[content_key])]}
+        return message
+
+    items = [laid(m, message) for m, message in enumerate(items)]
+    return items, replace(plan, edits=tuple(edit for edit in plan.edits if edit.action not in LAYOUT))
 
 
 # --------------------------------------------------------------------------- flat family
@@ -361,7 +443,7 @@ def apply_blocks(
     """
     blocks_of = blocks_of or (lambda message: message.get(content_key) if isinstance(message.get(content_key), list) else None)
     removed: dict[int, set[int]] = defaultdict(set)
-    converted: dict[int, list[Any]] = defaultdict(list)
+    converted: dict[int, dict[int, Any]] = defaultdict(dict)
     for edit in plan.edits:
         if edit.output is None:
             continue
@@ -369,7 +451,7 @@ def apply_blocks(
         if edit.action in REMOVING or edit.action in CONVERTING:
             removed[m].add(b)
         if edit.action in CONVERTING:
-            converted[m].append(convert(edit, blocks_of(items[m])[b]))
+            converted[m][b] = convert(edit, blocks_of(items[m])[b])
 
     into: dict[int, list[Any]] = defaultdict(list)
     before: dict[int, list[Any]] = defaultdict(list)
@@ -394,12 +476,22 @@ def apply_blocks(
             continue
         blocks = blocks_of(message) or []
         kept: list[Any] = []
+        #: each converted output with the place it had among the kept blocks, to keep the message's order
+        placed: list[tuple[int, Any]] = []
         for b, block in enumerate(blocks):
-            if b not in removed.get(i, ()):
+            if b in converted.get(i, {}):
+                placed.append((len(kept), converted[i][b]))
+            elif b not in removed.get(i, ()):
                 kept.append(block)
             kept.extend(after_block.get((i, b), ()))
         lead = _leading_run(kept, is_result)
-        kept[lead:lead] = into.get(i, []) + converted.get(i, [])
+        # a converted output inside the leading run of results goes right after it (a result may not follow
+        # it); one after the run stays where it stood, after the text that came before it
+        early = [block for at, block in placed if at <= lead]
+        late = [(at, block) for at, block in placed if at > lead]
+        for at, block in reversed(late):
+            kept.insert(at, block)
+        kept[lead:lead] = into.get(i, []) + early
         if not kept and removed.get(i):
             continue  # the message held only outputs that moved away
         copy = dict(message)

@@ -12,6 +12,12 @@ errors; the other messages are Bedrock's own, verbatim).
 When a move empties a user message, the assistant messages it separated are joined (alternation again).
 A ``toolUse`` of ``type: "server_tool_use"`` is Bedrock's own: answered in the same turn, never invented.
 
+Text after an assistant message's ``toolUse`` blocks is moved ahead of them (``move_text``), as in the
+anthropic dialect: Claude models on Bedrock refuse it ("The model returned the following errors: ...
+`tool_use` blocks must end the assistant turn"), and every other model takes text first; a message with
+``reasoningContent`` is left (reasoning must be replayed as written). A ``toolUse`` in a user message is
+kept as text where it stood (``convert_call``): Bedrock takes ``toolUse`` from the assistant only.
+
 A synthetic result uses the wire's error channel, ``status: "error"``, which requires non-empty
 ``content``. ``status`` is only supported by Amazon Nova and Anthropic Claude models, so a thread whose
 results never carry one gets none; the content is a ``json`` block when the thread's results use them,
@@ -31,10 +37,14 @@ from threadfix.dialects.base import (
     Slot,
     Violation,
     apply_blocks,
+    call_text,
+    calls_in_user_turns,
     join_clashing,
+    lay_out,
     list_under,
     orphan_text,
     str_under,
+    text_after_calls,
 )
 from threadfix.failures import is_threadfix_output
 from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
@@ -133,6 +143,8 @@ class Bedrock(Dialect):
             answers = [_id(tool_result(b)) for b in content[:lead]]
             if lead != sum(tool_result(b) is not None for b in content):
                 return False  # a result after other blocks
+            if uses and _laid_out_badly(message):
+                return False  # see layout_edits
             if role(message) == "assistant":
                 ids = [_id(u) for u in uses]
                 if expected or answers or None in ids or seen.intersection(ids) or len(set(ids)) != len(ids) \
@@ -188,6 +200,13 @@ class Bedrock(Dialect):
     def is_pending(self, index: ThreadIndex, call: Call, items: Sequence[Any]) -> bool:
         return call.server and not any(m > call.at[0] for m in (*index.user_turns, *index.model_turns))
 
+    def layout_edits(self, index: ThreadIndex, items: Sequence[Any]) -> list[Edit]:
+        label = lambda block: (_id(tool_use(block) or {}), str_under(tool_use(block), "name"))  # noqa: E731
+        return [*text_after_calls(items, blocks_of=lambda m: blocks(m) if role(m) == "assistant" else None,
+                                  kind_of=_block_kind, call_kind="toolUse", reorderable=_REORDERABLE, label=label),
+                *calls_in_user_turns(items, user_blocks=lambda m: blocks(m) if role(m) == "user" else None,
+                                     call_of=lambda block: label(block) if tool_use(block) is not None else None)]
+
     def check(self, items: Sequence[Any]) -> list[Violation]:
         violations: list[Violation] = []
         turns = [(m, role(message)) for m, message in enumerate(items) if role(message) != "system"]
@@ -197,6 +216,13 @@ class Bedrock(Dialect):
             if before == now:
                 violations.append(Violation("roles-not-alternating", m, SAY_ALTERNATE))
         for m, message in enumerate(items):
+            kinds = [_block_kind(b) for b in blocks(message)]
+            if role(message) == "assistant" and _text_after_calls(kinds):
+                violations.append(Violation("claude-tool-use-not-last", m, "The model returned the following errors: "
+                                            f"messages.{m}: `tool_use` blocks must end the assistant turn"))
+            if role(message) == "user" and "toolUse" in kinds:
+                violations.append(Violation("tool-use-in-user-message", m, f"messages.{m}.content.{kinds.index('toolUse')}: "
+                                            "toolUse blocks may only appear in assistant messages"))
             if role(message) == "assistant":
                 ids = [_id(u) for b in blocks(message) if (u := tool_use(b)) is not None and not _is_server(u)]
                 duplicates = sorted({str(i) for i in ids if ids.count(i) > 1})
@@ -249,12 +275,34 @@ class Bedrock(Dialect):
                 result["status"] = "error"
             return {"toolResult": result}
 
+        items, plan = lay_out(items, plan, content_key="content", kind_of=_block_kind, call_kind="toolUse",
+                              as_text=lambda block: {"text": call_text(_id(block["toolUse"]), str_under(block["toolUse"], "name"),
+                                                                       block["toolUse"].get("input"))})
         repaired = apply_blocks(
             items, plan, content_key="content", slot=slot, build=build, convert=_convert,
             is_result=lambda block: tool_result(block) is not None,
             new_message=lambda content: {"role": "user", "content": content}, blocks_of=blocks,
         )
         return join_clashing(items, repaired, role_of=role, roles=frozenset({"user", "assistant"}), content_key="content")
+
+
+#: an assistant message of only these blocks can have its text moved ahead of its calls
+_REORDERABLE = frozenset({"text", "toolUse"})
+
+
+def _text_after_calls(kinds: list[str | None]) -> bool:
+    return "toolUse" in kinds and "text" in kinds[len(kinds) - kinds[::-1].index("toolUse"):]
+
+
+def _laid_out_badly(message: Any) -> bool:
+    """Text after an assistant message's calls, or a call in a user message (see ``layout_edits``)."""
+    kinds = [_block_kind(b) for b in blocks(message)]
+    return _text_after_calls(kinds) if role(message) == "assistant" else "toolUse" in kinds
+
+
+def _block_kind(block: Any) -> str | None:
+    """A ContentBlock's member (its one key)."""
+    return next(iter(block), None) if isinstance(block, dict) and len(block) == 1 else None
 
 
 def _convert(edit: Edit, block: Any) -> dict[str, Any]:

@@ -13,6 +13,11 @@ Both spellings are read: the API's camelCase (``functionCall``) and the snake_ca
 in the thread's response role (``user``, or ``function`` where the thread uses it). A call without ``id``
 is named by its place (``#M.P``). When a move empties a content, the model turns it separated are joined,
 since a call turn may not follow a model turn.
+
+Layout: Gemini takes text parts after ``functionCall`` parts in a model turn, and call parts are never
+edited (Gemini 3 replays their ``thoughtSignature``), so there is no ``move_text``. Waiting calls: Google
+ADK marks a long-running call in its own events (``Event.long_running_tool_ids``), which are not part of
+``contents``; a ``contents`` list carries no such mark (``--leave-tool`` names the tool).
 """
 
 from __future__ import annotations

@@ -26,6 +26,19 @@ Legacy ``FunctionMessage`` pairs by name, not id, and is left alone.
 that need the ``ToolMessage``\\ s right after their ``AIMessage`` (OpenAI's block rule), so that is the rule
 repaired to. A synthetic answer is a ``ToolMessage`` with ``status: "error"`` and the payload as its
 JSON-text content; an orphan becomes a ``HumanMessage`` that keeps its text.
+
+**Layout.** An ``AIMessage`` whose ``content`` blocks put text after its ``tool_use`` blocks (what
+langchain-anthropic stores from a stream) is sent to Anthropic in that order, which it refuses (``tool_use``
+must end the turn): the text is moved ahead of the calls (``move_text``), in a message of text and
+``tool_use`` blocks only, as in the anthropic dialect (thinking blocks stay as written). OpenAI Responses
+``function_call`` blocks are not moved: that API takes text after a call. A tool call block in a
+``HumanMessage``'s content (providers take calls from the model only) is kept as text where it stood
+(``convert_call``), and a ``ToolMessage`` that answered it, left without a call, as a ``HumanMessage``.
+
+**Waiting calls.** Nothing in the stored messages marks a call as waiting on a person: a LangGraph
+``interrupt()`` (``HumanInTheLoopMiddleware``) is kept in the checkpoint's pending writes under
+``__interrupt__`` (``langgraph/_internal/_constants.py`` ``INTERRUPT``), not in ``messages``, so the message
+list alone reads as a thread that ends on its calls; ``--leave-tool`` names such tools.
 """
 
 from __future__ import annotations
@@ -36,9 +49,22 @@ from typing import Any
 import orjson
 from msgspec import Struct
 
-from threadfix.dialects.base import Dialect, ToolBlocks, Violation, orphan_text, str_or_none
+from msgspec.structs import replace
+
+from threadfix.dialects.base import (
+    LAYOUT,
+    Dialect,
+    ToolBlocks,
+    Violation,
+    call_text,
+    calls_in_user_turns,
+    orphan_text,
+    str_or_none,
+    text_after_calls,
+    text_first,
+)
 from threadfix.failures import ArgumentsState, is_threadfix_output, read_arguments
-from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
+from threadfix.model import Action, Call, Edit, Output, RepairPlan, ThreadIndex
 
 _KINDS = {"human": "Human", "ai": "AI", "tool": "Tool", "system": "System", "chat": "Chat", "function": "Function"}
 #: ``type`` values langchain-core's ``messages_from_dict`` reads, by the part they play
@@ -230,9 +256,29 @@ class LangChain(Dialect):
                 "Found AIMessages with tool_calls that do not have a corresponding ToolMessage. Here are the first few "
                 f"of those tool calls: {shown}.\n\n{_LANGGRAPH_HELP}", unanswered[0][1].call_id))
         violations.extend(BLOCKS.violations(items))
+        for edit in self.layout_edits(ThreadIndex((), ()), items):
+            if edit.action is Action.MOVE_TEXT:
+                violations.append(Violation("tool-use-not-last", edit.at[0], f"messages.{edit.at[0]}: `tool_use` blocks "
+                                            "must end the assistant turn (Anthropic, through langchain-anthropic)"))
+            else:
+                violations.append(Violation("tool-call-in-human-message", edit.at[0], f"messages.{edit.at[0]}.content."
+                                            f"{edit.at[1]}: a tool call block in a HumanMessage, which providers take "
+                                            "from the model only", edit.call_id))
         return sorted(violations, key=lambda v: v.at)
 
+    def layout_edits(self, index: ThreadIndex, items: Sequence[Any]) -> list[Edit]:
+        return [*text_after_calls(items, blocks_of=_ai_blocks, kind_of=_block_type, call_kind="tool_use",
+                                  reorderable=_REORDERABLE, label=_call_label),
+                *calls_in_user_turns(items, user_blocks=_human_blocks,
+                                     call_of=lambda block: _call_label(block) if _block_type(block) in _CALL_BLOCKS else None)]
+
     def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
+        moved = {edit.at[0] for edit in plan.edits if edit.action is Action.MOVE_TEXT}
+        turned = {edit.at for edit in plan.edits if edit.action is Action.CONVERT_CALL}
+        if moved or turned:  # first: no message changes place, so the other edits' places still hold
+            items = [_text_moved(item) if i in moved else _calls_as_text(item, i, turned) for i, item in enumerate(items)]
+            plan = replace(plan, edits=tuple(edit for edit in plan.edits if edit.action not in LAYOUT))
+
         def build(edit: Edit) -> dict[str, Any]:
             shape = read(items[edit.call.at[0]]).shape
             return _tool_message(shape, edit.call, orjson.dumps(edit.payload).decode())
@@ -242,6 +288,54 @@ class LangChain(Dialect):
             return _human_message(read(item).shape, text)
 
         return BLOCKS.apply(items, plan, build=build, convert=convert)
+
+
+#: an AI message of only these content blocks can have its text moved ahead of its tool_use blocks
+_REORDERABLE = frozenset({"text", "tool_use"})
+
+
+def _block_type(block: Any) -> Any:
+    return block.get("type") if isinstance(block, dict) else None
+
+
+def _ai_blocks(item: Any) -> list[Any] | None:
+    message = read(item)
+    content = message.fields.get("content") if message is not None and message.kind == "ai" else None
+    return content if isinstance(content, list) else None
+
+
+def _human_blocks(item: Any) -> list[Any] | None:
+    message = read(item)
+    content = message.fields.get("content") if message is not None and message.kind == "human" else None
+    return content if isinstance(content, list) else None
+
+
+def _call_label(block: dict[str, Any]) -> tuple[str | None, str | None]:
+    return str_or_none(block.get(_CALL_BLOCKS.get(block.get("type"), "id"))), str_or_none(block.get("name"))
+
+
+def _calls_as_text(item: Any, i: int, turned: set[tuple[int, int]]) -> Any:
+    """``item``, or a copy in its own shape whose call blocks named in ``turned`` are text saying what they were."""
+    if not any(m == i for m, _ in turned):
+        return item
+    content = read(item).fields["content"]
+    return _with_content(item, [{"type": "text", "text": call_text(*_call_label(block), block.get(
+        "input", block.get("args", block.get("arguments"))))} if (i, b) in turned else block
+        for b, block in enumerate(content)])
+
+
+def _text_moved(item: dict[str, Any]) -> dict[str, Any]:
+    """A copy of an AI message, in its own shape, with its content's text moved ahead of its tool_use blocks."""
+    return _with_content(item, text_first(read(item).fields["content"], _block_type, "tool_use"))
+
+
+def _with_content(item: dict[str, Any], content: list[Any]) -> dict[str, Any]:
+    """A copy of a message, in its own shape, with ``content`` as its content."""
+    message = read(item)
+    fields = {**message.fields, "content": content}
+    if message.shape == "constructor":
+        return {**item, "kwargs": fields}
+    return {**item, "data": fields} if message.shape == "wrapped" else fields
 
 
 # The exact keys langchain-core (1.x) writes for these classes, so its loaders read them back unchanged.

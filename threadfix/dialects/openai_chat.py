@@ -3,6 +3,10 @@
 An assistant message with ``tool_calls`` must be followed *immediately* by one ``tool`` message per
 call id, in any order, with nothing in between; a ``tool`` message must answer a call of the assistant
 message its block follows. A synthetic answer goes at the end of that block.
+
+Layout: an assistant message's text is one ``content`` field beside its ``tool_calls``, so there is no
+order for ``move_text`` to mend. Waiting calls: nothing in Chat messages marks one; ``--leave-tool`` names
+tools whose output comes from a person.
 """
 
 from __future__ import annotations

@@ -3,6 +3,13 @@
 Pairing is by ``call_id`` anywhere in the list (not adjacency): every client-executed call needs an
 output item with its ``call_id``, and every output needs its call. A synthetic output goes right after
 its call, and carries no ``id`` (a sent ``id`` must start with ``fc``; see wire-rules).
+
+Layout: the API pairs by ``call_id`` and takes a message item after a call of the same response, so no
+``move_text`` is needed. Waiting calls: openai-agents keeps a run's pending approvals in its ``RunState``
+(``_current_step.interruptions``, read by ``_pending_approval_call_ids`` in
+``agents/run_internal/session_persistence.py``), not in the session's items, so a stored session that
+stopped for an approval reads as one that ends on its calls (``--leave-tool`` names the tool). A hosted
+MCP ``mcp_approval_request`` is the server's, answered by ``mcp_approval_response``, not a client call.
 """
 
 from __future__ import annotations

@@ -14,6 +14,14 @@ the response being repaired (never the clock), and ``pydantic_ai_synthesized_too
 there and before user-facing parts, or into a new request when another response or nothing follows.
 Native (``builtin-tool-*``) parts are answered inside their own response by the provider and are left
 alone, as Pydantic AI leaves them. An orphan becomes a ``user-prompt`` part that keeps its text.
+
+The open calls of the last response wait on a person or another process when nothing after it says the run
+was cut off: that is how a run that ended in ``DeferredToolRequests`` (calls that need approval, or run
+elsewhere) is stored — its response's calls, then at most a request with the results of the calls that did
+run, all ``state: "complete"``. Pydantic AI leaves such a tail alone for the same reason
+(``_repair_interrupted_tail`` in ``pydantic_ai/_agent_graph.py``: "its response's open calls may still receive
+``deferred_tool_results``") and answers it only when the response or a request after it is
+``state: "interrupted"``, or a new user prompt follows; so does threadfix.
 """
 
 from __future__ import annotations
@@ -21,7 +29,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from threadfix.dialects.base import Dialect, Slot, Violation, apply_blocks, orphan_text, str_or_none
+from msgspec.structs import replace
+
+from threadfix.dialects.base import (
+    Dialect,
+    Slot,
+    Violation,
+    apply_blocks,
+    lay_out,
+    orphan_text,
+    str_or_none,
+    text_after_calls,
+)
 from threadfix.failures import MARKER, MARKER_KEY, ArgumentsState, is_threadfix_output, read_arguments
 from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
 
@@ -134,6 +153,8 @@ class PydanticAI(Dialect):
                         status=status,
                         by_threadfix=marked or is_threadfix_output(part.get("content")),
                     ))
+        if models and _deferred_tail(items, models[-1]):
+            calls = [replace(c, waiting=True) if c.at[0] == models[-1] else c for c in calls]
         return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
 
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
@@ -151,6 +172,11 @@ class PydanticAI(Dialect):
                 violations.append(Violation("duplicate-tool-call-id", m,
                                             f"messages[{m}]: tool call ids must be unique: {', '.join(repeated)}",
                                             repeated[0]))
+            kinds = [_part_kind(part) for part in parts(message)]
+            if "tool-call" in kinds and "text" in kinds[max(b for b, k in enumerate(kinds) if k == "tool-call"):]:
+                violations.append(Violation("tool-call-not-last", m,
+                                            f"messages[{m}]: text after a tool call part, which Anthropic refuses: "
+                                            "`tool_use` blocks must end the assistant turn"))
             seen: set[Any] = set()
             for r in next_requests(items, m):
                 checked.add(r)
@@ -178,7 +204,18 @@ class PydanticAI(Dialect):
                 violations.extend(_unexpected(r, str_or_none(part.get("tool_call_id"))) for part in filter(is_result, parts(message)))
         return sorted(violations, key=lambda v: v.at)
 
+    def layout_edits(self, index: ThreadIndex, items: Sequence[Any]) -> list[Edit]:
+        """Text after a response's tool calls (a stream cancelled after a call, then text) is moved ahead of them:
+        Pydantic AI sends a response's parts in order, and Anthropic (directly or on Bedrock) refuses text after
+        ``tool_use`` ("`tool_use` blocks must end the assistant turn"); every other provider takes text first.
+        As in the anthropic dialect, only a response of text and tool-call parts: thinking stays as written."""
+        return text_after_calls(items, blocks_of=_response_parts, kind_of=_part_kind, call_kind="tool-call",
+                                reorderable=_REORDERABLE,
+                                label=lambda part: (str_or_none(part.get("tool_call_id")), str_or_none(part.get("tool_name"))))
+
     def apply(self, items: Sequence[Any], plan: RepairPlan) -> list[Any]:
+        items, plan = lay_out(items, plan, content_key="parts", kind_of=_part_kind, call_kind="tool-call")
+
         def slot(call: Call) -> Slot:
             following = call.at[0] + 1
             if following < len(items) and _kind(items[following]) == "request" and isinstance(items[following].get("parts"), list):
@@ -209,6 +246,28 @@ class PydanticAI(Dialect):
 
         return apply_blocks(items, plan, content_key="parts", slot=slot, build=build, convert=convert,
                             is_result=lambda part: not _is_user_facing(part), new_message=_new_request)
+
+
+#: a response of only these parts can have its text moved ahead of its tool calls
+_REORDERABLE = frozenset({"text", "tool-call"})
+
+
+def _response_parts(message: Any) -> list[Any] | None:
+    return parts(message) if _kind(message) == "response" else None
+
+
+def _deferred_tail(items: Sequence[Any], response: int) -> bool:
+    """Whether the last response's open calls may still be answered by deferred results: neither it nor a request
+    after it is ``state: "interrupted"``, it was not cut off at the token limit (its calls are cut short), and no
+    request after it carries a new user prompt."""
+    if items[response].get("finish_reason") == "length":
+        return False
+    for message in items[response:]:
+        if message.get("state") == "interrupted":
+            return False
+        if message is not items[response] and any(_part_kind(part) == "user-prompt" for part in parts(message)):
+            return False
+    return True
 
 
 def _new_request(new_parts: list[Any]) -> dict[str, Any]:

@@ -272,7 +272,7 @@ def summary_line(summary: LintSummary) -> str:
     if summary.recent:
         line += f"; {summary.recent} thread{_s(summary.recent)} changed under --min-age ago, open calls not reported"
     if summary.waiting:
-        line += (f"; {summary.waiting} thread{_s(summary.waiting)} waiting on a tool left to others (--leave-tool), "
+        line += (f"; {summary.waiting} thread{_s(summary.waiting)} waiting on a person or another process (--leave-tool, --answer-waiting), "
                  "open calls not reported")
     if summary.fixable:
         line += f"; {summary.fixable} fixable with `threadfix repair`"

@@ -10,6 +10,7 @@ import orjson
 from threadfix.batch import Problem, RunResult, ThreadOutcome
 from threadfix.model import Edit, Loc, Skip
 from threadfix.render.diff import unified_diff
+from threadfix.repair import id_label, refusal_reason
 from threadfix.render.safe import terminal_safe
 
 _VERBS = {
@@ -20,6 +21,7 @@ _VERBS = {
     "convert_duplicate": "keep as message: extra output of",
     "drop_duplicate": "drop threadfix output (a real one exists) of",
     "move_text": "move text ahead of call",
+    "convert_call": "keep as message: call in a user message,",
 }
 
 
@@ -65,6 +67,8 @@ class RepairPrinter:
             return
         if outcome.status == "left_alone":  # an input error: one line on stderr, whatever the format
             self.on_problem(outcome.address, outcome.message or "left alone")
+        if self.quiet and outcome.plan.skips:  # stdout carries the document: the refusal is said on stderr
+            self.on_problem(outcome.address, refusal_reason(outcome.plan))
         if outcome.status in ("healthy", "not_written") or self.quiet or (outcome.status == "left_alone" and self.fmt != "json"):
             return
         if self.fmt == "json":
@@ -78,11 +82,12 @@ class RepairPrinter:
         address = outcome.address
         if outcome.status in ("recent", "waiting"):
             self.out.write(f"{terminal_safe(address, 300)}: skipped: {terminal_safe(outcome.message or '', 300)}\n")
-            return
-        for edit in outcome.plan.edits:
-            self.out.write(edit_line(address, edit) + "\n")
+        else:
+            for edit in outcome.plan.edits:
+                self.out.write(edit_line(address, edit) + "\n")
+        # a refused call is said whatever else happened to its thread (it counts in the summary and exit code)
         for skip in outcome.plan.skips:
-            call = terminal_safe(skip.call_id or "(no id)", 80)
+            call = terminal_safe(id_label(skip.call_id), 80)
             self.out.write(f"{terminal_safe(address, 300)}#{item_label(skip.at)}: not repaired {call}: {skip.reason}\n")
 
     def _json(self, outcome: ThreadOutcome) -> None:
@@ -116,7 +121,7 @@ class RepairPrinter:
         if result.recent:
             parts.append(f"{result.recent} skipped as recent (--min-age)")
         if result.waiting:
-            parts.append(f"{result.waiting} waiting on a tool left to others (--leave-tool)")
+            parts.append(f"{result.waiting} waiting on a person or another process (--leave-tool, --answer-waiting)")
         if result.left_alone:
             parts.append(f"{result.left_alone} left alone")
         if result.skipped_calls:

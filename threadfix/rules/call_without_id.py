@@ -15,7 +15,7 @@ class CallWithoutId(Rule):
     """A tool call with no id.
 
     ## What it does
-    Finds calls whose id is missing or not a string.
+    Finds calls whose id is missing, not a string, or blank (``""``: no provider takes an empty id).
 
     ## Why is this bad?
     An output names its call by id; a call without one can never be answered, and every provider
@@ -42,7 +42,8 @@ class CallWithoutId(Rule):
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         for _, call in skips(ctx, SkipKind.NO_ID):
-            yield self.finding(ctx, f"call to {label(call.name, 'unknown tool')} has no id; no output can be paired with it",
+            what = "has no id" if call.call_id is None else "has a blank id"
+            yield self.finding(ctx, f"call to {label(call.name, 'unknown tool')} {what}; no output can be paired with it",
                                at=call.at, tool=call.name)
 
 

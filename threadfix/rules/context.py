@@ -18,7 +18,7 @@ from threadfix.batch import MALFORMED, not_in_format
 from threadfix.dialects import Dialect, Violation
 from threadfix.failures import Arguments, read_arguments
 from threadfix.model import Address, Call, Output, RepairPlan, Severity, Thread, ThreadIndex
-from threadfix.repair import plan_repair, waiting_on
+from threadfix.repair import RepairOptions, plan_repair, waiting_on
 
 if TYPE_CHECKING:
     from threadfix.failures.classifier import Classification
@@ -43,6 +43,8 @@ class LintOptions(Struct, frozen=True):
     #: tool name patterns whose outputs come from a person or another process: a thread with an open call to
     #: one of them is waiting, its open calls pending (see :func:`threadfix.repair.waiting_on`)
     leave_tools: tuple[str, ...] = ()
+    #: the calls a format marks as waiting are stuck even at the end of their thread (``--answer-waiting``)
+    answer_waiting: bool = False
     #: an output larger than this many bytes is oversized
     oversized_bytes: int = DEFAULT_OVERSIZED_BYTES
     #: a dangling call followed by at least this many user turns makes the thread stuck
@@ -113,7 +115,10 @@ class Context:
         Like repair, a thread the dialect's quick check finds healthy is not planned at all.
         """
         assert self.dialect is not None
-        return RepairPlan() if self.healthy else self._dialect_call(plan_repair, self.index, self.dialect, self.items)
+        if self.healthy:
+            return RepairPlan()
+        return self._dialect_call(plan_repair, self.index, self.dialect, self.items,
+                                  RepairOptions(answer_waiting=self.options.answer_waiting))
 
     @cached_property
     def violations(self) -> list[Violation]:

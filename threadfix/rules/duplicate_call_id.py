@@ -12,15 +12,18 @@ if TYPE_CHECKING:
 
 
 class DuplicateCallId(Rule):
-    """Two or more calls with the same id.
+    """Two or more calls with the same id in one turn.
 
     ## What it does
-    Finds calls that share their id with another call in the thread.
+    Finds calls that share their id with another call of the same turn (one message, or calls with
+    nothing between them that answers a call or comes from the user).
 
     ## Why is this bad?
-    An output names its call by id, so calls that share one cannot be told apart: an output may
-    answer either, and the provider pairs it with whichever it meets first (Anthropic refuses
-    outright: "tool_use ids must be unique"). Merging or guessing would run the wrong call's answer.
+    An output names its call by id, so calls of one turn that share one cannot be told apart: an
+    output may answer either (Anthropic refuses outright: "tool_use ids must be unique"; Bedrock:
+    "The toolUse blocks ... contain duplicate Ids"). Merging or guessing would run the wrong call's
+    answer. Ids reused across turns are fine: order pairs them (an output answers the most recent call
+    with its id), so they are not reported here.
 
     ## Example
     ```json
@@ -32,7 +35,7 @@ class DuplicateCallId(Rule):
     Keep the ids the provider generated; an app that invents ids must make them unique per thread.
 
     ## Fix
-    None. `threadfix repair` refuses such calls whole and reports them; fix the ids by hand.
+    None. `threadfix repair` refuses such calls whole, reports them and exits 1; fix the ids by hand.
     """
 
     code = "TF005"

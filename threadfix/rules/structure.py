@@ -49,7 +49,7 @@ def edits(ctx: Context, *actions: Action) -> Iterator[Edit]:
 def skip_kind(ctx: Context, skip: Skip) -> tuple[SkipKind, Call]:
     """Why the planner left a call alone, read from the call itself (a Skip carries only prose)."""
     call = next(c for c in ctx.index.calls if c.at == skip.at and c.call_id == skip.call_id and c.name == skip.tool)
-    if call.call_id is None:
+    if call.call_id is None or not call.call_id.strip():
         return SkipKind.NO_ID, call
     if len(ctx.calls_by_id[call.call_id]) > 1:
         return SkipKind.SHARED_ID, call
@@ -83,8 +83,8 @@ def reported_dangling(ctx: Context) -> list[Dangling]:
 
 
 def laid_out_anew(ctx: Context, message: int) -> bool:
-    """Repair moves blocks within this message to mend its layout (text after a turn's tool calls)."""
-    return any(edit.action is Action.MOVE_TEXT and edit.at[0] == message for edit in ctx.plan.edits)
+    """Repair mends this message's layout (text after a turn's tool calls, a call in a user message)."""
+    return any(edit.action in (Action.MOVE_TEXT, Action.CONVERT_CALL) and edit.at[0] == message for edit in ctx.plan.edits)
 
 
 def covers(ctx: Context, violation: Violation) -> bool:
