@@ -22,6 +22,7 @@ from threadfix.model import Address, Thread
 from threadfix.stores import settle
 from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter, remove_stale_temps
 from threadfix.stores.base import ReadProblem, Settled, Store, StoreWriter
+from threadfix.stores.records import Container, Session, read_session, session_container
 
 if TYPE_CHECKING:
     from threadfix.parallel import RangeNumbering
@@ -141,6 +142,8 @@ class FileStore(Store):
         self.item_lines: list[tuple[int, bytes, Any]] | None = None
         #: read only this byte range of a JSONL file of threads: (start, end, how its lines are numbered)
         self.byte_range: tuple[int, int, RangeNumbering] | None = None
+        #: set once the file is read as a coding agent's session (:mod:`.records`)
+        self.session: Session | None = None
 
     # ------------------------------------------------------------------ reading
 
@@ -176,6 +179,11 @@ class FileStore(Store):
             if _binary(handle.peek(BINARY_SNIFF_BYTES)):
                 yield ReadProblem(self.display, BINARY_MESSAGE)
                 return
+            container = None if self.byte_range is not None else session_container(handle.peek(READ_BUFFER),
+                                                                                   self.path.suffix)
+            if container is not None:  # a coding agent's session: its container rebuilds the thread
+                yield from self._read_session(container, handle, st.st_size)
+                return
             if self.jsonl and self.byte_range is not None:
                 start, end, numbering = self.byte_range
                 yield from self._read_range(handle, start, end, numbering,
@@ -189,6 +197,18 @@ class FileStore(Store):
                                       "limit for one document (raise --max-doc-mb)")
                     return
                 yield from self._read_document(handle.read())
+
+    def _read_session(self, container: Container, handle: Any, size: int) -> Iterator[Thread | ReadProblem]:
+        if size > self.max_doc_bytes:
+            yield ReadProblem(self.display, f"is {size // 2**20} MiB, over the {self.max_doc_bytes // 2**20} MiB "
+                              "limit for one session (raise --max-doc-mb)")
+            return
+        session = read_session(container, handle.read(), self.display, self.mtime)
+        if isinstance(session, ReadProblem):
+            yield session
+            return
+        self.session = session
+        yield session.thread
 
     def _read_bytes(self, data: bytes, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
         if _binary(data):
@@ -318,6 +338,8 @@ class FileStore(Store):
     # ------------------------------------------------------------------ writing
 
     def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
+        if self.session is not None and thread is self.session.thread:
+            return self.session.encode(new_items)
         if self.item_lines is not None and thread.container is None and thread.address.line is None and self.jsonl:
             return self._encode_item_lines(new_items)
         return encode_document(thread, new_items)
