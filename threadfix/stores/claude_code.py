@@ -26,7 +26,7 @@ from typing import Any
 from threadfix import dialects
 from threadfix.dialects.base import text_of
 from threadfix.errors import UnrewritableError
-from threadfix.stores.base import ReadProblem
+from threadfix.stores.base import ReadProblem, parse_time
 from threadfix.stores.records import (
     Line,
     Rewrite,
@@ -125,12 +125,13 @@ class ClaudeSession:
         return (self.lines[i].value.get("isSidechain") is True) == self.sidechain
 
     def _chain(self, candidates: list[int]) -> list[int]:
-        """The records ``--resume`` walks: from the newest back to a record whose parent is null or absent."""
+        """The records ``--resume`` walks: from the newest (by its timestamp, the later line on a tie) back to a
+        record whose parent is null or absent."""
         if not candidates:
             return []
         chain: list[int] = []
         seen: set[int] = set()
-        at: int | None = candidates[-1]
+        at: int | None = max(candidates, key=lambda i: (_moment(self.lines[i].value), i))
         while at is not None and at not in seen:
             seen.add(at)
             chain.append(at)
@@ -288,6 +289,11 @@ class ClaudeSession:
         return value
 
 
+def _moment(value: dict[str, Any]) -> float:
+    moment = parse_time(value.get("timestamp"))
+    return float("-inf") if moment is None else moment
+
+
 def _version(text: Any) -> tuple[int, ...]:
     try:
         return tuple(int(part) for part in str(text).split(".")[:2])
@@ -304,13 +310,17 @@ class _RecordPlan:
         self.lines = session.lines
         self.successor: dict[int | str, int | str] = dict(zip(session.chain, session.chain[1:]))
         self.changed: dict[int, dict[str, Any]] = {}
-        self.new: dict[str, int] = {}  # new record's uuid -> the line it is written after
+        #: new records by uuid, with the line each is written after (in this order)
+        self.new: dict[str, tuple[int, dict[str, Any]]] = {}
         self.rewrite = Rewrite(session.data, session.lines)
         self.style = file_style(self.lines, lambda v: v.get("type") in MESSAGE_TYPES)
         self.template = session.template()
 
-    def change(self, i: int, **fields: Any) -> None:
-        self.changed.setdefault(i, {}).update(fields)
+    def change(self, i: int | str, **fields: Any) -> None:
+        if isinstance(i, str):
+            self.new[i][1].update(fields)
+        else:
+            self.changed.setdefault(i, {}).update(fields)
 
     def uuid(self, at: int | str) -> str:
         return at if isinstance(at, str) else self.lines[at].value["uuid"]
@@ -325,13 +335,24 @@ class _RecordPlan:
             self.successor[record] = after
         self.successor[at] = record
 
-    def link(self, i: int, anchor: int | str | None) -> int:
-        """Re-link the off-chain record ``i`` after ``anchor``."""
+    def link(self, i: int, anchor: int | str | None) -> int | str:
+        """Re-link the off-chain record ``i`` after ``anchor``; when ``anchor`` is a result that ends the chain,
+        just before it instead, so that the newest record stays the end of the chain."""
         if anchor is None:
             raise UnrewritableError("left alone: a result off the chain has no place on it", self.session.display)
+        before = self.predecessor(anchor)
+        if self.successor.get(anchor) is None and before is not None and (
+                isinstance(anchor, str) or _result_ids(self.lines[anchor].value)):
+            self.change(i, parentUuid=self.uuid(before))
+            self.change(anchor, parentUuid=self.uuid(i))
+            self.successor[before], self.successor[i] = i, anchor
+            return anchor
         self.change(i, parentUuid=self.uuid(anchor))
         self._follow(anchor, i)
         return i
+
+    def predecessor(self, at: int | str) -> int | str | None:
+        return next((a for a, b in self.successor.items() if b == at), None)
 
     def insert(self, block: dict[str, Any], anchor: int | str | None) -> str:
         """A new user record holding the result ``block``, after ``anchor``."""
@@ -345,18 +366,20 @@ class _RecordPlan:
         new_uuid = record_id(str(template.get("sessionId")), call_id)
         fields: dict[str, Any] = {
             "parentUuid": self.uuid(anchor), "type": "user", "message": {"role": "user", "content": [block]},
-            "uuid": new_uuid, "timestamp": call.get("timestamp", template.get("timestamp")),
+            # the time of the record it follows: the chain's times stay in order and its newest record its end
+            "uuid": new_uuid, "timestamp": self.timestamp(anchor),
             "toolUseResult": f"Error: {text_of(block.get('content'))}",
             "sourceToolAssistantUUID": call.get("uuid"),
         }
         optional = {"toolUseResult", "sourceToolAssistantUUID"}  # carried as the file's results carry them
         record = {key: fields.get(key, template.get(key)) for key in CONTEXT_FIELDS
                   if key in template or (key in fields and key not in optional)}
-        line = anchor if isinstance(anchor, int) else self.new[anchor]
-        self.rewrite.insert_after(line, dump(record, self.style, where))
-        self.new[new_uuid] = line
+        self.new[new_uuid] = (anchor if isinstance(anchor, int) else self.new[anchor][0], record)
         self._follow(anchor, new_uuid)
         return new_uuid
+
+    def timestamp(self, at: int | str) -> Any:
+        return self.new[at][1].get("timestamp") if isinstance(at, str) else self.lines[at].value.get("timestamp")
 
     def bytes(self) -> bytes:
         where = self.session.display
@@ -366,6 +389,8 @@ class _RecordPlan:
                 self.rewrite.replace(i, set_string_field(line, "parentUuid", fields["parentUuid"], where))
             else:
                 self.rewrite.replace(i, rewrite_record(line, {**line.value, **fields}, where))
+        for line, record in self.new.values():
+            self.rewrite.insert_after(line, dump(record, self.style, where))
         return self.rewrite.bytes()
 
 

@@ -126,6 +126,7 @@ class CodexSession:
             replaced = pending[at] if at < len(pending) else None
             if replaced is not None and id(replaced) not in present and not _is_output(item):
                 at += 1
+                present.add(id(replaced))  # (converted, not dropped)
                 self._replace(replaced, item, rewrite)
                 anchor = self.origin[id(replaced)][0] if anchor is None else max(anchor, self.origin[id(replaced)][0])
                 continue
