@@ -18,7 +18,7 @@ NOW = 1_900_000_000.0
 
 #: the pairing refusals (what makes a session stuck); a fixture that has none of them is accepted
 PAIRING = {"tool-use-without-result", "unexpected-tool-result", "multiple-tool-results", "tool-result-not-leading",
-           "missing-output", "orphan-output"}
+           "missing-output", "orphan-output", "response-count", "response-turn-misplaced"}
 
 
 def uid(n: int) -> str:

@@ -29,9 +29,10 @@ def copied(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[Path, b
     folder = tmp_path_factory.mktemp("real") / "sessions"
     shutil.copytree(REAL / "claude-code", folder / "claude-code")
     shutil.copytree(REAL / "codex", folder / "codex")
+    shutil.copytree(REAL / "gemini-cli", folder / "gemini-cli")
     for path in folder.rglob("*"):
         path.chmod(path.stat().st_mode | stat.S_IWUSR)
-    files = sorted(folder.rglob("*.jsonl"))
+    files = sorted(p for p in folder.rglob("*") if p.suffix in (".json", ".jsonl"))
     before = {path: path.read_bytes() for path in files}
     stuck = {path: bool(violations(path)) for path in files}
     run = repair(folder, journal_dir=folder.parent / "journal")
@@ -53,7 +54,7 @@ def test_stuck_sessions_resume_answered_with_every_line_kept(copied) -> None:
             continue
         assert after != before[path]
         assert violations(path) == [], path.name
-        if path.suffix == ".jsonl" and "rollout" not in path.name:
+        if path.parent.name != "codex":
             assert_nothing_lost(before[path], after)
             # nothing invented where the real result exists: the same count of results, re-linked
             assert after.count(b'"tool_result"') == before[path].count(b'"tool_result"'), path.name
@@ -72,7 +73,8 @@ def test_a_second_run_changes_nothing_and_undo_restores_every_byte(copied) -> No
 
 def test_every_real_version_is_read_as_its_app(copied) -> None:
     folder, _, _ = copied
-    for path in sorted(folder.rglob("*.jsonl")):
+    dialect = {"codex": "openai-responses", "gemini-cli": "gemini"}
+    for path in sorted(p for p in folder.rglob("*") if p.suffix in (".json", ".jsonl")):
         thread = session_of(path).thread
-        assert thread.dialect == ("openai-responses" if path.parent.name == "codex" else "anthropic")
+        assert thread.dialect == dialect.get(path.parent.name, "anthropic")
         assert thread.items, path.name

@@ -23,7 +23,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from threadfix import dialects
 from threadfix.dialects.base import text_of
 from threadfix.errors import UnrewritableError
 from threadfix.stores.base import ReadProblem, parse_time
@@ -33,6 +32,7 @@ from threadfix.stores.records import (
     dump,
     file_style,
     latest_time,
+    parsed_lines,
     record_id,
     rewrite_record,
     session_thread,
@@ -403,9 +403,8 @@ def _is_result(block: Any) -> bool:
     return isinstance(block, dict) and block.get("type") == "tool_result"
 
 
-def read(data: bytes, lines: list[Line], display: str, mtime: float | None) -> ClaudeSession | ReadProblem:
-    session = ClaudeSession(data, lines, display, mtime)
-    if not session.messages:
-        return ReadProblem(display, "a Claude Code transcript with no messages on its chain; nothing to read")
-    dialects.get(DIALECT)  # (the dialect it is read in is known; loaded once here, not sniffed)
-    return session
+def read(data: bytes, display: str, mtime: float | None) -> ClaudeSession | ReadProblem:
+    lines = parsed_lines(data, display)
+    if isinstance(lines, ReadProblem):
+        return lines
+    return ClaudeSession(data, lines, display, mtime)  # (one of only summaries or snapshots: no messages, healthy)

@@ -22,7 +22,7 @@ from typing import Any
 from threadfix.dialects.openai_responses import OUTPUT_TYPES
 from threadfix.errors import UnrewritableError
 from threadfix.stores.base import ReadProblem, parse_time
-from threadfix.stores.records import Line, Rewrite, dump, file_style, rewrite_record, session_thread
+from threadfix.stores.records import Line, Rewrite, dump, file_style, parsed_lines, rewrite_record, session_thread
 
 name = "codex"
 DIALECT = "openai-responses"
@@ -168,5 +168,8 @@ def _is_output(item: Any) -> bool:
     return isinstance(item, dict) and item.get("type") in OUTPUT_TYPES
 
 
-def read(data: bytes, lines: list[Line], display: str, mtime: float | None) -> CodexSession | ReadProblem:
+def read(data: bytes, display: str, mtime: float | None) -> CodexSession | ReadProblem:
+    lines = parsed_lines(data, display)
+    if isinstance(lines, ReadProblem):
+        return lines
     return CodexSession(data, lines, display, mtime)

@@ -70,14 +70,14 @@ class Container(Protocol):
 
     def recognise(self, values: Sequence[Any], suffix: str) -> bool: ...
 
-    def read(self, data: bytes, lines: list[Line], display: str, mtime: float | None) -> Session | ReadProblem: ...
+    def read(self, data: bytes, display: str, mtime: float | None) -> Session | ReadProblem: ...
 
 
 def containers() -> tuple[Container, ...]:
     """The app modules in the order they are tried (Claude Code, the most used, first)."""
-    from threadfix.stores import claude_code, codex_rollout
+    from threadfix.stores import claude_code, codex_rollout, gemini_cli
 
-    return (claude_code, codex_rollout)  # type: ignore[return-value]
+    return (claude_code, codex_rollout, gemini_cli)  # type: ignore[return-value]
 
 
 def split_lines(data: bytes) -> list[Line]:
@@ -141,12 +141,15 @@ def session_container(head: bytes, suffix: str) -> Container | None:
 
 
 def read_session(container: Container, data: bytes, display: str, mtime: float | None) -> Session | ReadProblem:
-    """A session file read by its container; a line that is not JSON leaves it alone, said."""
+    """A session file read by its container."""
+    return container.read(data, display, mtime)
+
+
+def parsed_lines(data: bytes, display: str) -> list[Line] | ReadProblem:
+    """A JSONL session's lines, parsed; a line that is not JSON leaves the session alone, said."""
     lines = split_lines(data)
     problem = parse_lines(lines, display)
-    if problem is not None:
-        return problem
-    return container.read(data, lines, display, mtime)
+    return lines if problem is None else problem
 
 
 def record_id(*parts: str) -> str:
