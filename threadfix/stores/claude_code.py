@@ -107,10 +107,9 @@ class ClaudeSession:
                 children[value.get("parentUuid")].append(i)
         messages = [i for i in records if lines[i].value.get("type") in MESSAGE_TYPES]
         self.sidechain = bool(messages) and all(lines[i].value.get("isSidechain") is True for i in messages)
-        self.chain = self._chain([i for i in records if self._ours(i) and lines[i].value.get("type") != "progress"
-                                  and isinstance(lines[i].value.get("uuid"), str)])
-        on_chain = set(self.chain)
         self.children = children
+        self.chain = self._chain(self._leaves(records))
+        on_chain = set(self.chain)
         self.messages: list[dict[str, Any]] = []
         #: id(block) -> (message, line index, block index or None for a string content)
         self.origin: dict[int, tuple[int, int, int | None]] = {}
@@ -124,9 +123,26 @@ class ClaudeSession:
     def _ours(self, i: int) -> bool:
         return (self.lines[i].value.get("isSidechain") is True) == self.sidechain
 
+    def _leaves(self, records: list[int]) -> list[int]:
+        """The ends of the conversations in the file: records of ours that no record names as its parent (a
+        record followed only by progress records is an end too: progress is not conversation)."""
+        ends: list[int] = []
+        for i in records:
+            value = self.lines[i].value
+            if not isinstance(value.get("uuid"), str) or not self._ours(i) or self.children.get(value["uuid"]):
+                continue
+            while value.get("type") == "progress":
+                i = self.by_uuid.get(value.get("parentUuid"), -1)
+                if i < 0:
+                    break
+                value = self.lines[i].value
+            if i >= 0 and value.get("type") != "progress":
+                ends.append(i)
+        return ends
+
     def _chain(self, candidates: list[int]) -> list[int]:
-        """The records ``--resume`` walks: from the newest (by its timestamp, the later line on a tie) back to a
-        record whose parent is null or absent."""
+        """The records ``--resume`` walks: from the newest end (by its timestamp, the later line on a tie) back to
+        a record whose parent is null or absent."""
         if not candidates:
             return []
         chain: list[int] = []
