@@ -236,3 +236,21 @@ def test_the_chain_ends_on_a_record_no_other_follows_even_when_an_earlier_one_is
     end = t.user("<local-command-stdout>(no content)</local-command-stdout>")
     path = t.write(tmp_path / "s.jsonl")
     assert chain_uuids(path)[-1] == end
+
+
+def test_a_file_of_only_a_summary_is_a_transcript_with_no_messages(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"type":"summary","summary":"Parser work","leafUuid":"00000000-0000-4000-8000-000000000001"}\n')
+    assert session_of(path).thread.items == []
+    run = repair(path)
+    assert run.result.threads == 1 and run.result.changed == 0 and run.result.problems == []
+
+
+def test_a_call_to_a_tool_left_to_others_waits(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("ship it")
+    t.call("toolu_ask", "msg_1", name="AskUserQuestion")
+    path = t.write(tmp_path / "s.jsonl")
+    before = path.read_bytes()
+    run = repair(path, leave_tools=("AskUser*",))
+    assert run.result.waiting == 1 and run.result.changed == 0 and path.read_bytes() == before

@@ -97,3 +97,26 @@ def test_a_healthy_rollout_is_left_byte_identical(tmp_path: Path) -> None:
     before = path.read_bytes()
     assert violations(path) == []
     assert repair(path).result.changed == 0 and path.read_bytes() == before
+
+
+def test_an_old_compaction_keeps_the_user_messages_and_the_summary(tmp_path: Path) -> None:
+    """Before replacement_history, a compacted record left the user messages so far and the summary."""
+    compacted = {"record": "compacted", "payload": {"message": "we listed the files"}}
+    path = rollout(tmp_path / "rollout-f.jsonl", [user("list"), call("call_1"), output("call_1"), compacted,
+                                                  output("call_1", "late")])
+    items = session_of(path).thread.items
+    assert [i["type"] for i in items] == ["message", "message", "function_call_output"]
+    assert items[1]["content"][0]["text"] == "we listed the files"
+    assert violations(path)
+    repair(path)
+    assert violations(path) == []
+
+
+def test_a_repair_the_records_cannot_hold_is_left_alone_and_said(tmp_path: Path) -> None:
+    """An output written before its call would have to move; a rollout's lines stay where they are, so the file is
+    left as it is, reported, rather than written unrepaired and counted repaired."""
+    path = rollout(tmp_path / "rollout-g.jsonl", [user("go"), output("call_1"), call("call_1")])
+    before = path.read_bytes()
+    run = repair(path)
+    assert run.result.changed == 0 and run.result.left_alone == 1
+    assert path.read_bytes() == before

@@ -50,7 +50,8 @@ CONTEXT_FIELDS = ("parentUuid", "isSidechain", "userType", "cwd", "sessionId", "
 
 
 def recognise(values: Sequence[Any], suffix: str) -> bool:
-    """Records with ``type`` and ``uuid``/``parentUuid``/``sessionId`` envelopes (or the leading ``summary``)."""
+    """Records with ``type`` and ``uuid``/``parentUuid`` envelopes, after any of Claude Code's other records (a
+    file of only a ``summary`` or snapshots is a transcript too: one with no messages)."""
     if suffix != ".jsonl":
         return False
     for value in values:
@@ -61,7 +62,8 @@ def recognise(values: Sequence[Any], suffix: str) -> bool:
             return True
         if kind not in OTHER_TYPES:
             return False
-    return False
+    return any(v.get("type") == "summary" and "leafUuid" in v or v.get("type") == "file-history-snapshot"
+               and "messageId" in v for v in values)
 
 
 class _Tag(str):

@@ -114,13 +114,10 @@ class CodexSession:
         anchor: int | None = None  # the line new records go after
         for item in new_items:
             origin = self.origin.get(id(item))
-            if origin is not None and id(item) not in self.synthetic:
+            if origin is not None:  # an original (or the summary of an old compaction, on its record's line)
                 while at < len(pending) and pending[at] is not item:
                     at += 1
                 at += 1
-                anchor = origin[0] if anchor is None else max(anchor, origin[0])
-                continue
-            if origin is not None:  # the summary of an old compaction: its line
                 anchor = origin[0] if anchor is None else max(anchor, origin[0])
                 continue
             replaced = pending[at] if at < len(pending) else None

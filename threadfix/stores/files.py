@@ -22,7 +22,7 @@ from threadfix.model import Address, Thread
 from threadfix.stores import settle
 from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter, remove_stale_temps
 from threadfix.stores.base import ReadProblem, Settled, Store, StoreWriter
-from threadfix.stores.records import Container, Session, read_session, session_container
+from threadfix.stores.records import Container, Session, encode_session, read_session, session_container
 
 if TYPE_CHECKING:
     from threadfix.parallel import RangeNumbering
@@ -144,6 +144,7 @@ class FileStore(Store):
         self.byte_range: tuple[int, int, RangeNumbering] | None = None
         #: set once the file is read as a coding agent's session (:mod:`.records`)
         self.session: Session | None = None
+        self.session_container: Container | None = None
 
     # ------------------------------------------------------------------ reading
 
@@ -207,7 +208,7 @@ class FileStore(Store):
         if isinstance(session, ReadProblem):
             yield session
             return
-        self.session = session
+        self.session, self.session_container = session, container
         yield session.thread
 
     def _read_bytes(self, data: bytes, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
@@ -339,7 +340,7 @@ class FileStore(Store):
 
     def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
         if self.session is not None and thread is self.session.thread:
-            return self.session.encode(new_items)
+            return encode_session(self.session_container, self.session, new_items)
         if self.item_lines is not None and thread.container is None and thread.address.line is None and self.jsonl:
             return self._encode_item_lines(new_items)
         return encode_document(thread, new_items)

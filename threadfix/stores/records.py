@@ -145,6 +145,28 @@ def read_session(container: Container, data: bytes, display: str, mtime: float |
     return container.read(data, display, mtime)
 
 
+def encode_session(container: Container, session: Session, new_items: list[Any]) -> bytes:
+    """The session file's bytes once its thread's items are ``new_items``, proven by reading them back: the
+    conversation the app rebuilds from the new bytes must hold no refusal that ``new_items`` does not (a repair the
+    records cannot express is left alone, said, never written half-done)."""
+    data = session.encode(new_items)
+    thread = session.thread
+    if data == thread.raw:
+        raise UnrewritableError("left alone: its records cannot hold this repair", str(thread.address))
+    again = container.read(data, str(thread.address), thread.mtime)
+    if isinstance(again, ReadProblem):
+        raise UnrewritableError(f"left alone: the repaired file would not read back ({again.message})", again.where)
+    from threadfix import dialects
+
+    dialect = dialects.get(thread.dialect or "")
+    wanted = {(v.rule, v.call_id) for v in dialect.check(new_items)}
+    extra = [v for v in dialect.check(again.thread.items) if (v.rule, v.call_id) not in wanted]
+    if extra:
+        raise UnrewritableError(f"left alone: its records cannot hold this repair ({extra[0].message[:200]})",
+                                str(thread.address))
+    return data
+
+
 def parsed_lines(data: bytes, display: str) -> list[Line] | ReadProblem:
     """A JSONL session's lines, parsed; a line that is not JSON leaves the session alone, said."""
     lines = split_lines(data)
