@@ -34,14 +34,15 @@ def transcripts(draw) -> tuple[Transcript, int]:
             calls += 1
             pieces.append((t.call(f"toolu_{calls}", message_id), f"toolu_{calls}", fate))
         written = False
+        side = [(piece, call_id) for piece, call_id, fate in pieces[:-1] if fate == "own_piece"]
+        for piece, call_id in side:  # written first, as 2.1 writes them (then the result that stays on the chain)
+            last = t.last
+            t.result(call_id, parent=piece, source=piece)
+            t.last = last  # (the chain goes on from the batch, not from this branch)
         for piece, call_id, fate in pieces:
             if fate == "missing":
                 missing += 1
-            elif fate == "own_piece" and piece != pieces[-1][0]:
-                last = t.last
-                t.result(call_id, parent=piece, source=piece)
-                t.last = last  # (the chain goes on from the batch, not from this branch)
-            else:
+            elif (piece, call_id) not in side:
                 t.result(call_id, source=piece)
                 written = True
             if draw(st.booleans()):

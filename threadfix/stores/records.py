@@ -140,9 +140,17 @@ def session_container(head: bytes, suffix: str) -> Container | None:
     return None
 
 
+#: what a container raises on records that break the app's shape (the file is untrusted JSON)
+MALFORMED = (TypeError, AttributeError, KeyError, ValueError, IndexError, RecursionError)
+
+
 def read_session(container: Container, data: bytes, display: str, mtime: float | None) -> Session | ReadProblem:
-    """A session file read by its container."""
-    return container.read(data, display, mtime)
+    """A session file read by its container; records that break the app's shape leave it alone, said."""
+    try:
+        return container.read(data, display, mtime)
+    except MALFORMED as exc:
+        return ReadProblem(display, f"its records do not follow the {container.name} session format "
+                           f"({type(exc).__name__}); left alone")
 
 
 def encode_session(container: Container, session: Session, new_items: list[Any]) -> bytes:
