@@ -25,7 +25,7 @@ from typing import Any
 
 from threadfix.dialects.base import text_of
 from threadfix.errors import UnrewritableError
-from threadfix.stores.base import ReadProblem, parse_time
+from threadfix.stores.base import ReadProblem
 from threadfix.stores.records import (
     Line,
     Rewrite,
@@ -38,6 +38,7 @@ from threadfix.stores.records import (
     session_thread,
     set_string_field,
 )
+from threadfix.times import parse_time
 
 name = "claude-code"
 DIALECT = "anthropic"

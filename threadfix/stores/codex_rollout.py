@@ -21,8 +21,9 @@ from typing import Any
 
 from threadfix.dialects.openai_responses import OUTPUT_TYPES
 from threadfix.errors import UnrewritableError
-from threadfix.stores.base import ReadProblem, parse_time
+from threadfix.stores.base import ReadProblem
 from threadfix.stores.records import Line, Rewrite, dump, file_style, parsed_lines, rewrite_record, session_thread
+from threadfix.times import parse_time
 
 name = "codex"
 DIALECT = "openai-responses"

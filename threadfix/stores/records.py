@@ -5,7 +5,8 @@ app rebuilds the conversation it sends from them in its own way (a chain of pare
 map of messages by id). An app module (:mod:`.claude_code`, :mod:`.codex_rollout`, :mod:`.gemini_cli`) is a
 pure mapping layer: it recognises its records by content, maps them to the items a dialect reads, and maps the
 items a repair gives back onto record edits, keeping every other line's bytes. The file medium
-(:mod:`.files`) chooses the container (:func:`session_container`) and writes the bytes a container returns.
+(:mod:`.files`) chooses the container (:func:`.sessions.session_container`) and writes the bytes a container
+returns.
 """
 
 from __future__ import annotations
@@ -20,10 +21,9 @@ from msgspec import Struct
 from threadfix import jsonio
 from threadfix.errors import UnrewritableError
 from threadfix.model import Address, Loc, Thread
-from threadfix.stores.base import ReadProblem, parse_time
+from threadfix.stores.base import ReadProblem
+from threadfix.times import parse_time
 
-#: how many leading records a container is shown to recognise its file
-SNIFF_RECORDS = 8
 #: the namespace of the ids threadfix gives the records it writes (uuid5 of the call: a rerun writes the same)
 ID_NAMESPACE = uuid.UUID("5d3a44c6-1f6b-4f1e-9a57-7c1f0e3a9b21")
 
@@ -73,13 +73,6 @@ class Container(Protocol):
     def read(self, data: bytes, display: str, mtime: float | None) -> Session | ReadProblem: ...
 
 
-def containers() -> tuple[Container, ...]:
-    """The app modules in the order they are tried (Claude Code, the most used, first)."""
-    from threadfix.stores import claude_code, codex_rollout, gemini_cli
-
-    return (claude_code, codex_rollout, gemini_cli)  # type: ignore[return-value]
-
-
 def split_lines(data: bytes) -> list[Line]:
     """Every line with its offset and ending; values parsed (None for a blank line)."""
     lines: list[Line] = []
@@ -114,29 +107,6 @@ def parse_lines(lines: list[Line], display: str) -> ReadProblem | None:
                 return ReadProblem(f"{display}:{line.number}", "the last line is incomplete (the app may still be "
                                    "writing it); the session is left alone")
             return ReadProblem(f"{display}:{line.number}", f"{exc.message}; the session is left alone")
-    return None
-
-
-def session_container(head: bytes, suffix: str) -> Container | None:
-    """The app whose records start ``head`` (a file's first bytes), or None: the hook where the file medium
-    chooses a session container over its own JSON and JSONL ones."""
-    values: list[Any] = []
-    for raw in head.split(b"\n")[:SNIFF_RECORDS]:
-        body = raw[3:] if not values and raw[:3] == jsonio.BOM else raw
-        if not body.strip():
-            continue
-        try:
-            values.append(jsonio.loads(body))
-        except jsonio.JsonReadError:
-            break
-    if not values and suffix == ".json":
-        try:
-            values.append(jsonio.loads(head))
-        except jsonio.JsonReadError:
-            return None
-    for container in containers():
-        if values and container.recognise(values, suffix):
-            return container
     return None
 
 
