@@ -1,10 +1,10 @@
 """Claude Code transcripts (``~/.claude/projects/<project>/<session>.jsonl``, subagents' under
 ``<session>/subagents/``): records linked by ``parentUuid``, read as the conversation ``claude --resume`` sends.
 
-* The thread is the chain from the newest record back through ``parentUuid`` until ``null`` (a
-  ``system/compact_boundary`` has ``null``: the conversation starts afresh there). Sidechain records (a
-  subagent's turns, inline in 1.0.x files) are not on the main chain; a file of sidechain records only (a
-  subagent's file) is that agent's own thread.
+* The thread is the chain from the newest end of a conversation (a record no other names as its parent) back
+  through ``parentUuid`` until ``null`` (a ``system/compact_boundary`` has ``null``: the conversation starts
+  afresh there). Sidechain records (a subagent's turns, inline in 1.0.x files) are not on the main chain; a
+  file of sidechain records only (a subagent's file) is that agent's own thread.
 * Of the chain, ``user`` and ``assistant`` records are sent; ``progress``, ``system``, ``summary``,
   ``file-history-snapshot`` and ``queue-operation`` records are kept and not sent. Assistant pieces that share
   ``message.id`` (one API response written one block a record) are one assistant message, even with tool
@@ -13,8 +13,10 @@
   of anthropics/claude-code #31330) is shown to the dialect ahead of the conversation, so that the planner
   moves it, and the move is laid in by re-linking its record into the chain; it is never replaced.
 * An inserted output is a new user record (every field the file's own records carry, a ``uuid`` derived from
-  the session and the call, the call's timestamp, the file's JSON layout) right after the record the dialect
-  placed it after; the record that followed on the chain is re-parented onto it, so the chain stays linear.
+  the session and the call, the time of the record it follows, the file's JSON layout) right after the record
+  the dialect placed it after; the record that followed on the chain is re-parented onto it, so the chain stays
+  linear and its end does not move. A result re-linked at the chain's end goes before the result that ends it,
+  for the same reason.
 """
 
 from __future__ import annotations
