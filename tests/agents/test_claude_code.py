@@ -254,3 +254,17 @@ def test_a_call_to_a_tool_left_to_others_waits(tmp_path: Path) -> None:
     before = path.read_bytes()
     run = repair(path, leave_tools=("AskUser*",))
     assert run.result.waiting == 1 and run.result.changed == 0 and path.read_bytes() == before
+
+
+def test_a_checkpoint_slice_whose_first_parent_is_outside_the_file(tmp_path: Path) -> None:
+    """Entire-CLI copies of 2.0.x sessions start mid-session and end without a final newline."""
+    t = Transcript(version="2.0.76")
+    t.snapshot()
+    t.system("stop_hook_summary", parent="ffffffff-0000-4000-8000-00000000ffff")
+    t.user("and now the tests")
+    t.call("toolu_slice", "msg_1")
+    path = t.write(tmp_path / f"{SESSION}.jsonl", final_newline=False)
+    before, after = _repaired(path)
+    (new,) = _new_records(before, after)
+    assert new["version"] == "2.0.76" and "sourceToolAssistantUUID" not in new
+    assert not after.endswith(b"\n")
