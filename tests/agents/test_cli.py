@@ -122,3 +122,16 @@ def test_an_append_while_repair_works_is_never_lost(tmp_path: Path) -> None:
     writer.abort()
     assert path.read_bytes() == t.bytes() + appended + b"\n"
     assert session_of(path).thread.items[-1]["content"][-1]["text"] == "more"
+
+
+def test_a_session_piped_through_stdin_comes_out_repaired(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("go")
+    t.call("toolu_in", "msg_1")
+    data = t.bytes()
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / ".state"), "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, "-m", "threadfix", "repair", "--min-age", "0", "-"], input=data,
+                            capture_output=True, env=env, timeout=60, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(data) and result.stdout.count(b"\n") == data.count(b"\n") + 1
+    assert b'"tool_use_id":"toolu_in"' in result.stdout

@@ -164,7 +164,10 @@ class FileStore(Store):
             yield ReadProblem(self.display, f"is {size // 2**20} MiB, over the {self.max_doc_bytes // 2**20} MiB "
                               "limit for one session (raise --max-doc-mb)")
             return
-        session = read_session(container, handle.read(), self.display, self.mtime)
+        yield from self._session(container, handle.read())
+
+    def _session(self, container: Container, data: bytes) -> Iterator[Thread | ReadProblem]:
+        session = read_session(container, data, self.display, self.mtime)
         if isinstance(session, ReadProblem):
             yield session
             return
@@ -174,6 +177,10 @@ class FileStore(Store):
     def _read_bytes(self, data: bytes, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
         if _binary(data):
             yield ReadProblem(self.display, BINARY_MESSAGE)
+            return
+        container = session_container(data[:READ_BUFFER], ".jsonl" if b"\n" in data.strip() else ".json")
+        if container is not None:  # a session piped in: read as from its file
+            yield from self._session(container, data)
             return
         if self.jsonl is None:
             try:
