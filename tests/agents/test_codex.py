@@ -120,3 +120,23 @@ def test_a_repair_the_records_cannot_hold_is_left_alone_and_said(tmp_path: Path)
     run = repair(path)
     assert run.result.changed == 0 and run.result.left_alone == 1
     assert path.read_bytes() == before
+
+
+def test_a_rolled_back_turn_is_not_replayed(tmp_path: Path) -> None:
+    """``thread_rolled_back`` drops the last user turns from the history Codex replays: a call left open in a turn
+    rolled back is not sent, so it is not stuck."""
+    developer = {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "rules"}]}
+    path = rollout(tmp_path / "rollout-h.jsonl", [developer, user("one"), call("call_1"), output("call_1"),
+                                                  user("two"), call("call_2"),
+                                                  {"record": "event_msg", "payload": {"type": "thread_rolled_back",
+                                                                                      "num_turns": 1}}])
+    items = session_of(path).thread.items
+    assert [i.get("call_id") for i in items] == [None, None, "call_1", "call_1"]
+    assert violations(path) == [] and repair(path).result.changed == 0
+
+
+def test_an_old_compaction_keeps_what_came_before_the_first_user_message(tmp_path: Path) -> None:
+    developer = {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "rules"}]}
+    path = rollout(tmp_path / "rollout-i.jsonl", [developer, user("list"), call("call_1"), output("call_1"),
+                                                  {"record": "compacted", "payload": {"message": "s"}}])
+    assert [i.get("role") for i in session_of(path).thread.items] == ["developer", "user", "user"]

@@ -3,7 +3,9 @@ read as the history ``codex resume`` replays.
 
 * Records are ``{"timestamp", "type", "payload"}``: ``response_item`` payloads are the Responses API input items
   the model is sent, in file order; a ``compacted`` record replaces the history so far with its
-  ``replacement_history`` (older versions: with the user messages so far and the summary as a user message);
+  ``replacement_history`` (older versions: with what came before the first user message, the user messages so
+  far and the summary as a user message); an ``event_msg`` ``thread_rolled_back`` drops the last ``num_turns``
+  user turns (Codex's ``replay_rollout_response_items``);
   ``session_meta``, ``turn_context`` and ``event_msg`` records (UI events) are kept and not sent, nor are
   ``ghost_snapshot`` items (Codex's undo snapshots).
 * The oldest rollouts (2025, before ``session_meta``) start with a bare ``{"id", "timestamp", "instructions"}``
@@ -78,6 +80,9 @@ class CodexSession:
                 if kind == "compacted" and isinstance(payload, dict):
                     items = self._compacted(i, payload, items)
                     continue
+                if kind == "event_msg" and isinstance(payload, dict) and payload.get("type") == "thread_rolled_back":
+                    items = _rolled_back(items, payload.get("num_turns"))
+                    continue
                 if kind != "response_item" or not isinstance(payload, dict):
                     continue
                 item = payload
@@ -90,15 +95,18 @@ class CodexSession:
         self.thread = session_thread(display, items, data, lines_of, DIALECT, newest, mtime)
 
     def _compacted(self, i: int, payload: dict[str, Any], before: list[Any]) -> list[Any]:
-        """The history a ``compacted`` record leaves: its replacement history, else the user messages so far and
-        the summary (the form of the versions before replacement_history)."""
+        """The history a ``compacted`` record leaves: its replacement history, else what came before the first user
+        message, the user messages so far and the summary as a user message (the versions before
+        replacement_history; Codex's ``replay_rollout_response_items``)."""
         history = payload.get("replacement_history")
         if isinstance(history, list):
             kept = [item for item in history if isinstance(item, dict) and item.get("type") not in UNSENT_ITEMS]
             for j, item in enumerate(history):
                 self.origin[id(item)] = (i, j)
             return kept
-        kept = [item for item in before if item.get("type") == "message" and item.get("role") == "user"]
+        users = [n for n, item in enumerate(before) if _is_user(item)]
+        initial = before[:users[0]] if users else before
+        kept = [*initial, *(before[n] for n in users)]
         summary = {"type": "message", "role": "user",
                    "content": [{"type": "input_text", "text": str(payload.get("message", ""))}]}
         self.origin[id(summary)] = (i, None)
@@ -160,6 +168,21 @@ class CodexSession:
         line = self.lines[self.origin[id(call)][0]] if call is not None else self.lines[anchor]
         stamp = line.value.get("timestamp")
         return {"timestamp": stamp, "type": "response_item", "payload": item}
+
+
+def _is_user(item: Any) -> bool:
+    return isinstance(item, dict) and item.get("type") == "message" and item.get("role") == "user"
+
+
+def _rolled_back(items: list[Any], turns: Any) -> list[Any]:
+    """The history after ``thread_rolled_back``: the last ``turns`` user turns dropped (never what comes before
+    the first user message)."""
+    if not isinstance(turns, int) or isinstance(turns, bool) or turns <= 0:
+        return items
+    users = [n for n, item in enumerate(items) if _is_user(item)]
+    if not users:
+        return items
+    return items[:users[0] if turns >= len(users) else users[-turns]]
 
 
 def _is_output(item: Any) -> bool:
