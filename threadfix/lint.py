@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
-from msgspec import Struct, field
+from msgspec import Struct, field, structs
 
 from threadfix import dialects
 from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, scan, scan_parts
@@ -102,9 +102,18 @@ def lint_thread(scanned: Scanned, rules: Sequence[Rule], options: LintOptions, n
             continue
         findings.extend(rule.check(ctx))
     findings.sort(key=_order)
+    line_of = getattr(scanned.thread.locator, "line_of", None)
+    if line_of is not None:  # a session's items come from records: a finding names the record's line
+        findings = [_on_line(f, line_of(f.item)) for f in findings]
     # asked (and so counted) only for threads with open calls
     recent, waiting = ("recent" in ctx.__dict__ and ctx.recent), ("waiting" in ctx.__dict__ and ctx.waiting)
     return ThreadResult(scanned.thread.address, scanned.dialect.name if known else None, findings, recent, waiting)
+
+
+def _on_line(finding: Finding, line: int | None) -> Finding:
+    if line is None:
+        return finding
+    return structs.replace(finding, address=Address(finding.address.source, line, finding.address.key))
 
 
 def _order(finding: Finding) -> tuple[Any, ...]:

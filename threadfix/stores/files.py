@@ -23,6 +23,8 @@ from threadfix.stores import settle
 from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter, remove_stale_temps
 from threadfix.stores.base import LineNumbering, Medium, ReadProblem, Settled, Shard, Store, StoreWriter
 from threadfix.stores.document import ID_KEYS, THREAD_KEYS, encode_document, split_container, thread_id  # noqa: F401
+from threadfix.stores.records import Container, Session, encode_session, read_session
+from threadfix.stores.sessions import session_container
 
 #: the largest single document or JSONL line threadfix parses (parsing needs ~30x its size in memory)
 DEFAULT_MAX_DOC_BYTES = 256 * 1024 * 1024
@@ -100,6 +102,9 @@ class FileStore(Store):
         self.item_lines: list[tuple[int, bytes, Any]] | None = None
         #: read only this byte range of a JSONL file of threads: (start, end, how its lines are numbered)
         self.byte_range: tuple[int, int, LineNumbering] | None = None
+        #: set once the file is read as a coding agent's session (:mod:`.records`)
+        self.session: Session | None = None
+        self.session_container: Container | None = None
 
     # ------------------------------------------------------------------ reading
 
@@ -135,6 +140,11 @@ class FileStore(Store):
             if _binary(handle.peek(BINARY_SNIFF_BYTES)):
                 yield ReadProblem(self.display, BINARY_MESSAGE)
                 return
+            container = None if self.byte_range is not None else session_container(handle.peek(READ_BUFFER),
+                                                                                   self.path.suffix)
+            if container is not None:  # a coding agent's session: its container rebuilds the thread
+                yield from self._read_session(container, handle, st.st_size)
+                return
             if self.jsonl and self.byte_range is not None:
                 start, end, numbering = self.byte_range
                 yield from self._read_range(handle, start, end, numbering,
@@ -149,9 +159,28 @@ class FileStore(Store):
                     return
                 yield from self._read_document(handle.read())
 
+    def _read_session(self, container: Container, handle: Any, size: int) -> Iterator[Thread | ReadProblem]:
+        if size > self.max_doc_bytes:
+            yield ReadProblem(self.display, f"is {size // 2**20} MiB, over the {self.max_doc_bytes // 2**20} MiB "
+                              "limit for one session (raise --max-doc-mb)")
+            return
+        yield from self._session(container, handle.read())
+
+    def _session(self, container: Container, data: bytes) -> Iterator[Thread | ReadProblem]:
+        session = read_session(container, data, self.display, self.mtime)
+        if isinstance(session, ReadProblem):
+            yield session
+            return
+        self.session, self.session_container = session, container
+        yield session.thread
+
     def _read_bytes(self, data: bytes, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
         if _binary(data):
             yield ReadProblem(self.display, BINARY_MESSAGE)
+            return
+        container = session_container(data[:READ_BUFFER], ".jsonl" if b"\n" in data.strip() else ".json")
+        if container is not None:  # a session piped in: read as from its file
+            yield from self._session(container, data)
             return
         if self.jsonl is None:
             try:
@@ -275,6 +304,8 @@ class FileStore(Store):
     # ------------------------------------------------------------------ writing
 
     def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
+        if self.session is not None and thread is self.session.thread:
+            return encode_session(self.session_container, self.session, new_items)
         if self.item_lines is not None and thread.document is None and thread.address.line is None and self.jsonl:
             return self._encode_item_lines(new_items)
         return encode_document(thread, new_items)
