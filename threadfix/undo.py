@@ -25,6 +25,8 @@ from threadfix.stores.files import _Lines
 UNDOERS = {
     "file": "threadfix.undo:undo_file",
     "sqlite": "threadfix.stores.sqlite:undo_entries",
+    "langgraph": "threadfix.stores.frameworks:undo_entries",
+    "llm": "threadfix.stores.frameworks:undo_entries",
 }
 
 

@@ -210,8 +210,14 @@ def _chunks(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 # --------------------------------------------------------------------------- the store
 
 
-def open_sqlite_store(path: Path, options: Any) -> SQLiteStore:
-    """A store for the database at ``path``; its layout is read from the options or detected."""
+def open_sqlite_store(path: Path, options: Any) -> Store:
+    """A store for the database at ``path``: an agent framework's own store when its schema is one (see
+    :mod:`threadfix.stores.frameworks`), else a table whose layout is read from the options or detected."""
+    from threadfix.stores.frameworks import open_framework_store
+
+    framework = open_framework_store(path, options)
+    if framework is not None:
+        return framework
     display = str(path)
     conn = connect(path, write=False, timeout=options.busy_timeout)
     try:
@@ -238,6 +244,8 @@ def table_cut(path: Path, options: Any, by_key: bool) -> tuple[tuple[int, int] |
     or a database that cannot be read here (a worker says why)."""
     try:
         store = open_sqlite_store(path, options)
+        if not isinstance(store, SQLiteStore):
+            return None, None  # a framework's store: read whole
         try:
             if store.layout.kind == "thread":
                 low, high = store._reader().execute(store._sql.rowid_bounds).fetchone()

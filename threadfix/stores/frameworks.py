@@ -1,0 +1,215 @@
+"""Agent frameworks' own session stores, recognised from their schema or layout (a preset each).
+
+A framework store is written only the way its library writes it: a new checkpoint on top (LangGraph), new
+chain rows and a moved tip (llm), a new event (Google ADK), new or renumbered message files (Strands). Each
+module here says how its records become the items a dialect reads and how a repaired item list becomes the
+library's own records; this module holds what they share: recognising the store, writing changes one
+thread per transaction after re-reading what the plan was made from (compare-and-swap), and undo.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sqlite3
+from abc import abstractmethod
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from threadfix.errors import BusyError, ConfigError, ThreadfixError
+from threadfix.journal import Entry, digest
+from threadfix.model import Thread
+from threadfix.stores.base import Store, StoreWriter
+from threadfix.stores.sqlite_layout import connect, sqlite_error
+
+#: journal store kind -> module whose ``undo_one(conn, entry)`` puts one entry back
+UNDO_MODULES = {
+    "langgraph": "threadfix.stores.langgraph_checkpoints",
+    "llm": "threadfix.stores.llm_logs",
+}
+
+#: the options that name a table layout themselves: given any, no preset is looked for
+_LAYOUT_OPTIONS = ("table", "id_column", "json_column", "thread_column", "order_column", "item_column")
+
+
+def _tables(conn: sqlite3.Connection) -> dict[str, set[str]]:
+    names = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {name: {row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (name,))} for name in names}
+
+
+def open_framework_store(path: Path, options: Any) -> Store | None:
+    """The framework store a SQLite database is, from its schema; None when it is none of them or the options
+    name a table layout (``--table`` and friends override a preset)."""
+    if any(getattr(options, name, None) for name in _LAYOUT_OPTIONS):
+        return None
+    try:
+        conn = connect(path, write=False, timeout=options.busy_timeout)
+        try:
+            tables = _tables(conn)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None  # the table store's own open says what is wrong with the database
+    except ThreadfixError:
+        return None
+    checkpoints, writes = tables.get("checkpoints", set()), tables.get("writes", set())
+    if {"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type", "checkpoint"} <= checkpoints \
+            and {"task_id", "channel", "value"} <= writes:
+        from threadfix.stores.langgraph_checkpoints import LangGraphStore
+
+        return LangGraphStore(path, options)
+    if {"hash", "parent_hash", "role"} <= tables.get("messages", set()) \
+            and {"id", "tip_message_hash"} <= tables.get("threads", set()) \
+            and {"message_hash", "position", "type", "payload"} <= tables.get("parts", set()):
+        from threadfix.stores.llm_logs import LlmLogsStore
+
+        return LlmLogsStore(path, options)
+    return None
+
+
+def needs(module: str, extra: str, what: str) -> Any:
+    """Import a library a store needs, or one line naming the extra that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ConfigError(f"{what} needs the {extra} extra: pip install 'threadfix[{extra}]'") from None
+
+
+class FrameworkStore(Store):
+    """A framework's SQLite database: threads read by its own rules, each change written in its own
+    ``BEGIN IMMEDIATE`` transaction once the thread is seen to hold what its plan was made from."""
+
+    all_or_nothing = False  # threads written before a failure stay written (and say so)
+    #: the journal's store kind (a key of UNDO_MODULES)
+    kind: str
+
+    def __init__(self, path: Path, options: Any, preset: str) -> None:
+        self.path = path
+        self.options = options
+        self.display = str(path)
+        self.description = f"{path}: reading {preset}"
+        #: what :meth:`encode` planned for each thread, by the thread's identity, until it is written
+        self._changes: dict[int, Any] = {}
+
+    def _reader(self) -> sqlite3.Connection:
+        return connect(self.path, write=False, timeout=self.options.busy_timeout)
+
+    @abstractmethod
+    def change(self, thread: Thread, new_items: list[Any]) -> tuple[Any, bytes]:
+        """What writing ``new_items`` in place of the thread's items takes (the store's own records), and the
+        bytes shown for it (``--diff``) and digested in the journal."""
+
+    @abstractmethod
+    def check(self, conn: sqlite3.Connection, thread: Thread, change: Any) -> None:
+        """Raise BusyError unless the thread still holds what its plan was made from (inside the write's
+        transaction)."""
+
+    @abstractmethod
+    def write(self, conn: sqlite3.Connection, thread: Thread, change: Any) -> None:
+        """Write ``change`` (inside the transaction :meth:`check` ran in)."""
+
+    @abstractmethod
+    def undo_locator(self, thread: Thread, change: Any) -> dict[str, Any]:
+        """What undo needs to find and take back what ``change`` added."""
+
+    def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
+        change, shown = self.change(thread, new_items)
+        self._changes[id(thread)] = (change, shown)
+        return shown
+
+    def writer(self, dest: Path | None = None) -> StoreWriter:
+        if dest is not None:
+            raise ConfigError(f"--output cannot take a copy of a {self.description.split('reading ', 1)[1]}; "
+                              "repair it in place (journaled, undoable) or use --dry-run", self.display)
+        return FrameworkWriter(self)
+
+    def journal_entry(self, thread: Thread, data: bytes) -> Entry | None:
+        change, shown = self._changes[id(thread)]
+        return Entry(self.kind, os.path.realpath(self.path), str(thread.address), thread.raw, digest(shown),
+                     self.undo_locator(thread, change))
+
+
+class FrameworkWriter(StoreWriter):
+    """Writes each changed thread in its own transaction, after re-reading it (compare-and-swap)."""
+
+    def __init__(self, store: FrameworkStore) -> None:
+        self.store = store
+        self.pending: list[Thread] = []
+        self.left: list[tuple[Thread, ThreadfixError]] = []
+
+    def replace(self, thread: Thread, data: bytes) -> None:
+        self.pending.append(thread)
+
+    def commit(self) -> bool:
+        store = self.store
+        conn = connect(store.path, write=True, timeout=store.options.busy_timeout)
+        try:
+            for thread in self.pending:
+                change, _ = store._changes.pop(id(thread))
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    store.check(conn, thread, change)
+                    store.write(conn, thread, change)
+                    if conn.in_transaction:
+                        conn.execute("COMMIT")
+                    self.durable = True
+                except BusyError as exc:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    if "locked" in exc.message:
+                        raise
+                    self.left.append((thread, exc))
+                except sqlite3.Error as exc:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise sqlite_error(exc, store.display, store.options.busy_timeout) from None
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            conn.close()
+            self.pending = []
+        return True
+
+    def abort(self) -> None:
+        for thread in self.pending:
+            self.store._changes.pop(id(thread), None)
+        self.pending = []
+
+    def unwritten(self) -> list[tuple[Thread, ThreadfixError]]:
+        left, self.left = self.left, []
+        return left
+
+
+def moved(thread: Thread) -> BusyError:
+    return BusyError("the app changed this thread since it was read; left alone, run again", str(thread.address))
+
+
+def undo_entries(path: str, entries: list[Entry]) -> Iterator[Any]:
+    """Take back what repairs of one framework database added, newest first, each in its own transaction."""
+    from threadfix.undo import UndoOutcome
+
+    if not os.path.exists(path):
+        for entry in entries:
+            yield UndoOutcome(entry.address, "missing", "the database no longer exists")
+        return
+    conn = connect(Path(path), write=True, timeout=5.0)
+    outcomes = []
+    try:
+        for entry in reversed(entries):
+            module = importlib.import_module(UNDO_MODULES[entry.store])
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                status, message = module.undo_one(conn, entry)
+                conn.execute("COMMIT" if status == "restored" else "ROLLBACK")
+            except ThreadfixError as exc:
+                status, message = "refused", exc.message
+            except sqlite3.Error as exc:
+                raise sqlite_error(exc, path, 5.0) from None
+            finally:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+            outcomes.append(UndoOutcome(entry.address, status, message))
+    finally:
+        conn.close()
+    yield from reversed(outcomes)
