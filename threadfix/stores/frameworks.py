@@ -20,7 +20,7 @@ from typing import Any
 from threadfix.errors import BusyError, ConfigError, ThreadfixError
 from threadfix.journal import Entry, digest
 from threadfix.model import Thread
-from threadfix.stores.base import Store, StoreWriter
+from threadfix.stores.base import ReadProblem, Store, StoreWriter
 from threadfix.stores.sqlite_layout import connect, sqlite_error
 
 #: journal store kind -> module whose ``undo_one(conn, entry)`` puts one entry back
@@ -83,17 +83,36 @@ class FrameworkStore(Store):
     all_or_nothing = False  # threads written before a failure stay written (and say so)
     #: the journal's store kind (a key of UNDO_MODULES)
     kind: str
+    #: what the store is, for the person at the terminal
+    preset: str
 
-    def __init__(self, path: Path, options: Any, preset: str) -> None:
+    def __init__(self, path: Path, options: Any) -> None:
         self.path = path
         self.options = options
         self.display = str(path)
-        self.description = f"{path}: reading {preset}"
+        self.description = f"{path}: reading {self.preset}"
         #: what :meth:`encode` planned for each thread, by the thread's identity, until it is written
         self._changes: dict[int, Any] = {}
 
     def _reader(self) -> sqlite3.Connection:
         return connect(self.path, write=False, timeout=self.options.busy_timeout)
+
+    def threads(self) -> Iterator[Thread | ReadProblem]:
+        try:
+            conn = self._reader()
+        except ThreadfixError as exc:
+            yield ReadProblem(exc.where or self.display, exc.message)
+            return
+        try:
+            yield from self.read(conn)
+        except sqlite3.Error as exc:
+            raise sqlite_error(exc, self.display, self.options.busy_timeout) from None
+        finally:
+            conn.close()
+
+    @abstractmethod
+    def read(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
+        """Every thread, in store order, read on ``conn`` (read-only)."""
 
     @abstractmethod
     def change(self, thread: Thread, new_items: list[Any]) -> tuple[Any, bytes]:
@@ -120,7 +139,7 @@ class FrameworkStore(Store):
 
     def writer(self, dest: Path | None = None) -> StoreWriter:
         if dest is not None:
-            raise ConfigError(f"--output cannot take a copy of a {self.description.split('reading ', 1)[1]}; "
+            raise ConfigError(f"--output cannot take a copy of {self.preset}; "
                               "repair it in place (journaled, undoable) or use --dry-run", self.display)
         return FrameworkWriter(self)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import datetime, timezone
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -28,7 +28,6 @@ from threadfix.journal import Entry, digest
 from threadfix.model import Address, Thread
 from threadfix.stores.base import ReadProblem, parse_time
 from threadfix.stores.frameworks import FrameworkStore, moved, needs
-from threadfix.stores.sqlite_layout import sqlite_error
 
 EXTRA = "langgraph"
 PRESET = "LangGraph SqliteSaver checkpoints"
@@ -85,24 +84,12 @@ class LangGraphStore(FrameworkStore):
     """A LangGraph ``SqliteSaver`` database: one thread per (``thread_id``, ``checkpoint_ns``)."""
 
     kind = "langgraph"
+    preset = PRESET
 
-    def __init__(self, path: Path, options: Any) -> None:
-        super().__init__(path, options, PRESET)
-
-    def threads(self):
-        try:
-            conn = self._reader()
-        except ThreadfixError as exc:
-            yield ReadProblem(exc.where or self.display, exc.message)
-            return
-        try:
-            saver = _saver(conn)
-            for thread_id, ns, checkpoint_id in conn.execute(_LATEST).fetchall():
-                yield self._thread(conn, saver, str(thread_id), ns, checkpoint_id)
-        except sqlite3.Error as exc:
-            raise sqlite_error(exc, self.display, self.options.busy_timeout) from None
-        finally:
-            conn.close()
+    def read(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
+        saver = _saver(conn)
+        for thread_id, ns, checkpoint_id in conn.execute(_LATEST).fetchall():
+            yield self._thread(conn, saver, str(thread_id), ns, checkpoint_id)
 
     def _thread(self, conn: sqlite3.Connection, saver: Any, thread_id: str, ns: str,
                 checkpoint_id: str) -> Thread | ReadProblem:
