@@ -119,6 +119,8 @@ def plan_shards(specs: Iterable[str], jobs: int, options: StoreOptions | None = 
         elif jobs > 1 and spec != "-" and path.is_file() and path.stat().st_size >= 2 * MIN_SHARD_BYTES \
                 and _is_database(path):
             shards.extend(_table_parts(path, spec, jobs, options, by_key))
+        elif jobs > 1 and spec != "-" and path.is_dir() and _is_strands(path):
+            shards.append(Shard(spec))  # one store per agent, each read whole (see threadfix.stores.strands_folder)
         elif jobs > 1 and spec != "-" and path.is_dir():
             from threadfix.stores.files import walk_folder
 
@@ -176,6 +178,12 @@ def _parts(size: int, jobs: int) -> int:
     wanted = max(jobs, -(-size // MAX_SHARD_BYTES))
     rounded = -(-wanted // jobs) * jobs
     return rounded if rounded <= most else min(most, wanted)
+
+
+def _is_strands(path: Path) -> bool:
+    from threadfix.stores.strands_folder import agent_folders
+
+    return agent_folders(path) is not None
 
 
 def _is_database(path: Path) -> bool:

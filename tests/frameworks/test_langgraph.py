@@ -195,3 +195,8 @@ def test_without_the_extra_the_store_is_named_with_the_extra_to_install(db: Path
     assert code == 2
     assert f"threadfix: error: {db}: reading LangGraph checkpoints needs the langgraph extra: " \
            "pip install 'threadfix[langgraph]'\n" in err
+
+
+def test_jobs_give_the_same_result(db: Path, capsys) -> None:
+    for command in (["lint"], ["repair", "--min-age", "0", "--dry-run"]):
+        assert run_cli(["--jobs", "2", *command, str(db)], capsys) == run_cli([*command, str(db)], capsys)

@@ -200,3 +200,9 @@ def test_a_chain_whose_hashes_cannot_be_recomputed_is_left_alone(store, tmp_path
     for name in ("end", "moved-on"):  # (the message is in both chains)
         assert f"{ids[name]}: message {tip} does not hash as stored" in err
     assert "repaired 2 of 5 threads" in err and "2 left alone" in err
+
+
+def test_jobs_give_the_same_result(store, capsys) -> None:
+    db, _ = store
+    for command in (["lint"], ["repair", "--min-age", "0", "--dry-run"]):
+        assert run_cli(["--jobs", "2", *command, str(db)], capsys) == run_cli([*command, str(db)], capsys)

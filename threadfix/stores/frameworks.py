@@ -149,16 +149,26 @@ class FrameworkStore(Store):
                      self.undo_locator(thread, change))
 
 
-class FrameworkWriter(StoreWriter):
-    """Writes each changed thread in its own transaction, after re-reading it (compare-and-swap)."""
+class PendingWriter(StoreWriter):
+    """Holds the changed threads until :meth:`commit` writes what the store planned for each (kept by the store,
+    by the thread's identity, in ``_changes``)."""
 
-    def __init__(self, store: FrameworkStore) -> None:
+    def __init__(self, store: Any) -> None:
         self.store = store
         self.pending: list[Thread] = []
         self.left: list[tuple[Thread, ThreadfixError]] = []
 
     def replace(self, thread: Thread, data: bytes) -> None:
         self.pending.append(thread)
+
+    def abort(self) -> None:
+        for thread in self.pending:
+            self.store._changes.pop(id(thread), None)
+        self.pending = []
+
+
+class FrameworkWriter(PendingWriter):
+    """Writes each changed thread in its own transaction, after re-reading it (compare-and-swap)."""
 
     def commit(self) -> bool:
         store = self.store
@@ -189,11 +199,6 @@ class FrameworkWriter(StoreWriter):
             conn.close()
             self.pending = []
         return True
-
-    def abort(self) -> None:
-        for thread in self.pending:
-            self.store._changes.pop(id(thread), None)
-        self.pending = []
 
     def unwritten(self) -> list[tuple[Thread, ThreadfixError]]:
         left, self.left = self.left, []
