@@ -27,6 +27,7 @@ UNDOERS = {
     "sqlite": "threadfix.stores.sqlite:undo_entries",
     "langgraph": "threadfix.stores.frameworks:undo_entries",
     "llm": "threadfix.stores.frameworks:undo_entries",
+    "adk": "threadfix.stores.frameworks:undo_entries",
     "strands": "threadfix.stores.strands_folder:undo_entries",
 }
 

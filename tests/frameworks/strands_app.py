@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,8 @@ from strands.models.model import Model
 from strands.session.file_session_manager import FileSessionManager
 from strands.types.session import SessionMessage
 
+from tests.frameworks.common import killed
+
 
 @tool
 def get_weather(city: str) -> str:
@@ -21,18 +23,6 @@ def get_weather(city: str) -> str:
     if city == "Oslo":
         os._exit(9)
     return f"sunny in {city}"
-
-
-def killed(run: Callable[[], Any]) -> None:
-    """Run ``run`` in a forked process that dies while a tool runs: the folder holds what Strands saved."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            run()
-        finally:
-            os._exit(0)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 9, "the tool was never reached"
 
 
 class Scripted(Model):

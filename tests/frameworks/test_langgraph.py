@@ -20,6 +20,7 @@ pytest.importorskip("langgraph.checkpoint.sqlite", reason="langgraph-checkpoint-
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
 
 from tests.frameworks.langgraph_app import chatbot, config, react, saver, write_stuck  # noqa: E402
+from tests.frameworks.common import copy_database  # noqa: E402
 from tests.sqlite.dbs import run_cli  # noqa: E402
 from threadfix.batch import RepairRun, RunOptions  # noqa: E402
 
@@ -35,11 +36,7 @@ def written(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def db(written: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "checkpoints.db"
-    source, target = sqlite3.connect(written), sqlite3.connect(copy)
-    source.backup(target)
-    source.close(), target.close()
-    return copy
+    return copy_database(written, tmp_path / "checkpoints.db")
 
 
 def rows(db: Path, table: str) -> list[tuple]:

@@ -21,6 +21,7 @@ from llm.cli import load_conversation  # noqa: E402
 from llm.logs import LogStore  # noqa: E402
 
 from tests.frameworks.llm_app import Scripted, say, write_stuck  # noqa: E402
+from tests.frameworks.common import copy_database  # noqa: E402
 from tests.sqlite.dbs import run_cli  # noqa: E402
 from threadfix.batch import RepairRun, RunOptions  # noqa: E402
 
@@ -51,11 +52,7 @@ def written(tmp_path_factory) -> tuple[Path, dict[str, str]]:
 @pytest.fixture
 def store(written, tmp_path: Path) -> tuple[Path, dict[str, str]]:
     source, ids = written
-    copy = tmp_path / "logs.db"
-    a, b = sqlite3.connect(source), sqlite3.connect(copy)
-    a.backup(b)
-    a.close(), b.close()
-    return copy, ids
+    return copy_database(source, tmp_path / "logs.db"), ids
 
 
 def dump(db: Path) -> dict[str, list[tuple]]:

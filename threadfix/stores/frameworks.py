@@ -13,11 +13,11 @@ import importlib
 import os
 import sqlite3
 from abc import abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from threadfix.errors import BusyError, ConfigError, ThreadfixError
+from threadfix.errors import BusyError, ConfigError, InputError, ThreadfixError
 from threadfix.journal import Entry, digest
 from threadfix.model import Thread
 from threadfix.stores.base import ReadProblem, Store, StoreWriter
@@ -27,6 +27,7 @@ from threadfix.stores.sqlite_layout import connect, sqlite_error
 UNDO_MODULES = {
     "langgraph": "threadfix.stores.langgraph_checkpoints",
     "llm": "threadfix.stores.llm_logs",
+    "adk": "threadfix.stores.adk_sessions",
 }
 
 #: the options that name a table layout themselves: given any, no preset is looked for
@@ -65,6 +66,12 @@ def open_framework_store(path: Path, options: Any) -> Store | None:
         from threadfix.stores.llm_logs import LlmLogsStore
 
         return LlmLogsStore(path, options)
+    if {"app_name", "user_id", "id", "update_time"} <= tables.get("sessions", set()) \
+            and {"id", "session_id", "invocation_id", "timestamp", "event_data"} <= tables.get("events", set()) \
+            and "adk_internal_metadata" in tables:
+        from threadfix.stores.adk_sessions import AdkSessionsStore
+
+        return AdkSessionsStore(path, options)
     return None
 
 
@@ -203,6 +210,57 @@ class FrameworkWriter(PendingWriter):
     def unwritten(self) -> list[tuple[Thread, ThreadfixError]]:
         left, self.left = self.left, []
         return left
+
+
+def place(new_items: list[Any], messages: list[Any], content_key: str, is_result: Callable[[Any], bool],
+          record: str) -> list[tuple[int | None, list[Any] | None]]:
+    """Where each message of a repaired list comes from, for a store of one record per message (a file, an
+    event): ``(i, None)`` the stored message ``i`` unchanged (the same object), ``(i, content)`` message ``i``
+    with new content (it keeps some of its blocks, or replaces it whole), ``(None, content)`` a new record.
+
+    Results a dialect put at the head of the next message (Bedrock's and Gemini's rule: one message of
+    results after the call) come back as a record of their own before it, as frameworks write results (a
+    message or an event per tool batch). Every stored record stays, in its order; anything else is refused.
+    """
+    sources = {id(message): i for i, message in enumerate(messages)}
+    blocks = {id(b): i for i, message in enumerate(messages) for b in _blocks(message, content_key)}
+    present = {sources[id(item)] for item in new_items if id(item) in sources} | {
+        blocks[id(b)] for item in new_items for b in _blocks(item, content_key) if id(b) in blocks}
+    placed: list[tuple[int | None, list[Any] | None]] = []
+    for item in new_items:
+        source = sources.get(id(item))
+        if source is not None:
+            placed.append((source, None))
+            continue
+        content = item.get(content_key) if isinstance(item, dict) else None
+        if not isinstance(content, list):
+            raise InputError(f"a repaired message cannot be written as {record}; left alone")
+        owners = {blocks[id(b)] for b in content if id(b) in blocks}
+        if len(owners) > 1:
+            raise InputError(f"a repair would join two messages into {record}; left alone")
+        if not owners:
+            following = max((s for s, _ in placed if s is not None), default=-1) + 1
+            if following < len(messages) and following not in present:  # it replaces that message whole
+                placed.append((following, content))
+            else:
+                placed.append((None, content))
+            continue
+        owner = owners.pop()
+        stored = _blocks(messages[owner], content_key)
+        added = content[:len(content) - len(stored)]
+        if content[len(added):] == stored and all(map(is_result, added)) and not any(map(is_result, stored)):
+            placed.append((None, added))  # results put at the head of the next message: a record of their own
+            placed.append((owner, None))
+        else:
+            placed.append((owner, content))
+    if [source for source, _ in placed if source is not None] != list(range(len(messages))):
+        raise InputError(f"a repair would drop or reorder {record}s; left alone")
+    return placed
+
+
+def _blocks(message: Any, content_key: str) -> list[Any]:
+    content = message.get(content_key) if isinstance(message, dict) else None
+    return content if isinstance(content, list) else []
 
 
 def moved(thread: Thread) -> BusyError:

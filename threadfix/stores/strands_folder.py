@@ -43,7 +43,7 @@ from threadfix.journal import Entry, digest
 from threadfix.model import Address, Thread
 from threadfix.stores.atomic import TEMP_PREFIX, fsync_folder
 from threadfix.stores.base import ReadProblem, Store, StoreWriter, parse_time
-from threadfix.stores.frameworks import PendingWriter
+from threadfix.stores.frameworks import PendingWriter, place
 
 PRESET = "Strands FileSessionManager messages"
 _MESSAGE_PREFIX, _SUFFIX = "message_", ".json"
@@ -82,13 +82,11 @@ class File(Struct):
 
 
 class Folder(Struct):
-    """An agent's messages as read: the files the thread is (after the offset), and a digest of them all."""
+    """An agent's messages as read: the files the thread is (after the offset), the message each holds (the
+    thread's items), and a digest of them all."""
 
     files: list[File]
-    #: the items, by identity, to the file each came from
-    sources: dict[int, int]
-    #: the blocks of each file's message, by identity, to the file
-    blocks: dict[int, int]
+    messages: list[Any]
     listing: str
 
 
@@ -164,7 +162,7 @@ class StrandsStore(Store):
         if problems:
             yield from problems
             return
-        files, items, sources, blocks, times = [], [], {}, {}, []
+        files, items, times = [], [], []
         for index, path in listing[offset:]:
             if path.is_symlink():
                 yield ReadProblem(str(path), "is a symlink, which Strands refuses to read; the agent's messages "
@@ -179,13 +177,10 @@ class StrandsStore(Store):
                 yield ReadProblem(str(path), f"is not a Strands session message ({type(exc).__name__}); the "
                                   "agent's messages are left alone")
                 return
-            sources[id(message)] = len(files)
-            for block in content if isinstance(content, list) else []:
-                blocks[id(block)] = len(files)
             files.append(File(index, raw, value))
             items.append(message)
             times.extend(t for key in ("updated_at", "created_at") if (t := parse_time(value.get(key))) is not None)
-        state = Folder(files, sources, blocks, _digest_files(listing))
+        state = Folder(files, items, _digest_files(listing))
         raw = orjson.dumps({_name(f.index): f.value for f in files}, option=orjson.OPT_INDENT_2)
         yield Thread(Address(self.display), items, raw=raw,
                      modified=max(times) if times else None, dialect="bedrock", locator=state)
@@ -237,45 +232,11 @@ def _renumber(state: Folder, new_items: list[Any]) -> Renumbering:
     """The file operations that make the folder hold ``new_items``: each message mapped to the file it came
     from (the same object), a file whose blocks it keeps and adds to (rewritten), or none (a new file)."""
     files = state.files
-    present = {state.sources[id(item)] for item in new_items if id(item) in state.sources} | {
-        state.blocks[id(b)] for item in new_items if isinstance(item, dict) and isinstance(item.get("content"), list)
-        for b in item["content"] if id(b) in state.blocks}
-    placed: list[tuple[int | None, list[Any] | None]] = []  # (source file, new content or None: unchanged)
-    for item in new_items:
-        source = state.sources.get(id(item))
-        if source is not None:
-            placed.append((source, None))
-            continue
-        content = item.get("content") if isinstance(item, dict) else None
-        if not isinstance(content, list):
-            raise InputError("a repaired message cannot be written as a Strands message file; left alone")
-        owners = {state.blocks[id(b)] for b in content if id(b) in state.blocks}
-        if len(owners) > 1:
-            raise InputError("a repair would join two message files into one, which Strands never does; left alone")
-        if not owners:
-            following = max((s for s, _ in placed if s is not None), default=-1) + 1
-            if following < len(files) and following not in present:  # it replaces that file's message whole
-                owners = {following}
-            else:
-                placed.append((None, content))
-                continue
-        owner = owners.pop()
-        stored = files[owner].value["message"]["content"]
-        kept = [b for b in content if id(b) in state.blocks]
-        added = content[:len(content) - len(kept)]
-        is_result = all(isinstance(b, dict) and "toolResult" in b for b in added)
-        if kept == stored and content[len(added):] == stored and is_result \
-                and not any(isinstance(b, dict) and "toolResult" in b for b in stored):
-            # results put at the head of a user message: Strands gives them a message of their own, before it
-            placed.append((None, added))
-            placed.append((owner, None))
-        else:
-            if files[owner].value.get("redact_message") is not None:
-                raise InputError(f"{_name(files[owner].index)} is redacted; a repair would change it; left alone")
-            placed.append((owner, content))
-    order = [source for source, _ in placed if source is not None]
-    if order != list(range(len(files))):
-        raise InputError("a repair would drop or reorder message files, which Strands never does; left alone")
+    placed = place(new_items, state.messages, "content", lambda b: isinstance(b, dict) and "toolResult" in b,
+                   "a Strands message file")
+    for source, content in placed:
+        if source is not None and content is not None and files[source].value.get("redact_message") is not None:
+            raise InputError(f"{_name(files[source].index)} is redacted; a repair would change it; left alone")
     moves, edits, creates = [], [], []
     first = files[0].index if files else 0
     for position, (source, content) in enumerate(placed):
