@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from datetime import datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 pytest.importorskip("google.adk", reason="google-adk is not installed")
 
@@ -178,3 +181,16 @@ def test_leave_tool_leaves_a_call_the_app_waits_on(db: Path, tmp_path: Path, cap
 def test_jobs_give_the_same_result(db: Path, capsys) -> None:
     for command in (["lint"], ["repair", "--min-age", "0", "--dry-run"]):
         assert run_cli(["--jobs", "2", *command, str(db)], capsys) == run_cli([*command, str(db)], capsys)
+
+
+@given(st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2200, 1, 1)))
+def test_a_timestamp_column_reads_and_writes_as_adk_stores_it(moment: datetime) -> None:
+    """The column as SQLAlchemy's SQLite DateTime stores ADK's naive UTC datetime, read to microseconds and back,
+    and the same instant as ADK's epoch float (``timestamp_to_utc_datetime``)."""
+    from google.adk.sessions.schemas.shared import timestamp_to_utc_datetime
+
+    from threadfix.stores.adk_sessions import column, micros
+
+    text = moment.strftime("%Y-%m-%d %H:%M:%S.%f")
+    assert column(micros(text)) == text
+    assert timestamp_to_utc_datetime(micros(text) / 1e6) == moment

@@ -8,10 +8,13 @@ foreign key check passes, and the conversation takes the next prompt.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 pytest.importorskip("llm", reason="llm is not installed")
 
@@ -19,6 +22,7 @@ import llm  # noqa: E402
 import sqlite_utils  # noqa: E402
 from llm.cli import load_conversation  # noqa: E402
 from llm.logs import LogStore  # noqa: E402
+from llm.parts import Message, TextPart, ToolCallPart, ToolResultPart  # noqa: E402
 
 from tests.frameworks.llm_app import Scripted, say, write_stuck  # noqa: E402
 from tests.frameworks.common import copy_database  # noqa: E402
@@ -203,3 +207,34 @@ def test_jobs_give_the_same_result(store, capsys) -> None:
     db, _ = store
     for command in (["lint"], ["repair", "--min-age", "0", "--dry-run"]):
         assert run_cli(["--jobs", "2", *command, str(db)], capsys) == run_cli([*command, str(db)], capsys)
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers(-2**53, 2**53) | st.text(max_size=12),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+                     max_leaves=8)
+_parts = st.lists(st.one_of(
+    st.builds(lambda t: TextPart(text=t), st.text(max_size=20)),
+    st.builds(lambda n, a, i: ToolCallPart(name=n, arguments=a, tool_call_id=i), st.text(min_size=1, max_size=8),
+              st.dictionaries(st.text(max_size=6), _json, max_size=3), st.none() | st.text(min_size=1, max_size=8)),
+    st.builds(lambda n, o, i, e: ToolResultPart(name=n, output=o, tool_call_id=i, exception=e),
+              st.text(min_size=1, max_size=8), st.text(max_size=20), st.none() | st.text(max_size=8),
+              st.none() | st.text(max_size=20)),
+), min_size=1, max_size=4)
+
+
+@given(role=st.sampled_from(["user", "assistant", "tool", "system"]), parts=_parts,
+       parent=st.none() | st.text(min_size=1, max_size=20))
+def test_message_hash_is_llms(role: str, parts: list, parent) -> None:
+    """threadfix's hash of a message, from the dict llm stores, is the one llm computes itself."""
+    from llm.logs import message_hash as llms
+
+    from threadfix.stores.llm_logs import message_hash, part_dict
+
+    message = Message(role=role, parts=parts)
+    stored = []  # each part as LogStore._write_part stores it, read back as _load_parts does
+    for part in parts:
+        payload = part.to_dict()
+        kind = payload.pop("type")
+        text = payload.pop("text") if kind in ("text", "reasoning") and "text" in payload else None
+        stored.append(part_dict(kind, text, json.dumps(payload) if payload else None))
+    assert message_hash({"role": role, "parts": stored}, parent) == llms(message, parent)
