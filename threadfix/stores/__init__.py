@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -10,12 +10,14 @@ from typing import Any
 from msgspec import Struct
 
 from threadfix.errors import ThreadfixError
-from threadfix.stores.base import ReadProblem, Store, StoreWriter
+from threadfix.model import Problem
+from threadfix.stores.base import ReadProblem, Shard, Store, StoreWriter
 from threadfix.stores.files import (
     DEFAULT_MAX_DOC_BYTES,
     FileStore,
     FolderEntry,
     UnopenedDatabase,
+    cut_file,
     folder_file_store,
     is_sqlite,
     open_file_stores,
@@ -43,6 +45,10 @@ class StoreOptions(Struct, frozen=True):
     writable: bool = False
     #: processes a store may spread its own work over (repair of a SQLite table of one item per row)
     jobs: int = 1
+    #: how it spreads it, handed down by whoever owns the processes (stores never start them themselves):
+    #: ``spread(work, tasks, jobs, shared)`` -> ``[work(task, shared) for task in tasks]`` or None when a worker
+    #: failed (see :func:`threadfix.parallel.spread_for_store`); None: in this process
+    spread: Any = None
 
 
 def open_stores(spec: str, options: StoreOptions = StoreOptions(), stdin: Any = None) -> Iterator[Store]:
@@ -80,5 +86,31 @@ def open_folder_entry(entry: FolderEntry, options: StoreOptions) -> Store:
         return UnopenedDatabase(entry.path, exc, reopen)
 
 
-__all__ = ["FileStore", "ReadProblem", "Store", "StoreOptions", "StoreWriter", "is_sqlite", "open_folder_entry",
+def iter_stores(specs: Iterable[str], options: StoreOptions, stdin: Any = None,
+                on_store: Callable[[Store], None] | None = None) -> Iterator[Store | Problem]:
+    """Every store the paths name; ``on_store`` sees each as it opens (to show what was detected)."""
+    for spec in specs:
+        try:
+            for store in open_stores(spec, options, stdin=stdin):
+                if on_store is not None:
+                    on_store(store)
+                yield store
+        except ThreadfixError as exc:
+            yield Problem(exc.where or spec, exc.message, exc.exit_code)
+
+
+
+def cut(spec: str, parts: int, options: StoreOptions = StoreOptions(), by_key: bool = False) -> list[Shard] | None:
+    """The file ``spec`` names cut into about ``parts`` parts for ``--jobs`` workers, by the medium that holds it:
+    a JSONL file of threads into byte ranges, a database's table into row id ranges (or, ``by_key``, into runs
+    of thread keys: lint and report); None when it is read whole (one part)."""
+    path = Path(spec)
+    if is_sqlite(path):
+        from threadfix.stores.sqlite import cut_database
+
+        return cut_database(path, spec, parts, options, by_key)
+    return cut_file(path, spec, parts)
+
+
+__all__ = ["FileStore", "ReadProblem", "Store", "StoreOptions", "StoreWriter", "cut", "is_sqlite", "iter_stores", "open_folder_entry",
            "open_stores", "walk_folder"]

@@ -28,12 +28,14 @@ import orjson
 from msgspec import Struct
 
 from threadfix.errors import InputError
-from threadfix.journal import Entry, digest
+from threadfix.journal import Entry, UndoOutcome, digest
 from threadfix.model import Address, Thread
 from threadfix.stores.base import ReadProblem
-from threadfix.stores.frameworks import FrameworkStore, moved, place
+from threadfix.stores.frameworks import FrameworkStore, moved, place, undo_entries as undo_framework_entries
 
 PRESET = "Google ADK DatabaseSessionService sessions"
+#: the store kind of this module's journal entries (undo finds :func:`undo_entries` by it)
+JOURNAL_KIND = "adk"
 _SESSIONS = "SELECT app_name, user_id, id, update_time FROM sessions ORDER BY app_name, user_id, id"
 _EVENTS = ("SELECT id, invocation_id, timestamp, event_data FROM events "
            "WHERE app_name = ? AND user_id = ? AND session_id = ? ORDER BY timestamp, id")
@@ -95,7 +97,7 @@ def _dumps(data: dict[str, Any]) -> str:
 class AdkSessionsStore(FrameworkStore):
     """An ADK ``DatabaseSessionService`` SQLite database: one thread per session."""
 
-    kind = "adk"
+    kind = JOURNAL_KIND
     preset = PRESET
 
     def read(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
@@ -225,3 +227,8 @@ def undo_one(conn: sqlite3.Connection, entry: Entry) -> tuple[str, str]:
                      "AND session_id = ?", (before, event_id, *key))
     _touch(conn, key)
     return "restored", ""
+
+
+def undo_entries(path: str, entries: list[Entry]) -> Iterator[UndoOutcome]:
+    """Undo one database's entries, each by :func:`undo_one` (see :func:`.frameworks.undo_entries`)."""
+    return undo_framework_entries(undo_one, path, entries)

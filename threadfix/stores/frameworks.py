@@ -1,10 +1,11 @@
-"""Agent frameworks' own session stores, recognised from their schema or layout (a preset each).
+"""What agent frameworks' own session stores share (each is recognised in :mod:`.framework_presets`).
 
 A framework store is written only the way its library writes it: a new checkpoint on top (LangGraph), new
 chain rows and a moved tip (llm), a new event (Google ADK), new or renumbered message files (Strands). Each
-module here says how its records become the items a dialect reads and how a repaired item list becomes the
-library's own records; this module holds what they share: recognising the store, writing changes one
-thread per transaction after re-reading what the plan was made from (compare-and-swap), and undo.
+store's module says how its records become the items a dialect reads and how a repaired item list becomes
+the library's own records; this module holds what they share: writing changes one thread per transaction
+after re-reading what the plan was made from (compare-and-swap), mapping a repaired message list back to
+records of one message each, and undo.
 """
 
 from __future__ import annotations
@@ -18,62 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from threadfix.errors import BusyError, ConfigError, InputError, ThreadfixError
-from threadfix.journal import Entry, digest
+from threadfix.journal import Entry, UndoOutcome, digest
 from threadfix.model import Thread
 from threadfix.stores.base import ReadProblem, Store, StoreWriter
 from threadfix.stores.sqlite_layout import connect, sqlite_error
-
-#: journal store kind -> module whose ``undo_one(conn, entry)`` puts one entry back
-UNDO_MODULES = {
-    "langgraph": "threadfix.stores.langgraph_checkpoints",
-    "llm": "threadfix.stores.llm_logs",
-    "adk": "threadfix.stores.adk_sessions",
-}
-
-#: the options that name a table layout themselves: given any, no preset is looked for
-_LAYOUT_OPTIONS = ("table", "id_column", "json_column", "thread_column", "order_column", "item_column")
-
-
-def _tables(conn: sqlite3.Connection) -> dict[str, set[str]]:
-    names = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    return {name: {row[1] for row in conn.execute("SELECT * FROM pragma_table_info(?)", (name,))} for name in names}
-
-
-def open_framework_store(path: Path, options: Any) -> Store | None:
-    """The framework store a SQLite database is, from its schema; None when it is none of them or the options
-    name a table layout (``--table`` and friends override a preset)."""
-    if any(getattr(options, name, None) for name in _LAYOUT_OPTIONS):
-        return None
-    try:
-        conn = connect(path, write=False, timeout=options.busy_timeout)
-        try:
-            tables = _tables(conn)
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return None  # the table store's own open says what is wrong with the database
-    except ThreadfixError:
-        return None
-    checkpoints, writes = tables.get("checkpoints", set()), tables.get("writes", set())
-    if {"thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type", "checkpoint"} <= checkpoints \
-            and {"task_id", "channel", "value"} <= writes:
-        from threadfix.stores.langgraph_checkpoints import LangGraphStore
-
-        return LangGraphStore(path, options)
-    if {"hash", "parent_hash", "role"} <= tables.get("messages", set()) \
-            and {"id", "tip_message_hash"} <= tables.get("threads", set()) \
-            and {"message_hash", "position", "type", "payload"} <= tables.get("parts", set()):
-        from threadfix.stores.llm_logs import LlmLogsStore
-
-        return LlmLogsStore(path, options)
-    if {"app_name", "user_id", "id", "update_time"} <= tables.get("sessions", set()) \
-            and {"id", "session_id", "invocation_id", "timestamp", "event_data"} <= tables.get("events", set()) \
-            and "adk_internal_metadata" in tables:
-        from threadfix.stores.adk_sessions import AdkSessionsStore
-
-        return AdkSessionsStore(path, options)
-    return None
-
 
 def needs(module: str, extra: str, what: str) -> Any:
     """Import a library a store needs, or one line naming the extra that installs it."""
@@ -267,10 +216,10 @@ def moved(thread: Thread) -> BusyError:
     return BusyError("the app changed this thread since it was read; left alone, run again", str(thread.address))
 
 
-def undo_entries(path: str, entries: list[Entry]) -> Iterator[Any]:
-    """Take back what repairs of one framework database added, newest first, each in its own transaction."""
-    from threadfix.undo import UndoOutcome
-
+def undo_entries(undo_one: Callable[[sqlite3.Connection, Entry], tuple[str, str]], path: str,
+                 entries: list[Entry]) -> Iterator[UndoOutcome]:
+    """Take back what repairs of one framework database added, newest first, each in its own transaction
+    (``undo_one``: the store's own step, which says what became of the entry)."""
     if not os.path.exists(path):
         for entry in entries:
             yield UndoOutcome(entry.address, "missing", "the database no longer exists")
@@ -279,10 +228,9 @@ def undo_entries(path: str, entries: list[Entry]) -> Iterator[Any]:
     outcomes = []
     try:
         for entry in reversed(entries):
-            module = importlib.import_module(UNDO_MODULES[entry.store])
             try:
                 conn.execute("BEGIN IMMEDIATE")
-                status, message = module.undo_one(conn, entry)
+                status, message = undo_one(conn, entry)
                 conn.execute("COMMIT" if status == "restored" else "ROLLBACK")
             except ThreadfixError as exc:
                 status, message = "refused", exc.message

@@ -16,21 +16,23 @@ never touched. Serialised by the saver itself (the ``threadfix[langgraph]`` extr
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from typing import Any
 
 import orjson
 from msgspec import Struct
 
 from threadfix.errors import ThreadfixError
-from threadfix.journal import Entry, digest
+from threadfix.journal import Entry, UndoOutcome, digest
 from threadfix.model import Address, Thread
 from threadfix.stores.base import ReadProblem, parse_time
-from threadfix.stores.frameworks import FrameworkStore, moved, needs
+from threadfix.stores.frameworks import FrameworkStore, moved, needs, undo_entries as undo_framework_entries
 
 EXTRA = "langgraph"
 PRESET = "LangGraph SqliteSaver checkpoints"
+#: the store kind of this module's journal entries (undo finds :func:`undo_entries` by it)
+JOURNAL_KIND = "langgraph"
 #: the channel a node's trigger is written to (langgraph ``branch:to:<node>``) and the Send queue
 _TRIGGER, _TASKS = "branch:to:", "__pregel_tasks"
 
@@ -83,7 +85,7 @@ def _writes_digest(rows: list[tuple[Any, ...]]) -> str:
 class LangGraphStore(FrameworkStore):
     """A LangGraph ``SqliteSaver`` database: one thread per (``thread_id``, ``checkpoint_ns``)."""
 
-    kind = "langgraph"
+    kind = JOURNAL_KIND
     preset = PRESET
 
     def read(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
@@ -204,3 +206,8 @@ def undo_one(conn: sqlite3.Connection, entry: Entry) -> tuple[str, str]:
     conn.execute("DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
                  (*key, loc["checkpoint_id"]))
     return "restored", ""
+
+
+def undo_entries(path: str, entries: list[Entry]) -> Iterator[UndoOutcome]:
+    """Undo one database's entries, each by :func:`undo_one` (see :func:`.frameworks.undo_entries`)."""
+    return undo_framework_entries(undo_one, path, entries)

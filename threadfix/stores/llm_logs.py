@@ -28,13 +28,15 @@ from msgspec import Struct
 
 from threadfix.errors import InputError
 from threadfix.failures import is_threadfix_output
-from threadfix.journal import Entry
+from threadfix.journal import Entry, UndoOutcome
 from threadfix.model import Address, Thread
 from threadfix.stores.base import ReadProblem, parse_time
-from threadfix.stores.frameworks import FrameworkStore, moved
+from threadfix.stores.frameworks import FrameworkStore, moved, undo_entries as undo_framework_entries
 from threadfix.stores.sqlite_layout import sqlite_error
 
 PRESET = "llm logs.db threads"
+#: the store kind of this module's journal entries (undo finds :func:`undo_entries` by it)
+JOURNAL_KIND = "llm"
 #: ``llm.logs.HASH_PREFIX`` and the digest size of ``content_hash``
 _PREFIX, _DIGEST_SIZE = "b2:", 16
 
@@ -175,7 +177,7 @@ def _result_part(item: dict[str, Any], name: str) -> dict[str, Any]:
 class LlmLogsStore(FrameworkStore):
     """llm's ``logs.db``: one thread per ``threads`` row."""
 
-    kind = "llm"
+    kind = JOURNAL_KIND
     preset = PRESET
 
     def read(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
@@ -294,3 +296,8 @@ def undo_one(conn: sqlite3.Connection, entry: Entry) -> tuple[str, str]:
             conn.execute("DELETE FROM parts WHERE message_hash = ?", (stored,))
             conn.execute("DELETE FROM messages WHERE hash = ?", (stored,))
     return "restored", ""
+
+
+def undo_entries(path: str, entries: list[Entry]) -> Iterator[UndoOutcome]:
+    """Undo one database's entries, each by :func:`undo_one` (see :func:`.frameworks.undo_entries`)."""
+    return undo_framework_entries(undo_one, path, entries)

@@ -39,13 +39,15 @@ import orjson
 from msgspec import Struct
 
 from threadfix.errors import BusyError, InputError, StoreError, ThreadfixError
-from threadfix.journal import Entry, digest
+from threadfix.journal import Entry, UndoOutcome, digest
 from threadfix.model import Address, Thread
 from threadfix.stores.atomic import TEMP_PREFIX, fsync_folder
 from threadfix.stores.base import ReadProblem, Store, StoreWriter, parse_time
 from threadfix.stores.frameworks import PendingWriter, place
 
 PRESET = "Strands FileSessionManager messages"
+#: the store kind of this module's journal entries (undo finds :func:`undo_entries` by it)
+JOURNAL_KIND = "strands"
 _MESSAGE_PREFIX, _SUFFIX = "message_", ".json"
 
 
@@ -204,7 +206,7 @@ class StrandsStore(Store):
         by_index = {f.index: f for f in state.files}
         touched = [old for old, _, _ in plan.moves] + [n for n, _ in plan.edits]
         before = orjson.dumps({str(n): by_index[n].raw.decode("utf-8") for n in touched})
-        return Entry("strands", os.path.realpath(self.folder), str(thread.address), before, digest(shown), {
+        return Entry(JOURNAL_KIND, os.path.realpath(self.folder), str(thread.address), before, digest(shown), {
             "moves": [[old, new, digest(data)] for old, new, data in plan.moves],
             "edits": [[n, digest(data)] for n, data in plan.edits],
             "creates": [[n, digest(data)] for n, data in plan.creates]})
@@ -332,12 +334,10 @@ class _Writer(PendingWriter):
         return True
 
 
-def undo_entries(path: str, entries: list[Entry]) -> Iterator[Any]:
+def undo_entries(path: str, entries: list[Entry]) -> Iterator[UndoOutcome]:
     """Put an agent's message files back: the new files deleted, rewritten ones restored, moved ones moved
     back down (from the first up, each into the name just vacated), while each still holds what the repair
     wrote."""
-    from threadfix.undo import UndoOutcome
-
     messages = Path(path) / "messages"
     for entry in reversed(entries):
         loc = entry.locator
