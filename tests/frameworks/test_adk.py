@@ -194,3 +194,14 @@ def test_a_timestamp_column_reads_and_writes_as_adk_stores_it(moment: datetime) 
     text = moment.strftime("%Y-%m-%d %H:%M:%S.%f")
     assert column(micros(text)) == text
     assert timestamp_to_utc_datetime(micros(text) / 1e6) == moment
+
+
+def test_undo_refuses_a_session_the_app_went_on_with(db: Path, tmp_path: Path, capsys) -> None:
+    journal = tmp_path / "j"
+    assert run_cli(["repair", "--min-age", "0", "--journal-dir", str(journal), str(db)], capsys)[0] == 0
+    run(db, "end", ["here is what I found"], "and now?", create=False)
+    kept = [r for r in rows(db) if r[3] == "end"]
+    code, out, err = run_cli(["undo", str(next(journal.iterdir()))], capsys)
+    assert code == 1
+    assert "changed after the repair" in out + err
+    assert [r for r in rows(db) if r[3] == "end"] == kept

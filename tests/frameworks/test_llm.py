@@ -238,3 +238,16 @@ def test_message_hash_is_llms(role: str, parts: list, parent) -> None:
         text = payload.pop("text") if kind in ("text", "reasoning") and "text" in payload else None
         stored.append(part_dict(kind, text, json.dumps(payload) if payload else None))
     assert message_hash({"role": role, "parts": stored}, parent) == llms(message, parent)
+
+
+def test_undo_refuses_a_thread_the_app_went_on_with(store, tmp_path: Path, capsys) -> None:
+    db, ids = store
+    journal = tmp_path / "j"
+    assert run_cli(["repair", "--min-age", "0", "--journal-dir", str(journal), str(db)], capsys)[0] == 0
+    say(sqlite_utils.Database(db), load_conversation(ids["moved-on"], database=db), "and now?")
+    kept = chain(db, ids["moved-on"])
+    code, out, err = run_cli(["undo", str(next(journal.iterdir()))], capsys)
+    assert code == 1
+    assert "went on after the repair" in out + err
+    assert chain(db, ids["moved-on"]) == kept  # the app's turn is still there, on the repaired chain
+    assert LogStore(sqlite_utils.Database(db)).verify() == []

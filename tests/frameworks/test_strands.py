@@ -211,3 +211,15 @@ def test_jobs_read_each_agent_folder_whole(storage: Path, capsys) -> None:
         one = run_cli([*command, str(storage)], capsys)
         assert run_cli(["--jobs", "2", *command, str(storage)], capsys) == one
         assert "holds no thread" not in one[2]
+
+
+def test_undo_refuses_an_agent_the_app_went_on_with(storage: Path, tmp_path: Path, capsys) -> None:
+    journal = tmp_path / "j"
+    assert run_cli(["repair", "--min-age", "0", "--journal-dir", str(journal), str(storage)], capsys)[0] == 0
+    bot = restored(storage, "parallel", ["here is what I found"])
+    bot("and now?")
+    kept = on_disk(storage, "parallel")
+    code, out, err = run_cli(["undo", str(next(journal.iterdir()))], capsys)
+    assert code == 1
+    assert "changed after the repair" in out + err
+    assert on_disk(storage, "parallel") == kept

@@ -191,7 +191,9 @@ class AdkSessionsStore(FrameworkStore):
         _touch(conn, thread.locator.key)
 
     def undo_locator(self, thread: Thread, change: NewEvents) -> dict[str, Any]:
-        return {"key": list(thread.locator.key),
+        session: Session = thread.locator
+        return {"key": list(session.key), "events": sorted([e.id for e in session.events] +
+                                                           [event_id for event_id, _, _, _ in change.creates]),
                 "creates": [[event_id, digest(text.encode())] for event_id, _, _, text in change.creates],
                 "edits": [[event_id, before, digest(after.encode())] for event_id, before, after in change.edits]}
 
@@ -203,7 +205,8 @@ def _touch(conn: sqlite3.Connection, key: tuple[str, str, str] | list[str]) -> N
 
 
 def undo_one(conn: sqlite3.Connection, entry: Entry) -> tuple[str, str]:
-    """Delete the events a repair added and put back the ones it changed, while each holds what it wrote."""
+    """Delete the events a repair added and put back the ones it changed, while each holds what it wrote and
+    the session has no event the app added since (taking the repair back would break the history under it)."""
     loc = entry.locator
     key = tuple(loc["key"])
 
@@ -217,7 +220,9 @@ def undo_one(conn: sqlite3.Connection, entry: Entry) -> tuple[str, str]:
     if all(f is None for f in found[:len(loc["creates"])]) and \
             [current(e) for e, _, _ in loc["edits"]] == [digest(b.encode()) for _, b, _ in loc["edits"]]:
         return "already_original", "the session holds what it held before the repair"
-    if found != wrote:
+    ids = sorted(row[0] for row in conn.execute("SELECT id FROM events WHERE app_name = ? AND user_id = ? "
+                                                "AND session_id = ?", key))
+    if found != wrote or ids != loc["events"]:
         return "refused", "the session's events changed after the repair; restoring them would lose those changes"
     for event_id, _ in loc["creates"]:
         conn.execute("DELETE FROM events WHERE id = ? AND app_name = ? AND user_id = ? AND session_id = ?",

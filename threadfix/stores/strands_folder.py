@@ -89,7 +89,8 @@ class Folder(Struct):
 
     files: list[File]
     messages: list[Any]
-    listing: str
+    #: every message file's digest, by number, as read
+    digests: dict[int, str]
 
 
 class Renumbering(Struct):
@@ -121,14 +122,29 @@ def _listing(messages: Path) -> tuple[list[tuple[int, Path]], list[ReadProblem]]
     return sorted(found), problems
 
 
-def _digest_files(files: list[tuple[int, Path]]) -> str:
-    parts = []
+def _file_digests(files: list[tuple[int, Path]]) -> dict[int, str]:
+    """Each message file's digest, by its number (the whole folder, the files before the offset too)."""
+    found = {}
     for index, path in files:
         try:
-            parts.append(f"{index}:{digest(path.read_bytes())}")
+            found[index] = digest(path.read_bytes())
         except OSError:
-            parts.append(f"{index}:gone")
-    return digest("\n".join(parts).encode())
+            found[index] = "gone"
+    return found
+
+
+def _digest_files(files: dict[int, str]) -> str:
+    return digest("\n".join(f"{index}:{sha}" for index, sha in sorted(files.items())).encode())
+
+
+def _after(state: Folder, plan: Renumbering) -> dict[int, str]:
+    """The folder's file digests once ``plan`` is carried out."""
+    files = dict(state.digests)
+    for old, _, _ in plan.moves:
+        del files[old]
+    for index, data in [(new, data) for _, new, data in plan.moves] + plan.edits + plan.creates:
+        files[index] = digest(data)
+    return files
 
 
 class StrandsStore(Store):
@@ -182,7 +198,7 @@ class StrandsStore(Store):
             files.append(File(index, raw, value))
             items.append(message)
             times.extend(t for key in ("updated_at", "created_at") if (t := parse_time(value.get(key))) is not None)
-        state = Folder(files, items, _digest_files(listing))
+        state = Folder(files, items, _file_digests(listing))
         raw = orjson.dumps({_name(f.index): f.value for f in files}, option=orjson.OPT_INDENT_2)
         yield Thread(Address(self.display), items, raw=raw,
                      modified=max(times) if times else None, dialect="bedrock", locator=state)
@@ -209,7 +225,8 @@ class StrandsStore(Store):
         return Entry(JOURNAL_KIND, os.path.realpath(self.folder), str(thread.address), before, digest(shown), {
             "moves": [[old, new, digest(data)] for old, new, data in plan.moves],
             "edits": [[n, digest(data)] for n, data in plan.edits],
-            "creates": [[n, digest(data)] for n, data in plan.creates]})
+            "creates": [[n, digest(data)] for n, data in plan.creates],
+            "before": _digest_files(state.digests), "after": _digest_files(_after(state, plan))})
 
     def detached(self, thread: Thread) -> Thread:
         return thread
@@ -322,7 +339,7 @@ class _Writer(PendingWriter):
             plan, _ = store._changes.pop(id(thread))
             state: Folder = thread.locator
             listing, _ = _listing(store.messages)
-            if _digest_files(listing) != state.listing:
+            if _file_digests(listing) != state.digests:
                 raise BusyError("the app changed the agent's messages since they were read; nothing was written, "
                                 "run again", store.display)
             try:
@@ -336,21 +353,19 @@ class _Writer(PendingWriter):
 
 def undo_entries(path: str, entries: list[Entry]) -> Iterator[UndoOutcome]:
     """Put an agent's message files back: the new files deleted, rewritten ones restored, moved ones moved
-    back down (from the first up, each into the name just vacated), while each still holds what the repair
-    wrote."""
+    back down (from the first up, each into the name just vacated), while the folder holds exactly what the
+    repair left (a message the app saved since is refused: taking the repair back would break the history
+    under it)."""
     messages = Path(path) / "messages"
     for entry in reversed(entries):
         loc = entry.locator
         before = {int(k): v.encode("utf-8") for k, v in orjson.loads(entry.before).items()}
-        expected = [(n, sha) for n, sha in loc["creates"]] + [(n, sha) for n, sha in loc["edits"]] + \
-                   [(new, sha) for _, new, sha in loc["moves"]]
-        current = {}
-        for n, _ in expected:
-            try:
-                current[n] = digest((messages / _name(n)).read_bytes())
-            except OSError:
-                current[n] = None
-        if all(current[n] == sha for n, sha in expected):
+        listing, _ = _listing(messages) if messages.is_dir() else ([], [])
+        now = _digest_files(_file_digests(listing))
+        if now == loc["before"]:
+            yield UndoOutcome(entry.address, "already_original", "it already holds what it held before the repair")
+            continue
+        if now == loc["after"]:
             for n, _ in loc["creates"]:
                 os.unlink(messages / _name(n))
             for n, _ in loc["edits"]:
