@@ -71,17 +71,23 @@ def run(path: Path, session: str, replies: list[Any], text: str, *, create: bool
     return asyncio.run(turn())
 
 
+def turn(path: str, session: str, replies: list[Any], text: str) -> None:
+    """One turn of the agent on ``session``, its replies as JSON gives them."""
+    run(Path(path), session, [r if isinstance(r, str) else [tuple(c) for c in r] for r in replies], text)
+
+
 def write_stuck(path: Path) -> None:
     """One session per way an app breaks."""
     run(path, "healthy", ["hello"], "hi")  # (creates the tables in this process)
-    killed(lambda: run(path, "end", [weather_calls("Oslo")], "weather in Oslo?"))
-    killed(lambda: run(path, "parallel", [weather_calls("Rome", "Oslo", "Paris")], "three cities?"))
+    # the process died while the tool ran: a call at the end; in the middle of a batch of three; and again
+    killed(__name__, [("turn", [str(path), "end", [weather_calls("Oslo")], "weather in Oslo?"]),
+                      ("turn", [str(path), "parallel", [weather_calls("Rome", "Oslo", "Paris")], "three cities?"]),
+                      ("turn", [str(path), "moved-on", [weather_calls("Oslo")], "weather in Oslo?"])])
     # the results the app had of a batch whose process died, saved as ADK saves a batch's results
     append(path, "parallel", "assistant", "user", [
         types.Part(function_response=types.FunctionResponse(id=f"call_p{i}", name="get_weather",
                                                             response={"forecast": f"sunny in {c}"}))
         for i, c in ((1, "Rome"), (3, "Paris"))])
-    killed(lambda: run(path, "moved-on", [weather_calls("Oslo")], "weather in Oslo?"))
     # the user sent a new message: ADK leaves the unanswered call out of what it sends, and stores it
     run(path, "moved-on", ["ok, what then?"], "never mind")
     # a response whose call is not in the session (an app that saved it to the wrong session)

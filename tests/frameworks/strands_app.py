@@ -72,19 +72,24 @@ def messages_folder(storage: Path, session: str) -> Path:
     return storage / f"session_{session}" / "agents" / "agent_assistant" / "messages"
 
 
+def turn(storage: str, session: str, replies: list[Any], text: str) -> None:
+    """One prompt to the agent of ``session``."""
+    agent(Path(storage), session, [r if isinstance(r, str) else [tuple(c) for c in r] for r in replies])(text)
+
+
 def write_stuck(storage: Path) -> None:
     """One session per way an app breaks."""
-    # the process died while the tool ran: a call at the end
-    killed(lambda: agent(storage, "end", [weather_calls("Oslo")])("weather in Oslo?"))
-    # three calls, the process died in the middle of the batch; the app saved the two results it had
-    killed(lambda: agent(storage, "parallel", [weather_calls("Rome", "Oslo", "Paris")])("three cities?"))
+    # the process died while the tool ran: a call at the end; in the middle of a batch of three; and again
+    killed(__name__, [("turn", [str(storage), "end", [weather_calls("Oslo")], "weather in Oslo?"]),
+                      ("turn", [str(storage), "parallel", [weather_calls("Rome", "Oslo", "Paris")], "three cities?"]),
+                      ("turn", [str(storage), "moved-on", [weather_calls("Oslo")], "weather in Oslo?"])])
+    # the app saved the two results it had of the batch
     manager = FileSessionManager(session_id="parallel", storage_dir=str(storage))
     manager.create_message("parallel", "assistant", SessionMessage({"role": "user", "content": [
         {"toolResult": {"toolUseId": "call_p1", "status": "success", "content": [{"text": "sunny in Rome"}]}},
         {"toolResult": {"toolUseId": "call_p3", "status": "success", "content": [{"text": "sunny in Paris"}]}},
     ]}, 2))
     # the app saved the user's next message itself, and the answer, without the call's result
-    killed(lambda: agent(storage, "moved-on", [weather_calls("Oslo")])("weather in Oslo?"))
     manager = FileSessionManager(session_id="moved-on", storage_dir=str(storage))
     manager.create_message("moved-on", "assistant", SessionMessage({"role": "user", "content": [{"text": "never mind"}]}, 2))
     manager.create_message("moved-on", "assistant",
