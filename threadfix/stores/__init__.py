@@ -88,7 +88,14 @@ def medium_of(spec: str) -> Medium:
 
 def open_stores(spec: str, options: StoreOptions = StoreOptions(), stdin: Any = None) -> Iterator[Store]:
     """Every store a path names: a JSON/JSONL file, ``-`` (stdin), a SQLite database, or a folder of them."""
-    if spec != "-" and Path(spec).is_dir():
+    path = Path(spec)
+    if spec != "-" and path.is_dir():
+        from threadfix.stores.strands_folder import open_strands_stores
+
+        strands = open_strands_stores(path)  # (a Strands session folder is one store per agent, not its files)
+        if strands is not None:
+            yield from strands
+            return
         for entry in walk_folder(spec):
             yield open_folder_entry(entry, options)
         return

@@ -23,7 +23,7 @@ from threadfix.errors import ConfigError, InputError, ThreadfixError
 from threadfix.journal import Entry, UndoOutcome
 from threadfix.stores import sqlite_screen
 from threadfix.stores.atomic import TEMP_PREFIX, fsync_folder
-from threadfix.stores.base import Medium, Shard
+from threadfix.stores.base import Medium, Shard, Store
 from threadfix.stores.sqlite_layout import Schema, connect, sqlite_error
 from threadfix.stores.table import (  # noqa: F401 - the engine's tunables and classes, as they were named here
     FLUSH_BYTES, ID_CHUNK, IN_CHUNK, KEYS_PER_PART, STREAM_CHUNK, THREAD_CHUNK, WRITTEN_KEYS_PER_PART,
@@ -161,8 +161,14 @@ class SQLiteMedium(Medium):
 MEDIUM = SQLiteMedium()
 
 
-def open_sqlite_store(path: Path, options: Any) -> TableStore:
-    """A store for the database at ``path``; its layout is read from the options or detected."""
+def open_sqlite_store(path: Path, options: Any) -> Store:
+    """A store for the database at ``path``: an agent framework's own store when its schema is one (see
+    :mod:`threadfix.stores.framework_presets`), else a table whose layout is read from the options or detected."""
+    from threadfix.stores.framework_presets import open_framework_store
+
+    framework = open_framework_store(path, options)
+    if framework is not None:
+        return framework
     adapter = SQLiteAdapter(path, options.busy_timeout)
     conn = adapter.connect(write=False)
     try:
@@ -188,6 +194,8 @@ def table_cut(path: Path, options: Any, by_key: bool) -> tuple[tuple[int, int] |
     or a database that cannot be read here (a worker says why)."""
     try:
         store = open_sqlite_store(path, options)
+        if not isinstance(store, TableStore):
+            return None, None  # a framework's store: read whole
         try:
             if isinstance(store, ThreadRowStore):
                 low, high = store._reader().execute(store._sql.rowid_bounds).fetchone()
