@@ -31,7 +31,7 @@ from msgspec.structs import replace
 from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, scan, scan_stores
 from threadfix.dialects import Dialect
 from threadfix.failures import clip, info
-from threadfix.failures.classify import classify, output_text
+from threadfix.failures.classify import output_text
 from threadfix.failures.dangling import TOOL_NAME_CHARS
 from threadfix.failures.kinds import Kind
 from threadfix.model import Action, Edit, Loc, RepairPlan, Thread, ThreadIndex
@@ -39,6 +39,7 @@ from threadfix.parallel import Shard, run_sharded, shard_stores, sharded
 from threadfix.repair import plan_repair
 from threadfix.stores import Store, StoreOptions
 from threadfix.stores.base import ITEM_TIME_KEYS, parse_time
+from threadfix.verdicts import failure_of
 
 #: distinct tools counted one by one; the rest share the row :data:`OTHER_TOOLS`
 MAX_TOOLS = 1000
@@ -241,8 +242,8 @@ class Report(Struct):
                 stats = tallies[tool] = self._tool(tool)
             stats.outputs += 1
             ours += output.by_threadfix
-            found = classify(output.content, is_error=output.is_error, status=output.status)
-            if not found.is_error:
+            found = failure_of(output.content, output.is_error, output.status)
+            if found is None:
                 continue
             kind = found.kind.value
             totals.error_outputs += 1
