@@ -863,6 +863,10 @@ def _anthropic(items: list[dict]) -> list[dict]:
                                   "input": orjson.loads(c["arguments"])})
         elif kind == "output":
             add("user", {"type": "tool_result", "tool_use_id": value["call_id"], "content": _text_of(value["output"])})
+        elif kind == "assistant" and out and out[-1]["content"][-1]["type"] == "tool_use":
+            # text after tool_use is refused (tool_use ends a turn): the model's words after calls that never got
+            # their results are a turn of their own
+            out.append({"role": "assistant", "content": [{"type": "text", "text": value or "."}]})
         elif kind != "system":
             add(kind, {"type": "text", "text": value or "."})
     return out

@@ -52,6 +52,28 @@ def test_each_dialect_store_holds_the_manifests_dangling_calls_as_threadfix_read
     assert files == 60
 
 
+INTERRUPTED = [  # calls that never got their results, then the model spoke again: the shape most stuck threads end in
+    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]},
+    {"type": "function_call", "call_id": "c1", "name": "shell", "arguments": '{"cmd": "ls"}'},
+    {"type": "function_call_output", "call_id": "c1", "output": "a.txt"},
+    {"type": "function_call", "call_id": "c2", "name": "shell", "arguments": '{"cmd": "pwd"}'},
+    {"type": "function_call", "call_id": "c3", "name": "read_file", "arguments": '{"path": "a.txt"}'},
+    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "the run was cut"}]},
+    {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "again"}]},
+]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_converted_thread_is_refused_for_its_dangling_calls_only_and_both_repairs_clear_it(name: str) -> None:
+    messages = generate.to_dialect(name, [dict(item) for item in INTERRUPTED])
+    dialect = dialects.sniff(messages)
+    assert dialect is not None and dialect.name == name
+    plan = plan_repair(dialect.index(messages), dialect, messages)
+    assert [(e.action, e.call.call_id) for e in plan.edits] == [(Action.INSERT_OUTPUT, "c2"), (Action.INSERT_OUTPUT, "c3")]
+    assert dialect.check(dialect.apply(messages, plan)) == []
+    assert dialect.check(stdlib.REPAIRS[name](messages)) == []
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_the_stdlib_script_repairs_each_dialect_and_the_check_tells_repaired_from_not(store, name: str,
                                                                                       tmp_path) -> None:
