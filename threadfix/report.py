@@ -6,7 +6,8 @@ row, error-message patterns are pruned to the most frequent, the stuck threads k
 ``keep``. Two reports over different threads merge into the report of both (a ``--jobs`` worker each).
 
 Every decision comes from the shared libraries, so report agrees with lint and repair: outputs are
-classified by :func:`threadfix.failures.classify.classify` (once each), dangling calls are the planner's
+classified by :func:`threadfix.failures.classify.classify` (once each, a text that comes back answered from
+:mod:`threadfix.verdicts`, as in lint), dangling calls are the planner's
 (:func:`threadfix.repair.plan_repair`), their kinds its explanations, and "a provider would refuse this
 thread" is the dialect's own oracle (:meth:`Dialect.check`).
 
