@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +138,7 @@ class Journal:
             raise StoreError("the journal could not be written earlier in this run, so nothing more is changed",
                              str(self.path))
         # (imported here: the stores package imports this module)
-        from threadfix.stores.atomic import write_all
+        from threadfix.fileio import write_all
 
         start = os.lseek(self._fd, 0, os.SEEK_END)
         try:
@@ -185,3 +185,25 @@ def read_journal(path: Path) -> Iterator[Entry]:
                 yield Entry.from_json(value)
             except (KeyError, TypeError, ValueError):
                 raise InputError("has a damaged entry", f"{path}:{number}") from None
+
+
+class UndoOutcome(Struct, frozen=True):
+    """What undo did to one journalled thread (each store's undo gives these)."""
+
+    address: str
+    #: restored | already_original | refused | missing
+    status: str
+    message: str = ""
+
+
+def restore_if_unchanged(entry: Entry, current: bytes, original: bytes, restore: Callable[[], Any]) -> UndoOutcome:
+    """Undo one thread: ``restore()`` it only while it holds exactly what the repair wrote (``current`` hashes to
+    the entry's after-image); one that holds ``original`` already counts as restored; any other was changed
+    since, and restoring it would lose that change."""
+    found = digest(current)
+    if found == entry.after_sha256:
+        restore()
+        return UndoOutcome(entry.address, "restored")
+    if found == digest(original):
+        return UndoOutcome(entry.address, "already_original", "it already holds what it held before the repair")
+    return UndoOutcome(entry.address, "refused", "it changed after the repair; restoring it would lose those changes")

@@ -11,6 +11,7 @@ from typing import Any
 
 from msgspec import Struct, field
 
+from threadfix.errors import ExitCode
 from threadfix.failures.kinds import Kind
 
 #: Where an item lives in a thread: (message index, block index), block -1 when the message itself is
@@ -86,9 +87,11 @@ class Thread(Struct):
 
     address: Address
     items: list[Any]
-    #: the object that held the items (its other keys are kept), or None for a bare array
-    container: dict[str, Any] | None = None
-    key: str | None = None
+    #: the JSON object that held the items (its other keys are kept), or None for a bare array; not to be confused
+    #: with a store's container (how threads sit in a medium: see :mod:`threadfix.stores`)
+    document: dict[str, Any] | None = None
+    #: the key of ``document`` that holds the items (not :attr:`Address.key`, which names the thread in messages)
+    items_key: str | None = None
     #: the exact bytes the thread was read from (a JSONL line, a file, a row's JSON)
     raw: bytes = b""
     #: seconds since the epoch of the thread's last change, when the store knows it exactly
@@ -110,9 +113,9 @@ class Thread(Struct):
         exact = self.exact_time()
         if exact is not None:
             return exact
-        from threadfix.stores.base import modified_time
+        from threadfix.times import modified_time
 
-        return modified_time(self.container, self.items, self.mtime if fallback else None)
+        return modified_time(self.document, self.items, self.mtime if fallback else None)
 
 
 @unique
@@ -194,3 +197,11 @@ class Finding(Struct, frozen=True):
     kind: Kind | None = None
     fixable: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Problem(Struct):
+    """A file, line, thread or store that could not be handled; the batch went on."""
+
+    where: str
+    message: str
+    exit_code: ExitCode = ExitCode.ERROR

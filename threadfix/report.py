@@ -39,7 +39,7 @@ from threadfix.model import Action, Edit, Loc, RepairPlan, Thread, ThreadIndex
 from threadfix.parallel import Shard, run_sharded, shard_stores, sharded
 from threadfix.repair import plan_repair
 from threadfix.stores import Store, StoreOptions
-from threadfix.stores.base import ITEM_TIME_KEYS, parse_time
+from threadfix.times import ITEM_TIME_KEYS, parse_time
 from threadfix.verdicts import failure_of
 
 #: distinct tools counted one by one; the rest share the row :data:`OTHER_TOOLS`
@@ -456,8 +456,8 @@ class _Times:
         # the store's exact time (a row's time column), else the thread's and its last items' own; never
         # a file's mtime, which says when the file was written, not when its threads happened
         moment = thread.last_changed(fallback=False)
-        if moment is None and thread.container:
-            moment = next((t for key in THREAD_START_KEYS if (t := parse_time(thread.container.get(key))) is not None), None)
+        if moment is None and thread.document:
+            moment = next((t for key in THREAD_START_KEYS if (t := parse_time(thread.document.get(key))) is not None), None)
         self.thread_day = day_of(moment)
         self._by_message: dict[int, str | None] = {}
 

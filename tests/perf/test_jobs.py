@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from threadfix import batch, parallel
 from threadfix.cli import _register, app
 from threadfix.stores import StoreOptions
-from threadfix.stores.files import FileStore
+from threadfix.stores.files import FileStore, cut_lines
 
 _register()
 
@@ -54,10 +54,10 @@ def small_shards(monkeypatch):
     """Cut files and tables of a few KB as if they were large (into more ranges than processes; a table's
     screen into parts of 100 rows, its suspects into parts of one key), let auto pick several processes, and
     have repair append to its journal every entry instead of every few MB."""
-    from threadfix.stores import sqlite, sqlite_screen
+    from threadfix.stores import sqlite_screen, table
 
     monkeypatch.setattr(sqlite_screen, "PART_MIN_ROWS", 100)
-    monkeypatch.setattr(sqlite, "KEYS_PER_PART", 1)
+    monkeypatch.setattr(table, "KEYS_PER_PART", 1)
     monkeypatch.setattr(parallel, "MIN_SHARD_BYTES", 2048)
     monkeypatch.setattr(parallel, "MAX_SHARD_BYTES", 16384)
     monkeypatch.setattr(parallel, "AUTO_MIN_BYTES", 4096)
@@ -87,7 +87,7 @@ def test_shards_cover_the_file_on_line_boundaries_with_their_line_numbers(tmp_pa
     (parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK,
      parallel.LEDGER_WAIT) = 1, most, find_limit, 97, 0.0
     try:
-        shards = parallel.in_order(parallel._cut(path, str(path), jobs))
+        shards = parallel.in_order(cut_lines(path, str(path), parallel._parts(path.stat().st_size, jobs)))
         reading = list(shards)
         if order == "reversed":
             reading.reverse()
@@ -595,21 +595,21 @@ def test_a_database_unreadable_only_for_later_parts_is_still_said(tmp_path, smal
     the run must say so (once), not end as if the whole table had been read."""
     import json
 
-    from threadfix import lint, report
+    from threadfix import lint, report, stores
     from threadfix.cli import main
 
     path = _database(tmp_path / "t.db")
     module = {"lint": lint, "report": report, "repair": batch}[command]
-    real_iter_stores = batch.iter_stores
+    real_iter_stores = stores.iter_stores
 
     def later_parts_cannot_open(shard, *args, **kwargs):
         if not shard.continues:
             return parallel.shard_stores(shard, *args, **kwargs)
-        batch.iter_stores = lambda specs, *a, **k: iter([batch.Problem(specs[0], "unable to open database file")])
+        stores.iter_stores = lambda specs, *a, **k: iter([batch.Problem(specs[0], "unable to open database file")])
         try:
             return list(parallel.shard_stores(shard, *args, **kwargs))
         finally:
-            batch.iter_stores = real_iter_stores
+            stores.iter_stores = real_iter_stores
 
     monkeypatch.setattr(module, "shard_stores", later_parts_cannot_open)
     args = ["repair", "--dry-run", "--min-age", "0"] if command == "repair" else [command, "--format", "json"]

@@ -11,27 +11,24 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from msgspec import Struct
 
 from threadfix import jsonio
 from threadfix.errors import InputError, ThreadfixError, UnrewritableError
-from threadfix.journal import Entry, digest
+from threadfix.journal import Entry, UndoOutcome, digest, restore_if_unchanged
 from threadfix.model import Address, Thread
 from threadfix.stores import settle
 from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter, remove_stale_temps
-from threadfix.stores.base import ReadProblem, Settled, Store, StoreWriter
+from threadfix.stores.base import LineNumbering, Medium, ReadProblem, Settled, Shard, Store, StoreWriter
+from threadfix.stores.document import ID_KEYS, THREAD_KEYS, encode_document, split_container, thread_id  # noqa: F401
 
-if TYPE_CHECKING:
-    from threadfix.parallel import RangeNumbering
-
-#: keys under which an object holds its thread's items, in the order they are tried
-THREAD_KEYS = ("input", "messages", "items", "contents", "history")
-ID_KEYS = ("id", "thread_id", "session_id", "conversation_id", "chat_id")
 #: the largest single document or JSONL line threadfix parses (parsing needs ~30x its size in memory)
 DEFAULT_MAX_DOC_BYTES = 256 * 1024 * 1024
 FILE_SUFFIXES = (".json", ".jsonl")
+#: the store kind of this module's journal entries (undo finds :func:`undo_entries` by it)
+JOURNAL_KIND = "file"
 #: a folder walk takes a file of these names as a database when it starts with SQLite's header (named directly,
 #: any file with the header is one)
 DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")
@@ -45,44 +42,6 @@ BINARY_MESSAGE = "is not JSON text (it has NUL bytes: binary, or UTF-16); left a
 def _binary(head: bytes) -> bool:
     """One error line for a binary file, instead of one per "line" of it."""
     return b"\x00" in head[:BINARY_SNIFF_BYTES]
-
-
-def split_container(value: Any) -> tuple[list[Any], dict[str, Any] | None, str | None] | None:
-    """The items of a thread document and the object holding them, or None when it holds no thread."""
-    if isinstance(value, list):
-        return value, None, None
-    if isinstance(value, dict):
-        for key in THREAD_KEYS:
-            if isinstance(value.get(key), list):
-                return value[key], value, key
-    return None
-
-
-def thread_id(container: dict[str, Any] | None) -> str | None:
-    if container:
-        for key in ID_KEYS:
-            value = container.get(key)
-            if isinstance(value, (str, int)) and not isinstance(value, bool):
-                return str(value)
-    return None
-
-
-def encode_document(thread: Thread, new_items: list[Any]) -> bytes:
-    """The new bytes of a one-document thread, in the layout of the original."""
-    problem = jsonio.fidelity_problem(thread.raw)
-    if problem:
-        raise UnrewritableError(f"left alone: rewriting it would alter values ({problem})", str(thread.address))
-    if thread.container is None:
-        value, original = new_items, thread.items
-    else:
-        value = dict(thread.container)
-        value[thread.key] = new_items
-        original = thread.container
-    try:
-        data, _style = jsonio.rewrite(thread.raw, value, original)
-    except jsonio.JsonWriteError as exc:
-        raise UnrewritableError(f"left alone: cannot be written back ({exc})", str(thread.address)) from None
-    return data
 
 
 class Span(Struct, frozen=True):
@@ -140,7 +99,7 @@ class FileStore(Store):
         #: set while reading a JSONL file whose lines are items (the whole file is one thread)
         self.item_lines: list[tuple[int, bytes, Any]] | None = None
         #: read only this byte range of a JSONL file of threads: (start, end, how its lines are numbered)
-        self.byte_range: tuple[int, int, RangeNumbering] | None = None
+        self.byte_range: tuple[int, int, LineNumbering] | None = None
 
     # ------------------------------------------------------------------ reading
 
@@ -221,11 +180,11 @@ class FileStore(Store):
             return
         items, container, key = parts
         yield Thread(
-            address=Address(self.display, key=None), items=items, container=container, key=key, raw=raw,
+            address=Address(self.display, key=None), items=items, document=container, items_key=key, raw=raw,
             mtime=self.mtime, dialect=self.dialect, locator=Span(0, len(raw)),
         )
 
-    def _read_range(self, handle: Any, start: int, end: int, numbering: RangeNumbering, screen: bool
+    def _read_range(self, handle: Any, start: int, end: int, numbering: LineNumbering, screen: bool
                     ) -> Iterator[Thread | ReadProblem | Settled]:
         """A ``--jobs`` byte range of a file of threads (one per line: a file of items is never cut).
 
@@ -234,8 +193,6 @@ class FileStore(Store):
         held; its own line count is then posted for the ranges after it, and the held lines read with the
         numbers the ranges before it posted. No process reads the file twice.
         """
-        from threadfix.parallel import Bounded
-
         settles = settle.settles_document if screen else None
         held: list[tuple[int, int, bytes | None]] = []
         lines = 0
@@ -301,7 +258,7 @@ class FileStore(Store):
                     end -= 1
                 yield Thread(
                     address=Address(self.display, line=number, key=_id_label(container)), items=items,
-                    container=container, key=key, raw=line[bom:end], mtime=self.mtime,
+                    document=container, items_key=key, raw=line[bom:end], mtime=self.mtime,
                     dialect=self.dialect, locator=Span(start + bom, start + end),
                 )
             elif mode == "items":
@@ -318,7 +275,7 @@ class FileStore(Store):
     # ------------------------------------------------------------------ writing
 
     def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
-        if self.item_lines is not None and thread.container is None and thread.address.line is None and self.jsonl:
+        if self.item_lines is not None and thread.document is None and thread.address.line is None and self.jsonl:
             return self._encode_item_lines(new_items)
         return encode_document(thread, new_items)
 
@@ -354,8 +311,12 @@ class FileStore(Store):
         if self.path is None:
             return None  # stdin: the original is not touched
         locator = {"line": thread.address.line} if thread.address.line is not None else {}
-        return Entry("file", os.path.realpath(self.path), str(thread.address), thread.raw or self.whole_bytes(),
+        return Entry(JOURNAL_KIND, os.path.realpath(self.path), str(thread.address), self.before_bytes(thread),
                      digest(data), locator)
+
+    def restrict(self, part: Shard, numbering: LineNumbering | None = None) -> None:
+        if part.start is not None and part.end is not None and numbering is not None:
+            self.byte_range = (part.start, part.end, numbering)
 
     def whole_bytes(self) -> bytes:
         if self.data is not None:
@@ -466,6 +427,44 @@ def _at(where: str, line: int | None, column: int | None) -> str:
     return where
 
 
+def cut_file(path: Path, spec: str, parts: int) -> list[Shard] | None:
+    """A JSONL file of threads (one per line) cut into ``parts`` byte ranges for ``--jobs``; None for any other
+    file (a document, or a file whose lines are one thread's items, which is one thread)."""
+    if path.suffix != ".jsonl" or _lines_are_items(path):
+        return None
+    return cut_lines(path, spec, parts)
+
+
+def _lines_are_items(path: Path) -> bool:
+    """A JSONL file whose lines are the items of one thread cannot be cut (nor one whose first line cannot be
+    read: a whole read decides whether its lines are threads or items)."""
+    with open(path, "rb") as handle:
+        for line in handle:
+            if line.strip():
+                try:
+                    return split_container(jsonio.loads(line)) is None
+                except jsonio.JsonReadError:
+                    return True  # what the file holds is left to a whole read to tell
+    return False
+
+
+def cut_lines(path: Path, spec: str, parts: int) -> list[Shard]:
+    """About ``parts`` newline-aligned byte ranges (``--jobs`` asks for more than it has workers on large files:
+    workers take the next range as they finish, so an uneven range does not leave a core idle, and a repair's
+    parent holds one range's results at a time)."""
+    size = path.stat().st_size
+    bounds = [0]
+    with open(path, "rb") as handle:
+        for k in range(1, parts):
+            handle.seek(max(bounds[-1], size * k // parts))
+            handle.readline()  # to the start of the next line
+            cut = handle.tell()
+            if bounds[-1] < cut < size:
+                bounds.append(cut)
+    bounds.append(size)
+    return [Shard(spec, start, end) for start, end in zip(bounds, bounds[1:])]
+
+
 def is_sqlite(path: Path) -> bool:
     try:
         with open(path, "rb") as handle:
@@ -527,6 +526,19 @@ def folder_file_store(entry: FolderEntry, *, max_doc_bytes: int = DEFAULT_MAX_DO
                      dialect=dialect)
 
 
+class FileMedium(Medium):
+    """A file named on the command line, or ``-`` (stdin): a JSON document or JSONL."""
+
+    def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[Store]:
+        return open_file_stores(spec, max_doc_bytes=options.max_doc_bytes, dialect=options.dialect, stdin=stdin)
+
+    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Shard] | None:
+        return cut_file(Path(spec), spec, parts)
+
+
+MEDIUM = FileMedium()
+
+
 def _looks_jsonl(path: Path) -> bool | None:
     if path.suffix == ".jsonl":
         return True
@@ -547,3 +559,75 @@ def _sniff_jsonl(path: Path) -> bool:
     except jsonio.JsonReadError:
         return False
     return True
+
+
+class Bounded:
+    """A readline-able view of the next ``remaining`` bytes of a file."""
+
+    def __init__(self, handle: Any, remaining: int) -> None:
+        self.handle = handle
+        self.remaining = remaining
+
+    def readline(self, limit: int = -1) -> bytes:
+        if self.remaining <= 0:
+            return b""
+        size = self.remaining if limit < 0 else min(limit, self.remaining)
+        line = self.handle.readline(size)
+        self.remaining -= len(line)
+        return line
+
+    def fileno(self) -> int:
+        return self.handle.fileno()
+
+    def peek(self, size: int = 0) -> bytes:
+        return self.handle.peek(size)[: self.remaining]
+
+    def close(self) -> None:
+        self.handle.close()
+
+    def __enter__(self) -> Bounded:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# --------------------------------------------------------------------------- undo
+
+
+def undo_entries(path: str, entries: list[Entry]) -> Iterator[UndoOutcome]:
+    """Restore threads of one JSON/JSONL file in a single atomic replacement."""
+    if not os.path.exists(path):
+        for entry in entries:
+            yield UndoOutcome(entry.address, "missing", "the file no longer exists")
+        return
+    fingerprint = Fingerprint.of(os.stat(path))
+    splices: list[tuple[int, int, bytes]] = []
+    outcomes: list[UndoOutcome] = []
+    by_line = {entry.locator["line"]: entry for entry in entries if "line" in entry.locator}
+    for entry in entries:
+        if "line" not in entry.locator:
+            with open(path, "rb") as handle:
+                current = handle.read()
+            outcomes.append(restore_if_unchanged(entry, current, entry.before,
+                                                 lambda e=entry, size=len(current): splices.append((0, size, e.before))))
+    if by_line:
+        with open(path, "rb") as handle:
+            for number, start, line in _Lines(handle, 1 << 40):
+                entry = by_line.pop(number, None)
+                if entry is None or line is None:
+                    continue
+                content = line.rstrip(b"\r\n")
+                outcomes.append(restore_if_unchanged(entry, content, entry.before, lambda e=entry, s=start, n=len(content):
+                                                     splices.append((s, s + n, e.before))))
+        outcomes.extend(UndoOutcome(e.address, "missing", "the line is no longer in the file") for e in by_line.values())
+    if splices:
+        rewriter = Rewriter(Path(path), fingerprint)
+        try:
+            for start, end, data in sorted(splices):
+                rewriter.splice(start, end, data)
+            rewriter.commit()
+        except BaseException:
+            rewriter.abort()
+            raise
+    yield from outcomes
