@@ -39,6 +39,7 @@ import os
 import platform
 import queue
 import random
+import shutil
 import sqlite3
 import sys
 import tempfile
@@ -793,6 +794,173 @@ def check_outside_repo(path: Path) -> Path:
     return resolved
 
 
+# ------------------------------------------------------------------------------ other dialects
+#: the dialects the same threads are also written in, each from the Responses items (see to_dialect)
+DIALECTS = ("openai-responses", "openai-chat", "anthropic", "langchain", "pydantic-ai")
+DIALECTS_DIR = "dialects"
+#: threads in each dialect's folder of small files (one JSON document each)
+FOLDER_FILES = 1000
+
+
+def _text_of(content: object) -> str:
+    """A message's or an output's text: a string, or its text parts joined."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content or () if isinstance(part, dict))
+
+
+def _turns(items: list[dict]) -> Iterator[tuple[str, object]]:
+    """The Responses items as turns: ("system"|"user"|"assistant", text), ("calls", [call...]) for a run of calls,
+    ("output", item); reasoning is left out (no other dialect stores it in this form)."""
+    calls: list[dict] = []
+    for item in items:
+        kind = item["type"]
+        if kind == "function_call":
+            calls.append(item)
+            continue
+        if calls:
+            yield "calls", calls
+            calls = []
+        if kind == "message":
+            role = item["role"]
+            yield ("system" if role == "developer" else role), _text_of(item["content"])
+        elif kind == "function_call_output":
+            yield "output", item
+    if calls:
+        yield "calls", calls
+
+
+def _add_to_turn(out: list[dict], who: str, blocks: str, speaker: str, block: dict) -> None:
+    """``block`` at the end of the last message when ``speaker`` wrote it, else in a new message of theirs."""
+    if out and out[-1][who] == speaker:
+        out[-1][blocks].append(block)
+    else:
+        out.append({who: speaker, blocks: [block]})
+
+
+def _chat(items: list[dict]) -> list[dict]:
+    out: list[dict] = []
+    for kind, value in _turns(items):
+        if kind == "calls":
+            out.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": c["call_id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                for c in value]})
+        elif kind == "output":
+            out.append({"role": "tool", "tool_call_id": value["call_id"], "content": _text_of(value["output"])})
+        else:
+            out.append({"role": kind, "content": value})
+    return out
+
+
+def _anthropic(items: list[dict]) -> list[dict]:
+    """Messages API turns: a model turn's text and tool_use blocks in one assistant message, the results and the
+    next user text in one user message (roles alternate); system prompts live outside the messages."""
+    out: list[dict] = []
+    add = functools.partial(_add_to_turn, out, "role", "content")
+    for kind, value in _turns(items):
+        if kind == "calls":
+            for c in value:
+                add("assistant", {"type": "tool_use", "id": c["call_id"], "name": c["name"],
+                                  "input": orjson.loads(c["arguments"])})
+        elif kind == "output":
+            add("user", {"type": "tool_result", "tool_use_id": value["call_id"], "content": _text_of(value["output"])})
+        elif kind == "assistant" and out and out[-1]["content"][-1]["type"] == "tool_use":
+            # text after tool_use is refused (tool_use ends a turn): the model's words after calls that never got
+            # their results are a turn of their own
+            out.append({"role": "assistant", "content": [{"type": "text", "text": value or "."}]})
+        elif kind != "system":
+            add(kind, {"type": "text", "text": value or "."})
+    return out
+
+
+def _langchain(items: list[dict]) -> list[dict]:
+    """langchain-core's plain message dicts (``message.model_dump()``, LangGraph thread state)."""
+    out: list[dict] = []
+    roles = {"system": "system", "user": "human", "assistant": "ai"}
+    for kind, value in _turns(items):
+        if kind == "calls":
+            out.append({"type": "ai", "content": "", "tool_calls": [
+                {"name": c["name"], "args": orjson.loads(c["arguments"]), "id": c["call_id"], "type": "tool_call"}
+                for c in value]})
+        elif kind == "output":
+            out.append({"type": "tool", "content": _text_of(value["output"]), "tool_call_id": value["call_id"],
+                        "status": "success"})
+        else:
+            out.append({"type": roles[kind], "content": value})
+    return out
+
+
+def _pydantic_ai(items: list[dict]) -> list[dict]:
+    """``ModelMessagesTypeAdapter`` JSON: requests (prompts, tool returns) and responses (text, tool calls)."""
+    out: list[dict] = []
+    names: dict[str, str] = {}
+    add = functools.partial(_add_to_turn, out, "kind", "parts")
+    for kind, value in _turns(items):
+        if kind == "calls":
+            for c in value:
+                names[c["call_id"]] = c["name"]
+                add("response", {"part_kind": "tool-call", "tool_name": c["name"], "args": c["arguments"],
+                                 "tool_call_id": c["call_id"]})
+        elif kind == "output":
+            call_id = value["call_id"]
+            add("request", {"part_kind": "tool-return", "tool_name": names.get(call_id, "tool"),
+                            "content": _text_of(value["output"]), "tool_call_id": call_id})
+        elif kind == "assistant":
+            add("response", {"part_kind": "text", "content": value})
+        else:
+            add("request", {"part_kind": "system-prompt" if kind == "system" else "user-prompt", "content": value})
+    return out
+
+
+_CONVERTERS: dict[str, Callable[[list[dict]], list[dict]]] = {
+    "openai-responses": lambda items: items, "openai-chat": _chat, "anthropic": _anthropic, "langchain": _langchain,
+    "pydantic-ai": _pydantic_ai,
+}
+
+
+def to_dialect(name: str, items: list[dict]) -> list[dict]:
+    """A generated thread's Responses items as the same conversation in dialect ``name``: the same calls (ids,
+    names, arguments) and the same outputs, so the manifest's dangling calls are the same calls in every dialect."""
+    return _CONVERTERS[name](items)
+
+
+def dialect_jsonl(data: Path, name: str) -> Path:
+    return data / DIALECTS_DIR / f"{name}.jsonl"
+
+
+def dialect_folder(data: Path, name: str) -> Path:
+    return data / DIALECTS_DIR / name
+
+
+def write_dialects(data: Path, names: tuple[str, ...] = DIALECTS, folder_files: int = FOLDER_FILES) -> None:
+    """Write threads.jsonl again in each dialect: ``dialects/<name>.jsonl`` (one thread a line, ``{"id",
+    "created_at", "messages"}``) and ``dialects/<name>/`` (the first ``folder_files`` threads, one JSON document
+    each: the message list, as an app that keeps a file per conversation writes it). Idempotent: a dialect
+    whose files exist is left as it is."""
+    unknown = set(names) - set(_CONVERTERS)
+    if unknown:
+        raise SystemExit(f"generate: error: unknown dialect(s) {', '.join(sorted(unknown))}; known: {', '.join(DIALECTS)}")
+    (data / DIALECTS_DIR).mkdir(exist_ok=True)
+    for name in names:
+        jsonl, folder = dialect_jsonl(data, name), dialect_folder(data, name)
+        if jsonl.exists() and folder.exists():
+            continue
+        partial, folder_partial = jsonl.with_name(jsonl.name + ".part"), folder.with_name(folder.name + ".parts")
+        shutil.rmtree(folder_partial, ignore_errors=True)
+        folder_partial.mkdir()
+        with open(data / JSONL_NAME, "rb") as source, open(partial, "wb") as sink:
+            for number, line in enumerate(source):
+                thread = orjson.loads(line)
+                messages = to_dialect(name, thread["items"])
+                sink.write(orjson.dumps({"id": thread["id"], "created_at": thread["created_at"],
+                                         "messages": messages}) + b"\n")
+                if number < folder_files:
+                    (folder_partial / f"{number:05d}-{thread['id']}.json").write_bytes(orjson.dumps(messages))
+        partial.replace(jsonl)
+        shutil.rmtree(folder, ignore_errors=True)
+        folder_partial.replace(folder)
+
+
 def prepare_out(out: str | None) -> Path:
     """A fresh temp dir by default; an existing directory only if empty or holding an earlier store."""
     if out is None:
@@ -973,6 +1141,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     size.add_argument("--threads", type=int, help="write exactly N threads")
     ap.add_argument("--out", help="output directory (default: a fresh temporary directory)")
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    ap.add_argument("--dialects", nargs="?", const=",".join(DIALECTS), default="",
+                    help="also write the threads in these dialects (comma-separated; alone: all of "
+                         f"{', '.join(DIALECTS)}), each as JSONL and as a folder of {FOLDER_FILES:,} small files")
     return ap.parse_args(argv)
 
 
@@ -983,6 +1154,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"writing to {out}", file=sys.stderr)
     m = generate(out, mb=mb, threads=a.threads, seed=a.seed, progress=lambda s: print("  " + s, file=sys.stderr))
     print(summary(m), file=sys.stderr)
+    if a.dialects:
+        write_dialects(out, tuple(n.strip() for n in a.dialects.split(",") if n.strip()))
+        print(f"  dialects: {a.dialects}", file=sys.stderr)
     print(out)
 
 

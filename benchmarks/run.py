@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
@@ -48,6 +49,7 @@ REPO_ROOT = HERE.parent
 MB = 1_000_000
 REPAIR_OUT = ".repair-out.jsonl"
 REPAIR_OUT_DB = ".repair-out.sqlite"
+REPAIR_WORK = ".repair-work"
 TINY = "tiny.jsonl"
 
 # --------------------------------------------------------------------------------------- cases
@@ -63,7 +65,7 @@ class Case:
     ``against``: the cases whose summed median seconds this one's are compared with.
     ``check``: how its output is checked (lint, report, repair), ``writes``: runs last in a round.
     ``per_store``: False for start-up cases, whose figures do not depend on the store: each timed run of
-    them follows an untimed one (see :func:`run_case`).
+    them follows an untimed one (see :func:`run_case`). ``fresh``: see the field.
     """
 
     name: str
@@ -74,6 +76,8 @@ class Case:
     check: str = ""
     writes: bool = False
     per_store: bool = True
+    #: a folder (a key of the paths) copied to {work}, untimed, before each run: the case repairs it in place
+    fresh: str = ""
 
 
 ONE = ("--jobs", "1")  # single-process cases compare with single-process floors
@@ -137,6 +141,36 @@ CASES: tuple[Case, ...] = (
     Case("repair_jsonl_jobs2", THREADFIX, ("--jobs", "2", "repair", "--min-age", "0", "-o", "{out}", "{jsonl}"),
          "repair JSONL to a new file, --jobs 2 (vs 1)", ("repair_jsonl",), "repair", writes=True),
 )
+#: the dialects the stdlib script is measured against, by the short name their paths use: {<short>_jsonl},
+#: {<short>_folder} (generate.write_dialects writes them)
+DIALECTS = {"responses": "openai-responses", "chat": "openai-chat", "anthropic": "anthropic",
+            "langchain": "langchain", "pydantic": "pydantic-ai"}
+STDLIB = str(HERE / "stdlib_repair.py")
+
+
+def dialect_cases() -> tuple[Case, ...]:
+    """Per dialect: the stdlib script and threadfix repair (--jobs left to its default) over the same threads, as
+    JSONL to a new file and as a folder of small files repaired in place; each threadfix case beside the script."""
+    cases = []
+    for short, name in DIALECTS.items():
+        jsonl, folder = "{" + short + "_jsonl}", short + "_folder"
+        cases += [
+            Case(f"stdlib_{short}", PYTHON, (STDLIB, name, jsonl, "{out}"),
+                 f"the stdlib json script, {name} JSONL to a new file", check=f"dialect:{name}", writes=True),
+            Case(f"repair_{short}", THREADFIX, ("repair", "--min-age", "0", "-o", "{out}", jsonl),
+                 f"repair {name} JSONL to a new file (vs the stdlib script)", (f"stdlib_{short}",),
+                 f"dialect:{name}", writes=True),
+            Case(f"stdlib_{short}_folder", PYTHON, (STDLIB, name, "{work}"),
+                 f"the stdlib json script, a folder of {name} files, in place", check=f"folder:{name}", writes=True,
+                 fresh=folder),
+            Case(f"repair_{short}_folder", THREADFIX, ("repair", "--min-age", "0", "{work}"),
+                 f"repair a folder of {name} files in place (vs the stdlib script)", (f"stdlib_{short}_folder",),
+                 f"folder:{name}", writes=True, fresh=folder),
+        ]
+    return tuple(cases)
+
+
+CASES += dialect_cases()
 CASE_BY_NAME = {c.name: c for c in CASES}
 
 
@@ -292,6 +326,64 @@ def check_repair_db(source: Path, repaired: Path, manifest: dict) -> str:
     return "; ".join(f"{label}: {n}" for label, n in problems.items() if n) or "ok"
 
 
+def dialect_threads(path: Path) -> Iterator[tuple[str, list]]:
+    """(name, messages) of every thread of a dialect store generate.write_dialects wrote: a JSONL file of
+    ``{"id", "messages"}`` lines, or a folder of one JSON document (the message list) per file."""
+    import orjson
+
+    if path.is_dir():
+        for file in sorted(path.iterdir()):
+            yield file.name, orjson.loads(file.read_bytes())
+        return
+    with open(path, "rb") as f:
+        for line in f:
+            thread = orjson.loads(line)
+            yield thread["id"], thread["messages"]
+
+
+def _unanswered(dialect, messages: list) -> tuple[int, int]:
+    """(calls no output answers, outputs) of one thread, as threadfix's dialect reads it."""
+    index = dialect.index(messages)
+    answered = {output.call_id for output in index.outputs}
+    return sum(call.call_id not in answered for call in index.calls), len(index.outputs)
+
+
+def check_dialect(name: str, source: Path, repaired: Path) -> str:
+    """A repair of a dialect store (threadfix's or the stdlib script's), read with threadfix's own dialect: every
+    thread still there, in order; no call left without an output; one output more per call that had none (nothing
+    lost, nothing answered twice); and nothing the provider's rules, as the dialect checks them, refuse."""
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    from threadfix import dialects
+
+    if not repaired.exists():
+        return f"no output {repaired.name}"
+    dialect = dialects.get(name)
+    problems = {"threads missing, extra or out of order": 0, "calls left unanswered": 0,
+                "threads with outputs lost or doubled": 0, "threads the provider would refuse": 0}
+    for before, after in zip_longest(dialect_threads(source), dialect_threads(repaired)):
+        if before is None or after is None or before[0] != after[0]:
+            problems["threads missing, extra or out of order"] += 1
+            continue
+        open_before, outputs_before = _unanswered(dialect, before[1])
+        open_after, outputs_after = _unanswered(dialect, after[1])
+        problems["calls left unanswered"] += open_after
+        problems["threads with outputs lost or doubled"] += outputs_after != outputs_before + open_before
+        problems["threads the provider would refuse"] += bool(open_before and dialect.check(after[1]))
+    return "; ".join(f"{label}: {n}" for label, n in problems.items() if n) or "ok"
+
+
+def check_dialect_case(case: Case, paths: dict[str, str], manifest: dict) -> str:
+    """check_dialect for a ``dialect:NAME`` (JSONL to {out}) or ``folder:NAME`` (a folder in place) case."""
+    how, _, name = case.check.partition(":")
+    if how not in ("dialect", "folder"):
+        return "ok"
+    short = next(s for s, n in DIALECTS.items() if n == name)
+    if how == "folder":
+        return check_dialect(name, Path(paths[f"{short}_folder"]), Path(paths["work"]))
+    return check_dialect(name, Path(paths[f"{short}_jsonl"]), Path(paths["out"]))
+
+
 # ---------------------------------------------------------------------------------- measuring
 @dataclass(slots=True)
 class Outcome:
@@ -382,13 +474,16 @@ def threadfix_missing(scratch: Path) -> str:
 FLOOR_INPUTS = {"jsonl_orjson": "jsonl", "jsonl_orjson_2proc": "jsonl", "sqlite_threads_bytes": "threads_db",
                 "sqlite_items_extract": "items_db", "jsonl_copy": "jsonl"}
 STORE_FILES = ("jsonl", "threads_db", "items_db")
+DIALECT_FILES = tuple(f"{short}_jsonl" for short in DIALECTS)
 
 
 def inputs(case: Case) -> list[str]:
     """The store files (keys of the paths) a case reads."""
     if case.kind == FLOOR:
         return [FLOOR_INPUTS[case.args[0]]]
-    return [key for key in STORE_FILES if any("{" + key + "}" in arg for arg in case.args)]
+    if case.fresh:
+        return [case.fresh]
+    return [key for key in STORE_FILES + DIALECT_FILES if any("{" + key + "}" in arg for arg in case.args)]
 
 
 def warm(files: list[str]) -> None:
@@ -396,9 +491,10 @@ def warm(files: list[str]) -> None:
     together can be larger than a small machine's cache, and a case would otherwise read part of its file
     from disk or not by the order it ran in (the floors of the performance reference are measured warm)."""
     for name in files:
-        with open(name, "rb", buffering=0) as f:
-            while f.read(8 << 20):
-                pass
+        for path in sorted(Path(name).iterdir()) if os.path.isdir(name) else [Path(name)]:
+            with open(path, "rb", buffering=0) as f:
+                while f.read(8 << 20):
+                    pass
 
 
 def round_order(cases: list[Case], r: int) -> list[Case]:
@@ -438,8 +534,12 @@ def run_case(o: Outcome, paths: dict[str, str], scratch: Path, manifest: dict, t
     out_file, out_db = Path(paths["out"]), Path(paths["out_db"])
     out_file.unlink(missing_ok=True)
     out_db.unlink(missing_ok=True)
+    work = Path(paths["work"])
+    if o.case.fresh:
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(paths[o.case.fresh], work)
     os.sync()  # no writeback left from the previous case
-    warm([paths[key] for key in inputs(o.case)])
+    warm([str(work)] if o.case.fresh else [paths[key] for key in inputs(o.case)])
     if not o.case.per_store:
         # start-up is measured with the interpreter's and threadfix's files in the page cache, as on any machine
         # that runs threadfix: reading a store larger than the cache has just evicted them
@@ -462,9 +562,10 @@ def run_case(o: Outcome, paths: dict[str, str], scratch: Path, manifest: dict, t
                        "report": lambda: check_report(stdout, manifest),
                        "repair": lambda: check_repair(Path(paths["jsonl"]), out_file, manifest),
                        "repair_db": lambda: check_repair_db(Path(paths[inputs(o.case)[0]]), out_db, manifest),
-                       }.get(o.case.check, lambda: "ok")()
+                       }.get(o.case.check, lambda: check_dialect_case(o.case, paths, manifest))()
     out_file.unlink(missing_ok=True)
     out_db.unlink(missing_ok=True)
+    shutil.rmtree(work, ignore_errors=True)
 
 
 def measure_all(cases: list[Case], data: Path, repeat: int, timeout: float) -> dict[str, Outcome]:
@@ -475,7 +576,12 @@ def measure_all(cases: list[Case], data: Path, repeat: int, timeout: float) -> d
     PYCACHE[:] = [str(scratch / "pycache")]
     paths = {"data": str(data), "jsonl": str(data / "threads.jsonl"), "threads_db": str(data / "threads.sqlite"),
              "items_db": str(data / "items.sqlite"), "out": str(data / REPAIR_OUT),
-             "out_db": str(data / REPAIR_OUT_DB), "tiny": str(scratch / TINY)}
+             "out_db": str(data / REPAIR_OUT_DB), "tiny": str(scratch / TINY), "work": str(data / REPAIR_WORK)}
+    import generate
+
+    for short, name in DIALECTS.items():
+        paths[f"{short}_jsonl"] = str(generate.dialect_jsonl(data, name))
+        paths[f"{short}_folder"] = str(generate.dialect_folder(data, name))
     with open(data / "threads.jsonl", "rb") as whole:
         (scratch / TINY).write_bytes(b"".join(whole.readline() for _ in range(3)))
     try:
@@ -633,6 +739,9 @@ def targets(table: list[dict], manifest: dict) -> list[dict]:
         add("repair -o with --jobs 2 (bounded by the write)", "info",
             f"{by['repair_jsonl_jobs2']['vs']:.2f}× --jobs 1; --jobs 1 takes {bound:.2f}× the copy floor (iv), "
             "the most any number of processes can gain")
+    ratio_target("repair ≥ 1.5 × the stdlib json script, every dialect, JSONL and a folder of small files",
+                 tuple(c.name for c in CASES if c.kind == THREADFIX and c.against and c.against[0].startswith("stdlib_")),
+                 1.5)
     if "lint_jsonl_auto" in by and by["lint_jsonl_auto"]["vs"] is not None:
         auto = by["lint_jsonl_auto"]["vs"]
         # "never slower" within the noise of one run: 5 %
@@ -786,6 +895,12 @@ def main(argv: list[str] | None = None) -> int:
     cases = selected(a.cases)
     data, delete = get_store(a)
     try:
+        wanted = tuple(dict.fromkeys(case.check.partition(":")[2] for case in cases if ":" in case.check))
+        if wanted:
+            import generate
+
+            print(f"writing the threads as {', '.join(wanted)} (once per store)", file=sys.stderr)
+            generate.write_dialects(data, wanted)
         manifest = json.loads((data / "manifest.json").read_bytes())
         outcomes = measure_all(cases, data, a.repeat, a.timeout)
         table = rows(outcomes, manifest)

@@ -6,7 +6,8 @@ row, error-message patterns are pruned to the most frequent, the stuck threads k
 ``keep``. Two reports over different threads merge into the report of both (a ``--jobs`` worker each).
 
 Every decision comes from the shared libraries, so report agrees with lint and repair: outputs are
-classified by :func:`threadfix.failures.classify` (once each), dangling calls are the planner's
+classified by :func:`threadfix.failures.classify` (once each, a text that comes back answered from
+:mod:`threadfix.verdicts`, as in lint), dangling calls are the planner's
 (:func:`threadfix.repair.plan_repair`), their kinds its explanations, and "a provider would refuse this
 thread" is the dialect's own oracle (:meth:`Dialect.check`).
 
@@ -31,13 +32,14 @@ from msgspec.structs import replace
 from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, scan, scan_parts
 from threadfix.dialects import Dialect
 from threadfix.failures import clip, info
-from threadfix.failures.classifier import classify, output_text
+from threadfix.failures.classifier import output_text
 from threadfix.failures.dangling import TOOL_NAME_CHARS
 from threadfix.failures.kinds import Kind
 from threadfix.model import Action, Edit, Loc, RepairPlan, Thread, ThreadIndex
 from threadfix.repair import plan_repair
 from threadfix.stores import Store, StoreOptions
 from threadfix.times import ITEM_TIME_KEYS, parse_time
+from threadfix.verdicts import failure_of
 
 #: distinct tools counted one by one; the rest share the row :data:`OTHER_TOOLS`
 MAX_TOOLS = 1000
@@ -240,8 +242,8 @@ class Report(Struct):
                 stats = tallies[tool] = self._tool(tool)
             stats.outputs += 1
             ours += output.by_threadfix
-            found = classify(output.content, is_error=output.is_error, status=output.status)
-            if not found.is_error:
+            found = failure_of(output.content, output.is_error, output.status)
+            if found is None:
                 continue
             kind = found.kind.value
             totals.error_outputs += 1

@@ -41,7 +41,7 @@ def test_every_case_is_warmed_with_the_store_file_it_reads() -> None:
     assert by_name["scan_threads"] == ["threads_db"] and by_name["repair_jsonl"] == ["jsonl"]
     assert by_name["help"] == by_name["tiny_lint"] == by_name["python_bare"] == []
     for case in run.CASES:
-        assert set(by_name[case.name]) <= set(run.STORE_FILES)
+        assert set(by_name[case.name]) <= {*run.STORE_FILES, *run.DIALECT_FILES, *(f"{s}_folder" for s in run.DIALECTS)}
         assert (len(by_name[case.name]) == 1) == case.per_store, case.name
 
 

@@ -203,7 +203,10 @@ class Context:
     @cached_property
     def texts(self) -> list[str]:
         """:meth:`text` of every output, in index order."""
-        return [self.text(output) for output in self.index.outputs]
+        limit = self.options.scan_chars
+        # text()'s fast path inline: most outputs are short strings, and this runs for every output
+        return [content if (content := output.content).__class__ is str and len(content) <= limit
+                else self.text(output) for output in self.index.outputs]
 
     @cached_property
     def all_text(self) -> str:
@@ -214,11 +217,9 @@ class Context:
         """The output's classification when it is an error output, else None (classified once, on demand)."""
         if id(output) in self._failures:
             return self._failures[id(output)]
-        from threadfix.failures.classifier import classify
+        from threadfix.verdicts import failure_of
 
-        found = classify(output.content, is_error=output.is_error, status=output.status)
-        result = found if found.is_error else None
-        self._failures[id(output)] = result
+        result = self._failures[id(output)] = failure_of(output.content, output.is_error, output.status)
         return result
 
     def is_error(self, output: Output) -> bool:

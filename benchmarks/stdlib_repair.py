@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""The script an engineer writes instead of installing threadfix: the standard library's json, per dialect.
+
+Load each thread, find the tool calls no output answers, insert a placeholder output where the provider
+wants it, dump. It is the plainest competitor threadfix is measured against (run.py's ``stdlib_*`` cases),
+and it is correct on the threads benchmarks/generate.py writes, which is all it claims: well-formed JSON,
+string call ids, one answer per call. run.py checks its output the way it checks threadfix's.
+
+    python benchmarks/stdlib_repair.py DIALECT STORE.jsonl OUT.jsonl   # one thread a line
+    python benchmarks/stdlib_repair.py DIALECT FOLDER                  # one JSON document a file, in place
+
+DIALECT: openai-responses, openai-chat, anthropic, langchain, pydantic-ai.
+"""
+
+import json
+import os
+import sys
+
+PLACEHOLDER = "error: the tool call was interrupted and never returned a result"
+
+
+def responses(items):
+    answered = {i["call_id"] for i in items if i.get("type") == "function_call_output"}
+    out = []
+    for item in items:
+        out.append(item)
+        if item.get("type") == "function_call" and item["call_id"] not in answered:
+            out.append({"type": "function_call_output", "call_id": item["call_id"], "output": PLACEHOLDER})
+    return out
+
+
+def _after_block(messages, calls_of, answered_by, make):
+    """Chat-shaped lists (OpenAI Chat, LangChain): a model message's answers right after it, then the rest."""
+    answered = {m[answered_by] for m in messages if m.get(answered_by)}
+    out, pending = [], []
+    for message in messages:
+        if pending and not message.get(answered_by):
+            out.extend(make(call_id) for call_id in pending)
+            pending = []
+        out.append(message)
+        pending += [c["id"] for c in calls_of(message) if c["id"] not in answered]
+    return out + [make(call_id) for call_id in pending]
+
+
+def chat(messages):
+    return _after_block(messages, lambda m: m.get("tool_calls") or (), "tool_call_id",
+                        lambda i: {"role": "tool", "tool_call_id": i, "content": PLACEHOLDER})
+
+
+def langchain(messages):
+    return _after_block(messages, lambda m: m.get("tool_calls") or () if m.get("type") == "ai" else (),
+                        "tool_call_id", lambda i: {"type": "tool", "tool_call_id": i, "content": PLACEHOLDER,
+                                                   "status": "error"})
+
+
+def anthropic(messages):
+    messages, out = list(messages), []  # the next message is replaced, never changed: the caller compares
+    for n, message in enumerate(messages):
+        out.append(message)
+        if message["role"] != "assistant" or not isinstance(message["content"], list):
+            continue
+        after = messages[n + 1] if n + 1 < len(messages) else None
+        answered = {b.get("tool_use_id") for b in after["content"]} if after and isinstance(after["content"], list) else set()
+        missing = [{"type": "tool_result", "tool_use_id": b["id"], "content": PLACEHOLDER, "is_error": True}
+                   for b in message["content"] if b.get("type") == "tool_use" and b["id"] not in answered]
+        if missing and after is not None and after["role"] == "user":
+            text = after["content"] if isinstance(after["content"], list) else [{"type": "text", "text": after["content"]}]
+            results = [b for b in text if b.get("type") == "tool_result"]
+            messages[n + 1] = {**after, "content": results + missing + [b for b in text if b.get("type") != "tool_result"]}
+        elif missing:
+            out.append({"role": "user", "content": missing})
+    return out
+
+
+def pydantic_ai(messages):
+    messages, out = list(messages), []
+    for n, message in enumerate(messages):
+        out.append(message)
+        if message["kind"] != "response":
+            continue
+        after = messages[n + 1] if n + 1 < len(messages) else None
+        answered = {p.get("tool_call_id") for p in after["parts"]} if after and after["kind"] == "request" else set()
+        missing = [{"part_kind": "tool-return", "tool_name": p["tool_name"], "tool_call_id": p["tool_call_id"],
+                    "content": PLACEHOLDER} for p in message["parts"]
+                   if p["part_kind"] == "tool-call" and p["tool_call_id"] not in answered]
+        if missing and after is not None and after["kind"] == "request":
+            results = [p for p in after["parts"] if p["part_kind"] == "tool-return"]
+            messages[n + 1] = {**after, "parts": results + missing + [p for p in after["parts"] if p not in results]}
+        elif missing:
+            out.append({"kind": "request", "parts": missing})
+    return out
+
+
+REPAIRS = {"openai-responses": responses, "openai-chat": chat, "anthropic": anthropic, "langchain": langchain,
+           "pydantic-ai": pydantic_ai}
+
+
+def main(argv):
+    if len(argv) not in (2, 3) or argv[0] not in REPAIRS:
+        sys.exit(__doc__)
+    repair, source = REPAIRS[argv[0]], argv[1]
+    if os.path.isdir(source):
+        for name in sorted(os.listdir(source)):
+            path = os.path.join(source, name)
+            with open(path, encoding="utf-8") as f:
+                messages = json.load(f)
+            repaired = repair(messages)
+            if len(repaired) != len(messages) or repaired != messages:
+                with open(path + ".tmp", "w", encoding="utf-8") as f:
+                    json.dump(repaired, f, ensure_ascii=False)
+                os.replace(path + ".tmp", path)
+        return
+    with open(source, encoding="utf-8") as f, open(argv[2], "w", encoding="utf-8") as out:
+        for line in f:
+            thread = json.loads(line)
+            key = "messages" if "messages" in thread else "items"
+            thread[key] = repair(thread[key])
+            out.write(json.dumps(thread, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,112 @@
+"""Classifications cached by text change no finding and no number: the cached way against classify every time.
+
+threadfix.verdicts keeps the answer of a short text (by text, flag and status) for lint's rules and report. The
+answers must be classify's, whatever came before (the same text under another flag, a full cache), and lint's
+findings and report's numbers must be those of a run that classifies every output afresh.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests import benchmark_store
+from tests.failures.test_classify import CASES
+from threadfix import dialects, verdicts
+from threadfix.batch import scan
+from threadfix.failures.classifier import classify
+from threadfix.lint import LintOptions, LintRun
+from threadfix.render.report import JsonRenderer, View
+from threadfix.report import build_report
+
+LINT_CASES = Path(__file__).resolve().parents[1] / "lint" / "cases"
+WIRES = [(None, None), (True, None), (False, None), (None, "failed"), (None, "completed"), (None, "cancelled")]
+
+
+def _slow(content, is_error, status):
+    found = classify(content, is_error=is_error, status=status)
+    return found if found.is_error else None
+
+
+def _case_outputs() -> list[tuple[object, bool | None, str | None]]:
+    """Every output of the lint case files (as their dialect reads it) and every classifier case."""
+    found = [(case["content"], case.get("is_error"), case.get("status")) for case in CASES]
+    for path in sorted(LINT_CASES.glob("*.json")):
+        for case in orjson.loads(path.read_bytes())["cases"]:
+            dialect = dialects.get(case["dialect"]) if "dialect" in case else dialects.sniff(case["items"])
+            if dialect is not None:
+                found += [(o.content, o.is_error, o.status) for o in dialect.index(case["items"]).outputs]
+    return found
+
+
+def test_cached_answers_are_classifys_on_the_case_files_under_every_wire(monkeypatch) -> None:
+    monkeypatch.setattr(verdicts, "_cache", {})
+    outputs = _case_outputs()
+    assert len(outputs) > 150
+    # each text under every flag in turn: an answer cached under one flag must not be given under another
+    asked = [(content, *wire) for content, *_ in outputs for wire in WIRES] + outputs
+    for content, is_error, status in asked * 2:  # the second time from the cache
+        assert verdicts.failure_of(content, is_error, status) == _slow(content, is_error, status), (content, is_error)
+    assert verdicts._cache, "short texts are cached"
+
+
+def test_a_repeated_text_is_classified_once_and_a_long_one_every_time(monkeypatch) -> None:
+    calls: list[object] = []
+    monkeypatch.setattr(verdicts, "_cache", {})
+    monkeypatch.setattr(verdicts, "classify", lambda content, **kw: calls.append(content) or classify(content, **kw))
+    for _ in range(3):
+        assert verdicts.failure_of("Error: rate limit exceeded").kind.value == "rate_limited"
+        assert verdicts.failure_of("ok") is None
+        assert verdicts.failure_of("ok", True, None) is not None  # flagged: its own key
+        verdicts.failure_of("x" * (verdicts.CACHE_CHARS + 1))
+    assert calls.count("Error: rate limit exceeded") == 1 and calls.count("ok") == 2
+    assert calls.count("x" * (verdicts.CACHE_CHARS + 1)) == 3
+
+
+def test_the_cache_stays_bounded(monkeypatch) -> None:
+    monkeypatch.setattr(verdicts, "_cache", {})
+    monkeypatch.setattr(verdicts, "CACHE_ENTRIES", 50)
+    for n in range(175):
+        verdicts.failure_of(f"line {n}")
+        assert len(verdicts._cache) <= 50
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory) -> list[Path]:
+    """Benchmark threads (realistic failures, repeated outputs) in every dialect the generator writes."""
+    generate = benchmark_store.generator()
+    data = tmp_path_factory.mktemp("verdict-store")
+    generate.generate(data, threads=300, seed=3, workers=1)
+    generate.write_dialects(data, generate.DIALECTS, folder_files=0)
+    return [generate.dialect_jsonl(data, name) for name in generate.DIALECTS]
+
+
+def _both_ways(monkeypatch, run):
+    results = []
+    for fast in (True, False):
+        monkeypatch.setattr(verdicts, "FAST", fast)
+        monkeypatch.setattr(verdicts, "_cache", {})
+        results.append(run())
+    return results
+
+
+def test_lint_finds_the_same_with_and_without_the_cache(monkeypatch, stores) -> None:
+    for store in stores:
+        def run() -> list:
+            return [(str(r.address), r.findings) for r in LintRun([str(store)], LintOptions(now=2e9), jobs=1).results()]
+
+        fast, slow = _both_ways(monkeypatch, run)
+        assert fast == slow and len(fast) == 300
+        assert any(f.code in ("TF201", "TF204", "TF206") for _, found in fast for f in found), store.name
+
+
+def test_report_counts_the_same_with_and_without_the_cache(monkeypatch, stores) -> None:
+    for store in stores:
+        def run() -> bytes:
+            return JsonRenderer(View(top=1000)).render(build_report(scan([str(store)]), keep=1000))
+
+        fast, slow = _both_ways(monkeypatch, run)
+        assert fast == slow
+        assert orjson.loads(fast)["totals"]["error_outputs"] > 0

@@ -1,0 +1,50 @@
+"""Whether a stored output is a failure, and which: what lint's rules and report read of every output.
+
+Report classifies every output and lint's output rules classify many, and in real stores many outputs
+come back word for word (an "ok", "Plan updated", the same patch result, the same rate-limit error: a
+quarter of the outputs of the sample agent sessions). :func:`threadfix.failures.classify.classify` is a pure
+function of (content, flag, status), so a short text's answer is kept and given again when the text comes
+back. The cache is bounded, so memory does not grow with the store.
+
+``FAST = False`` turns the cache off; the tests compare the two ways on generated stores and the case files.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from threadfix.failures.classifier import Classification, classify
+
+#: False: every output goes through classify (the tests compare the two ways)
+FAST = True
+#: texts up to this many characters have their answer cached
+CACHE_CHARS = 1024
+#: answers cached at most; the cache starts again empty when full (a few MB of short texts at most)
+CACHE_ENTRIES = 4096
+#: by the text alone when the wire has no flag or status (most outputs), else by (text, flag, status)
+_cache: dict[Any, Classification | None] = {}
+_MISSING: Any = object()
+
+
+def failure_of(content: Any, is_error: bool | None = None, status: str | None = None) -> Classification | None:
+    """The output's classification when it is a failure (an error output), else None."""
+    if FAST and content.__class__ is str and len(content) <= CACHE_CHARS:
+        if is_error is None and status is None:
+            key: Any = content
+        elif (is_error is None or is_error is True or is_error is False) and (status is None or status.__class__ is str):
+            key = (content, is_error, status)  # 1 and True hash alike: only the flag's own values are keys
+        else:
+            return _failure(content, is_error, status)
+        found = _cache.get(key, _MISSING)
+        if found is _MISSING:
+            found = _failure(content, is_error, status)
+            if len(_cache) >= CACHE_ENTRIES:
+                _cache.clear()
+            _cache[key] = found
+        return found
+    return _failure(content, is_error, status)
+
+
+def _failure(content: Any, is_error: bool | None, status: str | None) -> Classification | None:
+    found = classify(content, is_error=is_error, status=status)
+    return found if found.is_error else None
