@@ -2,7 +2,7 @@
 
 Report classifies every output and lint's output rules classify many, and in real stores many outputs
 come back word for word (an "ok", "Plan updated", the same patch result, the same rate-limit error: a
-quarter of the outputs of the sample agent sessions). :func:`threadfix.failures.classify.classify` is a pure
+quarter of the outputs of the sample agent sessions). :func:`threadfix.failures.classify` is a pure
 function of (content, flag, status), so a short text's answer is kept and given again when the text comes
 back. The cache is bounded, so memory does not grow with the store.
 
