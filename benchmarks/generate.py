@@ -905,6 +905,10 @@ def _pydantic_ai(items: list[dict]) -> list[dict]:
             call_id = value["call_id"]
             add("request", {"part_kind": "tool-return", "tool_name": names.get(call_id, "tool"),
                             "content": _text_of(value["output"]), "tool_call_id": call_id})
+        elif kind == "assistant" and out and out[-1]["parts"][-1]["part_kind"] == "tool-call":
+            # as in Anthropic (where pydantic-ai's threads are also sent), words after calls that never got their
+            # results are a response of their own, not text after the calls in the same response
+            out.append({"kind": "response", "parts": [{"part_kind": "text", "content": value}]})
         elif kind == "assistant":
             add("response", {"part_kind": "text", "content": value})
         else:
