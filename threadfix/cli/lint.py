@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from threadfix.cli import State, app, error_line, note
+from threadfix.cli import State, app, error_line, note, stdout_is_terminal, use_color
 from threadfix.cli.options import LeaveTools, Paths, check_format, reads_stores
 from threadfix.errors import ConfigError
 
@@ -75,6 +75,7 @@ def lint(
     with progress_line("linting") as progress:
         run = LintRun(paths, options, store, progress=progress, jobs=State.jobs)
         formatter = FORMATTERS[output_format](sys.stdout.buffer, run.rules)
+        formatter.color = use_color(stdout_is_terminal())
         formatter.start()
         for result in run.results():
             if isinstance(result, Problem):

@@ -67,8 +67,8 @@ def repair(
     from threadfix.cli.progress import progress_line
     from threadfix.render.repair import RepairPrinter
 
-    printer = RepairPrinter(output_format, on_problem=error_line, diff=diff, quiet_stdout=reading_stdin and writes)
     with progress_line("reading" if not writes else "repairing") as progress:
+        printer = RepairPrinter(output_format, on_problem=error_line, diff=diff, quiet_stdout=reading_stdin and writes)
         run = RepairRun(list(paths), options, progress=progress, on_store=describe_store)
         for outcome in run.outcomes():
             printer.outcome(outcome)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from threadfix.cli import State, app, describe_store, error_line, stdout_is_terminal
+from threadfix.cli import State, app, describe_store, error_line, stdout_is_terminal, use_color
 from threadfix.cli.options import Paths, check_format, reads_stores
 from threadfix.errors import ConfigError, ExitCode
 
@@ -55,7 +55,8 @@ def report(
         result = report_paths(list(paths), options, keep=top, jobs=State.jobs, on_problem=on_problem,
                               progress=progress, on_store=describe_store)
     name = output_format
-    if name == "text":
-        name = "rich" if State.color == "always" or (State.color != "never" and stdout_is_terminal()) else "tsv"
-    RENDERERS[name](View(by=by, top=top, color=True if State.color == "always" else None)).write(result, sys.stdout)
+    terminal = stdout_is_terminal()
+    if name == "text":  # the layout follows where stdout goes; --color only styles it
+        name = "rich" if terminal else "tsv"
+    RENDERERS[name](View(by=by, top=top, color=use_color(terminal))).write(result, sys.stdout)
     raise typer.Exit(int(max(codes, key=lambda c: (c == ExitCode.BUSY, c))) if codes else 0)

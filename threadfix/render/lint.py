@@ -108,13 +108,23 @@ class Formatter:
         self.out.write(text.encode("utf-8", "surrogateescape"))
 
 
+#: SGR codes of the text format's styled parts when colour is on (the words stay the same)
+SEVERITY_STYLE = {Severity.ERROR: "1;31", Severity.WARNING: "1;33", Severity.INFO: "1;36"}
+
+
 class TextFormatter(Formatter):
     name = "text"
     help = "one grep-able line per finding: address#item: CODE message (rule-name)"
+    #: style the code and the rule name (``--color``); the characters of the line do not change
+    color = False
 
     def finding(self, finding: Finding) -> None:
-        self.write(f"{terminal_safe(finding_address(finding), 300)}: {finding.code} "
-                   f"{terminal_safe(finding.message, MESSAGE_WIDTH)} ({finding.name})\n")
+        code, name = finding.code, f"({finding.name})"
+        if self.color:
+            code = f"\x1b[{SEVERITY_STYLE.get(finding.severity, '1')}m{code}\x1b[0m"
+            name = f"\x1b[2m{name}\x1b[0m"
+        self.write(f"{terminal_safe(finding_address(finding), 300)}: {code} "
+                   f"{terminal_safe(finding.message, MESSAGE_WIDTH)} {name}\n")
 
 
 class JsonLinesFormatter(Formatter):

@@ -53,7 +53,8 @@ class View(Struct, frozen=True):
 
     by: str = "tool"
     top: int = 10
-    #: colour and terminal layout even when the stream is not a terminal (``--color always``); None: ask it
+    #: style the rich view (True: colour even when the stream is not a terminal; False: not one styled byte,
+    #: bold and dim included); None: as the stream and NO_COLOR say. Never changes what is shown.
     color: bool | None = None
 
 
@@ -349,7 +350,9 @@ class RichRenderer(Renderer):
         if console is None:
             from rich.console import Console
 
-            console = Console(file=out, highlight=False, emoji=False, markup=False, force_terminal=self.view.color)
+            color = self.view.color
+            console = Console(file=out, highlight=False, emoji=False, markup=False, force_terminal=color,
+                              **({"color_system": None} if color is False else {}))
         self.print(console, report)
 
     def print(self, console: Any, report: Report) -> None:
