@@ -116,7 +116,7 @@ class RunResult(Struct):
 
     def exit_code(self, check: bool = False) -> ExitCode:
         if self.problems:
-            return max((p.exit_code for p in self.problems), key=lambda c: (c == ExitCode.BUSY, c))
+            return ExitCode.worst(p.exit_code for p in self.problems)
         if self.left_alone:
             return ExitCode.ERROR
         if check and self.changed:

@@ -257,7 +257,10 @@ class ThreadResult(Struct):
 
 
 class LintSummary(Struct):
+    #: threads read
     threads: int = 0
+    #: threads with at least one finding
+    flagged: int = 0
     recent: int = 0
     waiting: int = 0
     fixable: int = 0
@@ -271,6 +274,7 @@ class LintSummary(Struct):
 
     def add(self, result: ThreadResult) -> None:
         self.threads += 1
+        self.flagged += bool(result.findings)
         self.recent += result.recent
         self.waiting += result.waiting
         for finding in result.findings:
@@ -285,7 +289,7 @@ class LintSummary(Struct):
     def exit_code(self, fail_on: Severity = Severity.WARNING, exit_zero: bool = False) -> ExitCode:
         """2 when anything could not be read (errors beat findings), 1 for failing findings, else 0."""
         if self.problems:
-            return max((p.exit_code for p in self.problems), key=lambda c: (c == ExitCode.BUSY, c))
+            return ExitCode.worst(p.exit_code for p in self.problems)
         if not exit_zero and self.failing(fail_on):
             return ExitCode.FINDINGS
         return ExitCode.OK
@@ -325,9 +329,12 @@ class LintRun:
 
     def __init__(self, specs: Iterable[str], options: LintOptions = LintOptions(),
                  store: StoreOptions = StoreOptions(), stdin: Any = None,
-                 progress: Callable[[str, int], None] | None = None, jobs: int | None = 1) -> None:
+                 progress: Callable[[str, int], None] | None = None, jobs: int | None = 1,
+                 on_store: Callable[[Any], None] | None = None) -> None:
         """``progress(store, threads_read)`` is called every few hundred threads (for a progress line);
-        ``jobs``: processes to spread large inputs over (None: by input size)."""
+        ``jobs``: processes to spread large inputs over (None: by input size); ``on_store(store)`` as each store
+        opens (to show what was detected about it, as repair and report do)."""
+        self.on_store = on_store
         self.jobs = jobs
         self.specs = list(specs)
         self.progress = progress
@@ -341,7 +348,8 @@ class LintRun:
         now = self.options.now if self.options.now is not None else time.time()
         spread = sharded(self.specs, self.jobs, self.store, by_key=True)
         if spread is None:
-            found = lint_scanned(scan(self.specs, self.store, self.stdin), self.rules, self.options, now)
+            found = lint_scanned(scan(self.specs, self.store, self.stdin, on_store=self.on_store), self.rules,
+                                 self.options, now)
         else:
             work = partial(_lint_shard, options=self.options, store=self.store, now=now)
             found = (result for results in run_sharded(spread[1], work, spread[0]) for result in results)

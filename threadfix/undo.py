@@ -30,13 +30,15 @@ UNDOERS = {
 
 class UndoOutcome(Struct, frozen=True):
     address: str
-    #: restored | already_original | refused | missing
+    #: restored | would_restore (a dry run) | already_original | refused | missing
     status: str
     message: str = ""
 
 
-def undo(journal: Path) -> Iterator[UndoOutcome]:
-    """Undo every entry of ``journal``, store by store."""
+def undo(journal: Path | str, *, dry_run: bool = False) -> Iterator[UndoOutcome]:
+    """Undo every entry of ``journal``, store by store; with ``dry_run``, decide each thread the same way and
+    write nothing (a thread that would be restored is ``would_restore``)."""
+    journal = Path(journal)
     grouped: dict[tuple[str, str], list[Entry]] = defaultdict(list)
     for entry in read_journal(journal):
         grouped[(entry.store, entry.path)].append(entry)
@@ -48,13 +50,15 @@ def undo(journal: Path) -> Iterator[UndoOutcome]:
             continue
         module, _, function = target.partition(":")
         try:
-            yield from getattr(importlib.import_module(module), function)(path, entries)
+            for outcome in getattr(importlib.import_module(module), function)(path, entries, dry_run=dry_run):
+                yield UndoOutcome(outcome.address, "would_restore", outcome.message) \
+                    if dry_run and outcome.status == "restored" else outcome
         except ThreadfixError as exc:
             for entry in entries:
                 yield UndoOutcome(entry.address, "refused", str(exc))
 
 
-def undo_file(path: str, entries: list[Entry]) -> Iterator[UndoOutcome]:
+def undo_file(path: str, entries: list[Entry], *, dry_run: bool = False) -> Iterator[UndoOutcome]:
     """Restore threads of one JSON/JSONL file in a single atomic replacement."""
     if not os.path.exists(path):
         for entry in entries:
@@ -78,7 +82,7 @@ def undo_file(path: str, entries: list[Entry]) -> Iterator[UndoOutcome]:
                 content = line.rstrip(b"\r\n")
                 outcomes.append(_decide(entry, content, lambda e=entry, s=start, n=len(content): splices.append((s, s + n, e.before))))
         outcomes.extend(UndoOutcome(e.address, "missing", "the line is no longer in the file") for e in by_line.values())
-    if splices:
+    if splices and not dry_run:
         rewriter = Rewriter(Path(path), fingerprint)
         try:
             for start, end, data in sorted(splices):

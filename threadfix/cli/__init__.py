@@ -11,17 +11,23 @@ from typing import Annotated, Any, Optional
 import typer
 
 from threadfix import __version__
+from threadfix.cli.options import Color, Jobs, Traceback, check_color, plain_metavars
 from threadfix.cli.values import read_plainly
 from threadfix.errors import ExitCode, ThreadfixError
 
 HELP = """Repair, lint and report stored LLM chat threads whose tool calls never got an output.
 
+Global options (--color, --jobs, --traceback) go before or after the command alike. Settings come from
+[tool.threadfix] and [tool.threadfix.COMMAND] in pyproject.toml, or threadfix.toml, found from the current
+folder up. `threadfix COMMAND --help` lists each command's exit codes.
+
 \b
 Exit codes:
   0    ok
   1    lint findings; repair --check would change something; undo refused a thread
-  2    usage, input or store error (the rest of the batch still ran); a --jobs worker killed
-  75   a store was busy or changed while threadfix worked: nothing written, retry
+  2    usage, input or store error (the rest of the batch still ran); a --jobs worker killed;
+       errors beat every other code but 130
+  75   a store was busy or changed while threadfix worked: nothing more written, retry
   130  interrupted
 """
 
@@ -38,6 +44,7 @@ class _Group(typer.core.TyperGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         read_plainly(self)  # typer hands over the subcommands, built, to this constructor
+        plain_metavars(self)
 
     def list_commands(self, ctx: Any) -> list[str]:
         """Help lists the commands by name, whichever were registered first."""
@@ -62,7 +69,8 @@ STDOUT = "<stdout>"
 
 class State:
     traceback = False
-    color: str = "auto"
+    #: auto, always or never; None: not given (a settings file may say, else auto)
+    color: str | None = None
     #: processes for lint, report and repair (None: by input size)
     jobs: int | None = None
 
@@ -75,13 +83,13 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def root(
-    traceback: Annotated[bool, typer.Option("--traceback", help="Show the full traceback of an unexpected error.")] = False,
-    color: Annotated[str, typer.Option("--color", help="Colour on stderr/stdout: auto, always or never (NO_COLOR is honoured).")] = "auto",
+    traceback: Traceback = False,
+    color: Color = None,
     version: Annotated[Optional[bool], typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = None,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, show_default=False, help="Processes to spread large inputs over (lint, report, repair). Default: one below 64 MB of input, else one per core (at most 8).")] = None,
+    jobs: Jobs = None,
 ) -> None:
     State.traceback = traceback
-    State.color = color
+    State.color = check_color(color)
     State.jobs = jobs
 
 

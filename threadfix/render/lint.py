@@ -72,7 +72,7 @@ def problem_json(problem: Problem) -> dict[str, Any]:
 
 def summary_json(summary: LintSummary) -> dict[str, Any]:
     return {
-        "threads": summary.threads, "findings": summary.findings, "fixable": summary.fixable,
+        "threads": summary.threads, "threads_with_findings": summary.flagged, "findings": summary.findings, "fixable": summary.fixable,
         "recent": summary.recent, "waiting": summary.waiting,
         "by_severity": {s.value: n for s, n in summary.by_severity.items()},
         "by_code": dict(sorted(summary.by_code.items())),
@@ -278,7 +278,8 @@ def summary_line(summary: LintSummary) -> str:
     detail = f"{counts[Severity.ERROR]} error{_s(counts[Severity.ERROR])}, {counts[Severity.WARNING]} warning{_s(counts[Severity.WARNING])}"
     if counts[Severity.INFO]:
         detail += f", {counts[Severity.INFO]} info"
-    line = f"{summary.findings} finding{_s(summary.findings)} in {summary.threads} thread{_s(summary.threads)} ({detail})"
+    line = (f"{summary.findings} finding{_s(summary.findings)} in {summary.flagged} of {summary.threads} "
+            f"thread{_s(summary.threads)} read ({detail})")
     if summary.recent:
         line += f"; {summary.recent} thread{_s(summary.recent)} changed under --min-age ago, open calls not reported"
     if summary.waiting:

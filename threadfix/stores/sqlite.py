@@ -1002,11 +1002,11 @@ class SQLiteWriter(StoreWriter):
 # --------------------------------------------------------------------------- undo
 
 
-def undo_entries(path: str, entries: list[Entry]) -> Iterator[Any]:
+def undo_entries(path: str, entries: list[Entry], *, dry_run: bool = False) -> Iterator[Any]:
     """Put back the threads of one database, newest repair first, in one ``BEGIN IMMEDIATE`` transaction.
 
     A thread is restored only while it holds exactly what the repair wrote; one the app changed since
-    is refused, and one that already holds its original counts as restored.
+    is refused, and one that already holds its original counts as restored. ``dry_run``: the same, rolled back.
     """
     from threadfix.undo import UndoOutcome
 
@@ -1031,7 +1031,7 @@ def undo_entries(path: str, entries: list[Entry]) -> Iterator[Any]:
                 outcome = UndoOutcome(entry.address, "refused", exc.message)
             conn.execute("RELEASE threadfix")
             outcomes.append(outcome)
-        conn.execute("COMMIT")
+        conn.execute("ROLLBACK" if dry_run else "COMMIT")
     except sqlite3.Error as exc:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
