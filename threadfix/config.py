@@ -258,8 +258,10 @@ def _table(path: Path) -> dict[str, Any] | None:
             data = tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"not valid TOML ({exc})", str(path)) from None
+    except FileNotFoundError:
+        raise ConfigError("no such file or folder", str(path)) from None
     except OSError as exc:
-        raise ConfigError(f"cannot read it ({exc.strerror or exc})", str(path)) from None
+        raise ConfigError(f"cannot read it ({(exc.strerror or str(exc)).lower()})", str(path)) from None
     if path.name != PYPROJECT:
         return data
     tool = data.get("tool")

@@ -9,15 +9,17 @@ from typing import Any
 
 from msgspec import Struct
 
-from threadfix.errors import ThreadfixError
+from threadfix.errors import InputError, ThreadfixError
 from threadfix.stores.base import ReadProblem, Store, StoreWriter
 from threadfix.stores.files import (
+    DATABASE_SUFFIXES,
     DEFAULT_MAX_DOC_BYTES,
     FileStore,
     FolderEntry,
     UnopenedDatabase,
     folder_file_store,
     is_sqlite,
+    not_a_database,
     open_file_stores,
     walk_folder,
 )
@@ -52,6 +54,10 @@ def open_stores(spec: str, options: StoreOptions = StoreOptions(), stdin: Any = 
         for entry in walk_folder(spec):
             yield open_folder_entry(entry, options)
         return
+    if spec != "-" and path.name.endswith(DATABASE_SUFFIXES) and path.is_file():
+        refused = not_a_database(path)  # named like a database: read as one, or said why not (never as JSON)
+        if refused is not None:
+            raise InputError(refused, spec)
     if spec != "-" and path.is_file() and is_sqlite(path):
         from threadfix.stores.sqlite import open_sqlite_store
 
