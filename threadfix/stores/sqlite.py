@@ -56,7 +56,8 @@ from threadfix.stores import settle, sqlite_screen
 from threadfix.stores.atomic import TEMP_PREFIX, fsync_folder
 from threadfix.stores.base import ReadProblem, RepairParts, Settled, Store, StoreWriter, parse_time
 from threadfix.stores.files import THREAD_KEYS, encode_document, split_container
-from threadfix.stores.sqlite_layout import Layout, Schema, connect, find_layout, q, shown, sqlite_error
+from threadfix.stores.sqlite_layout import (Layout, Schema, connect, find_layout, q, recover_hot_journal, shown,
+                                             sqlite_error)
 
 #: rows per read transaction, one row per thread (each row may be a large document)
 THREAD_CHUNK = 200
@@ -213,6 +214,7 @@ def _chunks(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 def open_sqlite_store(path: Path, options: Any) -> SQLiteStore:
     """A store for the database at ``path``; its layout is read from the options or detected."""
     display = str(path)
+    recovered = options.writable and recover_hot_journal(path, options.busy_timeout)
     conn = connect(path, write=False, timeout=options.busy_timeout)
     try:
         encoding = conn.execute("PRAGMA encoding").fetchone()[0]
@@ -223,7 +225,13 @@ def open_sqlite_store(path: Path, options: Any) -> SQLiteStore:
         raise sqlite_error(exc, display, options.busy_timeout) from None
     finally:
         conn.close()
-    return SQLiteStore(path, display, layout, options, detected)
+    store = SQLiteStore(path, display, layout, options, detected)
+    if recovered:  # said on stderr with what was detected (issue #22)
+        store.description = "; ".join(filter(None, (
+            f"{display}: a write to this database was interrupted; its -journal was rolled back, as SQLite does on "
+            "opening it for writing (the database is as it was before that write)",
+            store.description and store.description.removeprefix(f"{display}: "))))
+    return store
 
 
 def table_cut(path: Path, options: Any, by_key: bool) -> tuple[tuple[int, int] | None, list[Any] | None]:
