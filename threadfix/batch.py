@@ -305,6 +305,14 @@ class RepairRun:
             except ThreadfixError as exc:
                 held.unwritten = store.all_or_nothing  # nothing in it may be reported as repaired
                 held.add(Problem(exc.where or store.display, exc.message, exc.exit_code))
+            except KeyboardInterrupt:
+                if not held.durable:
+                    held.close()
+                    raise
+                # batches already committed stay written: they are reported (and are in the journal), the
+                # threads of the batch the interrupt stopped are not (issue #22)
+                yield from self._report(held)
+                raise
             except BaseException:
                 held.close()
                 raise
@@ -399,7 +407,9 @@ class RepairRun:
                 if busy:
                     held.add(Problem(store.display, f"{busy} thread{'s' if busy != 1 else ''} changed while "
                                      "threadfix worked on them and were left alone; run again", ExitCode.BUSY))
-        except BaseException:
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):  # handed to the writer, never committed: not repaired
+                _uncommitted(held, written)
             close = getattr(plans, "close", None)
             if close is not None:  # the read stops here, not whenever its generator is collected (a retry reads on)
                 close()
@@ -410,17 +420,21 @@ class RepairRun:
     def _write(self, writer: StoreWriter, held: _Held, written: dict[int, int], write: Callable[[], Any]) -> int:
         """Have the writer write what it holds (``write``: flush or commit), then mark the outcomes of the threads it
         left alone; how many of those someone else had changed."""
+        interrupted = False
         try:
             committed = write()
             if isinstance(committed, bytes):
                 self.result.stdout = committed
+        except KeyboardInterrupt:  # the writer rolled back what it had not committed: not repaired, not an error
+            interrupted = True
+            raise
         finally:
             held.durable = writer.durable  # (once true, it stays: committed batches stay written)
             busy = 0
             for thread, error in writer.unwritten():
                 at = written.get(id(thread))
                 if at is not None:
-                    held.outcomes.update(at, partial(_left_alone, message=error.message))
+                    held.outcomes.update(at, _not_written if interrupted else partial(_left_alone, message=error.message))
                 busy += error.exit_code == ExitCode.BUSY
             written.clear()  # (the writer let go of those threads: their ids may be reused)
         return busy
@@ -561,6 +575,13 @@ def _replay(parts: Iterable[tuple[int, list[Planned]] | None]) -> Iterator[Plann
 def _healthy(dialect: str | None) -> ThreadOutcome:
     """The outcome every healthy thread of a dialect shares: healthy threads are only counted."""
     return ThreadOutcome("", dialect, RepairPlan(), "healthy")
+
+
+def _uncommitted(held: _Held, written: dict[int, int]) -> None:
+    """Mark the outcomes of the threads handed to the writer but not committed as not written, and forget them."""
+    for at in written.values():
+        held.outcomes.update(at, _not_written)
+    written.clear()
 
 
 def _left_alone(outcome: ThreadOutcome, message: str) -> ThreadOutcome:

@@ -73,6 +73,8 @@ class State:
     color: str | None = None
     #: processes for lint, report and repair (None: by input size)
     jobs: int | None = None
+    #: the command said what an interrupt left (repair: what it committed), so main need not
+    interrupt_said = False
 
 
 def _version(value: bool) -> None:
@@ -91,6 +93,7 @@ def root(
     State.traceback = traceback
     State.color = check_color(color)
     State.jobs = jobs
+    State.interrupt_said = False
 
 
 def error_line(where: str | None, message: str) -> None:
@@ -174,8 +177,8 @@ def main(argv: list[str] | None = None) -> None:
     traceback = "--traceback" in (argv if argv is not None else sys.argv[1:])
     try:
         code = app(args=argv, standalone_mode=False)
-        if code == ExitCode.INTERRUPTED:  # typer turns Ctrl-C and SIGTERM inside a command into a quiet 130
-            note("interrupted; nothing half-written was left behind")
+        if code == ExitCode.INTERRUPTED and not State.interrupt_said:  # typer turns Ctrl-C and SIGTERM inside a
+            note("interrupted; nothing half-written was left behind")  # command into a quiet 130
     except ThreadfixError as exc:
         error_line(exc.where, exc.message)
         code = exc.exit_code

@@ -95,8 +95,8 @@ def repair(
     if reading_stdin and writes and result.stdout is not None and not interrupted:
         sys.stdout.buffer.write(result.stdout)
     if interrupted:
-        note(f"interrupted; {printer.summary(result, writes=writes)}; nothing half-written was left behind"
-             if result.changed else "interrupted; nothing was written")
+        State.interrupt_said = True
+        note(f"interrupted; {printer.summary(result, writes=writes)}; nothing half-written was left behind")
     elif result.threads or not result.problems:  # a run that read nothing has only its error lines to say
         note(printer.summary(result, writes=writes))
     if result.journal is not None:

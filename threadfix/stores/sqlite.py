@@ -926,6 +926,7 @@ class SQLiteWriter(StoreWriter):
         where = str(self.dest) if self.dest is not None else store.display
         size = max(1, store.options.batch_size)
         batch: list[tuple[Thread, bytes]] = []
+        committing, done = False, 0
         try:
             conn = self._conn if self._conn is not None else self._open()
             while pending:
@@ -943,10 +944,16 @@ class SQLiteWriter(StoreWriter):
                             exc = StoreError(f"left alone: the table refused the change ({exc})", str(thread.address))
                         self._unwritten.append((thread, exc))
                     conn.execute("RELEASE threadfix")
+                committing = True
                 conn.execute("COMMIT")
+                committing = False
                 self.written += done
                 batch = []
         except BaseException as exc:
+            if committing and self._conn is not None and not self._conn.in_transaction:
+                # an interrupt that arrived during COMMIT is raised once it returns: the batch is written (issue #22)
+                self.written += done
+                batch = []
             self._rollback()
             error = sqlite_error(exc, where, timeout) if isinstance(exc, sqlite3.Error) else None
             reason = error or (exc if isinstance(exc, ThreadfixError) else StoreError("not written: interrupted", where))
