@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from msgspec import Struct, field
-from msgspec.structs import replace
+from msgspec.structs import force_setattr, replace
 
 from threadfix import dialects
 from threadfix.dialects import Dialect
@@ -39,8 +39,49 @@ JOURNAL_BATCH_BYTES = 2 * 1024 * 1024
 OUTCOME_BYTES = 2048
 
 
+def as_paths(specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
+    """The paths a library call was given: one (a ``str`` or a ``Path``, never iterated as characters) or several.
+
+    ``RepairRun("chats/")`` once read each character as a path, ``"/"`` first: a batch job walked the whole file
+    system (issue #22)."""
+    if isinstance(specs, (str, os.PathLike)):
+        specs = [specs]
+    elif isinstance(specs, (bytes, bytearray)) or not isinstance(specs, Iterable):
+        raise TypeError(f"paths must be a str, a Path or a list of them, not {type(specs).__name__}")
+    found = []
+    for spec in specs:
+        if not isinstance(spec, (str, os.PathLike)):
+            raise TypeError(f"each path must be a str or a Path, not {type(spec).__name__}: {spec!r}")
+        found.append(os.fspath(spec))
+    if not found:
+        raise ValueError("no paths given")
+    return found
+
+
+def as_seconds(value: Any, name: str) -> float:
+    """A duration option as seconds: a number, or a string such as ``"10m"``; negative or unparseable refused."""
+    seconds = parse_duration(value) if isinstance(value, str) else value
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise TypeError(f"{name} must be seconds (a number) or a duration such as '10m', not {value!r}")
+    if not (0 <= seconds < float("inf")):
+        raise ValueError(f"{name} must be a duration of at least 0, not {value!r}")
+    return float(seconds)
+
+
+def as_patterns(value: Any, name: str) -> tuple[str, ...]:
+    """Tool name globs: one string is one pattern, never its characters."""
+    patterns = (value,) if isinstance(value, str) else tuple(value)
+    if not all(isinstance(p, str) and p.strip() for p in patterns):
+        raise ValueError(f"{name} must be tool names or globs (non-empty strings), not {value!r}")
+    return patterns
+
+
 class RunOptions(Struct, frozen=True):
-    """What a repair run does; the defaults are those of ``threadfix repair``."""
+    """What a repair run does; the defaults are those of ``threadfix repair``.
+
+    Checked when built: ``min_age`` may be a duration string (``"10m"``), read as seconds; a bad value raises
+    ``ValueError`` or ``TypeError`` here, not later inside :meth:`RepairRun.outcomes`.
+    """
 
     repair: RepairOptions = RepairOptions()
     store: StoreOptions = StoreOptions()
@@ -61,6 +102,20 @@ class RunOptions(Struct, frozen=True):
     now: float | None = None
     #: processes to spread large file inputs over (None: by input size)
     jobs: int | None = 1
+
+    def __post_init__(self) -> None:
+        force_setattr(self, "min_age", as_seconds(self.min_age, "min_age"))
+        force_setattr(self, "leave_tools", as_patterns(self.leave_tools, "leave_tools"))
+        if self.jobs is not None and (isinstance(self.jobs, bool) or not isinstance(self.jobs, int) or self.jobs < 1):
+            raise ValueError(f"jobs must be a whole number of at least 1, or None (by input size), not {self.jobs!r}")
+        for name in ("repair", "store"):
+            expected = RepairOptions if name == "repair" else StoreOptions
+            if not isinstance(getattr(self, name), expected):
+                raise TypeError(f"{name} must be a {expected.__name__}, not {type(getattr(self, name)).__name__}")
+        for name in ("output", "journal_dir"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                force_setattr(self, name, Path(value))
 
 
 class ThreadOutcome(Struct):
@@ -160,10 +215,10 @@ class Scanned(Struct, frozen=True):
     index: ThreadIndex | None
 
 
-def scan(specs: Iterable[str], options: StoreOptions = StoreOptions(), stdin: Any = None,
-         on_store: Callable[[Store], None] | None = None) -> Iterator[Scanned | Problem]:
+def scan(specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], options: StoreOptions = StoreOptions(),
+         stdin: Any = None, on_store: Callable[[Store], None] | None = None) -> Iterator[Scanned | Problem]:
     """Every thread of every store, indexed by its dialect, read-only; unreadable parts as Problems."""
-    return scan_stores(iter_stores(specs, options, stdin, on_store), options)
+    return scan_stores(iter_stores(as_paths(specs), options, stdin, on_store), options)
 
 
 def scan_stores(stores: Iterable[Store | Problem], options: StoreOptions = StoreOptions()) -> Iterator[Scanned | Problem]:
@@ -194,20 +249,34 @@ def scan_stores(stores: Iterable[Store | Problem], options: StoreOptions = Store
 class RepairRun:
     """One ``repair`` over many paths. Iterate :meth:`outcomes`; read :attr:`result` afterwards."""
 
-    def __init__(self, specs: list[str], options: RunOptions = RunOptions(), stdin: Any = None,
+    def __init__(self, specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+                 options: RunOptions = RunOptions(), stdin: Any = None,
                  progress: Callable[[str, int], None] | None = None,
                  on_store: Callable[[Store], None] | None = None) -> None:
-        """``progress(store, threads_read)`` is called every few hundred threads (for a progress bar);
-        ``on_store(store)`` as each store opens (to show what was detected about it)."""
+        """``specs``: one path (a str or a Path) or a list of them. ``progress(store, threads_read)`` is called every
+        few hundred threads (for a progress bar); ``on_store(store)`` as each store opens (to show what was
+        detected about it)."""
+        if not isinstance(options, RunOptions):
+            raise TypeError(f"options must be a RunOptions, not {type(options).__name__}")
         self.progress = progress
         self.on_store = on_store
-        self.specs = specs
+        self.specs = as_paths(specs)
         self.options = options
         self.stdin = stdin
         self.result = RunResult()
         self.journal: Journal | None = None
 
+    def threads(self) -> Iterator[ThreadOutcome]:
+        """What happened to each thread that was not healthy, and only that: what could not be read is kept in
+        ``result.problems`` (and makes :meth:`RunResult.exit_code` 2), so a batch job cannot mistake one for the
+        other."""
+        for outcome in self.outcomes():
+            if isinstance(outcome, ThreadOutcome):
+                yield outcome
+
     def outcomes(self) -> Iterator[ThreadOutcome | Problem]:
+        """Each thread's outcome and each problem (a file, line or store that could not be read), in read order:
+        tell them apart with ``isinstance`` (or iterate :meth:`threads`, and read ``result.problems`` after)."""
         options = self.options
         jobs = 1 if "-" in self.specs else resolve_jobs(options.jobs, self.specs)  # (by size: walks folders once)
         spread = sharded(self.specs, jobs, options.store)

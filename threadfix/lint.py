@@ -20,6 +20,7 @@ A batch job uses it like repair::
 
 from __future__ import annotations
 
+import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -28,9 +29,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 from msgspec import Struct, field
+from msgspec.structs import force_setattr
 
 from threadfix import dialects
-from threadfix.batch import MALFORMED, PROGRESS_EVERY, Problem, Repeats, Scanned, not_in_format, scan, scan_stores
+from threadfix.batch import (MALFORMED, PROGRESS_EVERY, Problem, Repeats, Scanned, as_paths, as_patterns, as_seconds,
+                             not_in_format, scan, scan_stores)
 from threadfix.dialects import Dialect, Violation
 from threadfix.errors import ExitCode
 from threadfix.failures import Arguments, read_arguments
@@ -76,6 +79,16 @@ class LintOptions(Struct, frozen=True):
     scan_chars: int = DEFAULT_SCAN_CHARS
     #: the clock, for tests
     now: float | None = None
+
+    def __post_init__(self) -> None:
+        """Checked when built: ``min_age`` may be a duration string (``"10m"``); a bad value raises here."""
+        force_setattr(self, "min_age", as_seconds(self.min_age, "min_age"))
+        force_setattr(self, "leave_tools", as_patterns(self.leave_tools, "leave_tools"))
+        for name in ("select", "ignore"):
+            if isinstance(getattr(self, name), str):  # one selector, never its characters
+                force_setattr(self, name, (getattr(self, name),))
+        if not isinstance(self.fail_on, Severity):
+            force_setattr(self, "fail_on", Severity(self.fail_on))
 
 
 class NotInFormat(Exception):
@@ -327,7 +340,7 @@ def lint_items(items: list[Any], dialect: str | Dialect | None = None, options: 
 class LintRun:
     """One ``lint`` over many paths. Iterate :meth:`results`; read :attr:`summary` afterwards."""
 
-    def __init__(self, specs: Iterable[str], options: LintOptions = LintOptions(),
+    def __init__(self, specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], options: LintOptions = LintOptions(),
                  store: StoreOptions = StoreOptions(), stdin: Any = None,
                  progress: Callable[[str, int], None] | None = None, jobs: int | None = 1,
                  on_store: Callable[[Any], None] | None = None) -> None:
@@ -336,7 +349,7 @@ class LintRun:
         opens (to show what was detected about it, as repair and report do)."""
         self.on_store = on_store
         self.jobs = jobs
-        self.specs = list(specs)
+        self.specs = as_paths(specs)
         self.progress = progress
         self.options = options
         self.store = store
