@@ -53,8 +53,6 @@ def as_paths(specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -
         if not isinstance(spec, (str, os.PathLike)):
             raise TypeError(f"each path must be a str or a Path, not {type(spec).__name__}: {spec!r}")
         found.append(os.fspath(spec))
-    if not found:
-        raise ValueError("no paths given")
     return found
 
 

@@ -25,7 +25,7 @@ def test_one_path_as_a_str_or_a_path_is_one_path(paths) -> None:
     assert report_paths(paths).totals.threads == 5
 
 
-@pytest.mark.parametrize("paths", [b"chats/", 3, [3], [], None])
+@pytest.mark.parametrize("paths", [b"chats/", 3, [3], None, [b"chats/"]])
 def test_what_is_not_a_path_is_refused_when_the_run_is_built(paths) -> None:
     with pytest.raises((TypeError, ValueError)):
         RepairRun(paths)
