@@ -17,11 +17,24 @@ def _doc(obj: object) -> str:
     return inspect.cleandoc(obj.__doc__ or "").strip()
 
 
+class _Short:
+    """A default shown by its type alone (``RunOptions()``), so the page does not change with every field."""
+
+    def __init__(self, value: object) -> None:
+        self.text = f"{type(value).__name__}()"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 def _signature(name: str, obj: object) -> str:
     try:
-        return f"{name}{inspect.signature(obj)}"
+        signature = inspect.signature(obj)
     except (TypeError, ValueError):
         return name
+    parameters = [p.replace(default=_Short(p.default)) if p.default is not p.empty and len(repr(p.default)) > 40
+                  else p for p in signature.parameters.values()]
+    return f"{name}{signature.replace(parameters=parameters)}"
 
 
 def _members(cls: type) -> list[tuple[str, object]]:

@@ -54,10 +54,10 @@ def small_shards(monkeypatch):
     """Cut files and tables of a few KB as if they were large (into more ranges than processes; a table's
     screen into parts of 100 rows, its suspects into parts of one key), let auto pick several processes, and
     have repair append to its journal every entry instead of every few MB."""
-    from threadfix.stores import sqlite, sqlite_screen
+    from threadfix.stores import sqlite_screen, table
 
     monkeypatch.setattr(sqlite_screen, "PART_MIN_ROWS", 100)
-    monkeypatch.setattr(sqlite, "KEYS_PER_PART", 1)
+    monkeypatch.setattr(table, "KEYS_PER_PART", 1)
     monkeypatch.setattr(parallel, "MIN_SHARD_BYTES", 2048)
     monkeypatch.setattr(parallel, "MAX_SHARD_BYTES", 16384)
     monkeypatch.setattr(parallel, "AUTO_MIN_BYTES", 4096)
@@ -595,21 +595,21 @@ def test_a_database_unreadable_only_for_later_parts_is_still_said(tmp_path, smal
     the run must say so (once), not end as if the whole table had been read."""
     import json
 
-    from threadfix import lint, report
+    from threadfix import lint, report, stores
     from threadfix.cli import main
 
     path = _database(tmp_path / "t.db")
     module = {"lint": lint, "report": report, "repair": batch}[command]
-    real_iter_stores = batch.iter_stores
+    real_iter_stores = stores.iter_stores
 
     def later_parts_cannot_open(shard, *args, **kwargs):
         if not shard.continues:
             return parallel.shard_stores(shard, *args, **kwargs)
-        batch.iter_stores = lambda specs, *a, **k: iter([batch.Problem(specs[0], "unable to open database file")])
+        stores.iter_stores = lambda specs, *a, **k: iter([batch.Problem(specs[0], "unable to open database file")])
         try:
             return list(parallel.shard_stores(shard, *args, **kwargs))
         finally:
-            batch.iter_stores = real_iter_stores
+            stores.iter_stores = real_iter_stores
 
     monkeypatch.setattr(module, "shard_stores", later_parts_cannot_open)
     args = ["repair", "--dry-run", "--min-age", "0"] if command == "repair" else [command, "--format", "json"]
