@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from threadfix.cli import main
+from tests.lint.test_cli import threadfix
 from threadfix.errors import ExitCode
 
 STUCK = {"id": "t1", "items": [
@@ -18,13 +18,6 @@ STUCK = {"id": "t1", "items": [
     {"type": "function_call", "call_id": "call_1", "name": "approve_refund", "arguments": "{}"},
 ]}
 COMMANDS = ("lint", "repair", "report", "undo", "rules", "dialects")
-
-
-def threadfix(capsysbinary, *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exited:
-        main(list(args))
-    out, err = capsysbinary.readouterr()
-    return exited.value.code, out.decode(), err.decode()
 
 
 @pytest.fixture()
