@@ -200,6 +200,18 @@ def scan(specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], optio
     return scan_stores(iter_stores(as_paths(specs), options, stdin, on_store), options)
 
 
+def describe_tables(shards: Iterable[Shard], options: StoreOptions, on_store: Callable[[Any], None]) -> None:
+    """Show ``on_store`` each table cut into parts for workers, as one process shows it when it opens it (the
+    layout detected); a table the parent cannot open is the workers' to report."""
+    said: set[str] = set()
+    for shard in shards:
+        if (shard.rows is not None or shard.keys is not None) and shard.spec not in said:
+            said.add(shard.spec)
+            for store in iter_stores([shard.spec], options):
+                if not isinstance(store, Problem):
+                    on_store(store)
+
+
 def scan_stores(stores: Iterable[Store | Problem], options: StoreOptions = StoreOptions()) -> Iterator[Scanned | Problem]:
     """:func:`scan` over stores already opened (a ``--jobs`` worker's byte range of a file)."""
     for store in stores:

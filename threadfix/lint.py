@@ -29,7 +29,7 @@ from typing import Any
 from msgspec import Struct, field
 
 from threadfix import dialects
-from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, as_paths, scan, scan_stores
+from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, as_paths, describe_tables, scan, scan_stores
 from threadfix.dialects import Dialect
 from threadfix.errors import ExitCode
 from threadfix.model import Address, Finding, Severity, Thread
@@ -147,6 +147,10 @@ class LintRun:
         self.rules = select_rules(options.select, options.ignore)
         self.summary = LintSummary()
 
+    def _describe(self, shards: Sequence[Shard]) -> None:
+        if self.on_store is not None:
+            describe_tables(shards, self.store, self.on_store)
+
     def results(self) -> Iterator[ThreadResult | Problem]:
         now = self.options.now if self.options.now is not None else time.time()
         spread = sharded(self.specs, self.jobs, self.store, by_key=True)
@@ -154,6 +158,7 @@ class LintRun:
             found = lint_scanned(scan(self.specs, self.store, self.stdin, on_store=self.on_store), self.rules,
                                  self.options, now)
         else:
+            self._describe(spread[1])
             work = partial(_lint_shard, options=self.options, store=self.store, now=now)
             found = (result for results in run_sharded(spread[1], work, spread[0]) for result in results)
         repeats = Repeats()

@@ -30,7 +30,7 @@ from typing import Any
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, scan, scan_stores
+from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, describe_tables, scan, scan_stores
 from threadfix.dialects import Dialect
 from threadfix.failures import clip, info
 from threadfix.failures.classify import classify, output_text
@@ -448,6 +448,8 @@ def report_paths(specs: list[str], options: StoreOptions = StoreOptions(), *, ke
     if spread is None:
         return build_report(scan(specs, options, on_store=on_store), keep=keep, on_problem=on_problem,
                             progress=progress, **judged)
+    if on_store is not None:
+        describe_tables(spread[1], options, on_store)
     report = Report(keep=keep, **judged)
     work = partial(_report_shard, options=options, keep=keep, judged=judged)
     processes, shards = spread
