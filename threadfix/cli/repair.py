@@ -96,7 +96,8 @@ def repair(
         sys.stdout.buffer.write(result.stdout)
     if interrupted:
         State.interrupt_said = True
-        note(f"interrupted; {printer.summary(result, writes=writes)}; nothing half-written was left behind")
+        done = f"{printer.summary(result, writes=writes)}; " if result.changed else ""  # what was committed, if any
+        note(f"interrupted; {done}nothing half-written was left behind")
     elif result.threads or not result.problems:  # a run that read nothing has only its error lines to say
         note(printer.summary(result, writes=writes))
     if result.journal is not None:
