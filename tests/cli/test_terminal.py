@@ -18,10 +18,10 @@ SPINNER = re.compile("[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]")
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """3,000 threads: enough for the progress line to be redrawn many times between findings."""
+    """2,000 threads: enough for the progress line to be redrawn between findings."""
     folder = tmp_path_factory.mktemp("big")
     lines = SAMPLE.read_bytes().splitlines(keepends=True)
-    (folder / "big.jsonl").write_bytes(b"".join(lines[i % len(lines)] for i in range(3000)))
+    (folder / "big.jsonl").write_bytes(b"".join(lines[i % len(lines)] for i in range(2000)))
     return folder
 
 
