@@ -29,7 +29,6 @@ from threadfix.parallel import (
 from threadfix.repair import RepairOptions, plan_repair, waiting_on
 from threadfix.spill import SpillList
 from threadfix.stores import ReadProblem, Store, StoreOptions, iter_stores, open_stores  # noqa: F401 - re-exported
-from threadfix.stores.atomic import Fingerprint
 from threadfix.stores.base import Settled, StoreWriter
 
 DEFAULT_MIN_AGE = 600.0
@@ -235,6 +234,28 @@ def scan_stores(stores: Iterable[Store | Problem], options: StoreOptions = Store
                 yield Scanned(thread, dialect, index)
         except ThreadfixError as exc:
             yield Problem(exc.where or store.display, exc.message, exc.exit_code)
+
+
+def scan_parts(specs: list[str], jobs: int | None, options: StoreOptions, work: Callable[[Iterator[Scanned | Problem]], Any],
+               by_key: bool = True, on_store: Callable[[Store], None] | None = None) -> Iterator[tuple[Shard, Any]] | None:
+    """``work(scanned)`` over each ``--jobs`` part of the inputs, in worker processes, as lint and report run it:
+    ``(part, its result)`` in input order; None when the input is not worth spreading (the caller scans it in
+    this process). ``work`` must be picklable (a module-level function, or a partial of one); a generator's
+    results come back as a list, since a part's result crosses the pipe whole. ``by_key``: a table of one item
+    per row may be cut into runs of thread keys (every thread is read; repair cuts its own after a screen)."""
+    spread = sharded(specs, jobs, options, by_key)
+    if spread is None:
+        return None
+    processes, shards = spread
+    if on_store is not None:  # what one process says as it opens each table, said once here (issue #22)
+        describe_tables(shards, options, on_store)
+    return zip(shards, run_sharded(shards, partial(_scan_part, work=work, options=options), processes))
+
+
+def _scan_part(shard: Shard, *, work: Callable[[Iterator[Scanned | Problem]], Any], options: StoreOptions) -> Any:
+    """A ``--jobs`` worker of :func:`scan_parts`: ``work`` over the threads of one part."""
+    result = work(scan_stores(shard_stores(shard, options), options))
+    return list(result) if isinstance(result, Iterator) else result
 
 
 class RepairRun:
@@ -546,7 +567,7 @@ class RepairRun:
             return ThreadOutcome(address, dialect.name, plan, "left_alone", not_in_format(dialect, exc)), None
         except ThreadfixError as exc:
             return ThreadOutcome(address, dialect.name, plan, "left_alone", exc.message), None
-        before = _thread_bytes(store, thread) if options.keep_bytes else None
+        before = store.before_bytes(thread) if options.keep_bytes else None
         status = "would_repair" if options.dry_run else "repaired"
         return ThreadOutcome(address, dialect.name, plan, status, before=before,
                              after=data if options.keep_bytes else None, age=age), data
@@ -567,12 +588,7 @@ def _parent_store(shard: Shard, options: StoreOptions) -> Store | Problem | None
     store = shard_file_store(shard, options)
     if shard.refused is not None:
         return store  # never read, never written: the worker says why
-    try:
-        st = os.stat(shard.spec)
-    except OSError:
-        return None  # the worker reports it
-    store.fingerprint, store.mtime = Fingerprint.of(st), st.st_mtime
-    return store
+    return store if store.pin() else None  # (gone: the worker reports it)
 
 
 def _plan_shard(shard: Shard, *, options: RunOptions, now: float) -> tuple[int, list[Planned]] | None:
@@ -685,10 +701,6 @@ MALFORMED = (TypeError, AttributeError, KeyError, ValueError, IndexError, Recurs
 
 def not_in_format(dialect: Dialect, exc: BaseException) -> str:
     return f"its items do not follow the {dialect.name} format ({type(exc).__name__}); left alone"
-
-
-def _thread_bytes(store: Store, thread: Thread) -> bytes:
-    return thread.raw if thread.raw else store.whole_bytes()
 
 
 def _not_written(outcome: ThreadOutcome | Problem) -> ThreadOutcome | Problem:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +194,16 @@ class UndoOutcome(Struct, frozen=True):
     #: restored | would_restore (a dry run) | already_original | refused | missing
     status: str
     message: str = ""
+
+
+def restore_if_unchanged(entry: Entry, current: bytes, original: bytes, restore: Callable[[], Any]) -> UndoOutcome:
+    """Undo one thread: ``restore()`` it only while it holds exactly what the repair wrote (``current`` hashes to
+    the entry's after-image); one that holds ``original`` already counts as restored; any other was changed
+    since, and restoring it would lose that change."""
+    found = digest(current)
+    if found == entry.after_sha256:
+        restore()
+        return UndoOutcome(entry.address, "restored")
+    if found == digest(original):
+        return UndoOutcome(entry.address, "already_original", "it already holds what it held before the repair")
+    return UndoOutcome(entry.address, "refused", "it changed after the repair; restoring it would lose those changes")

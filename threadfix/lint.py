@@ -29,11 +29,10 @@ from typing import Any
 from msgspec import Struct, field
 
 from threadfix import dialects
-from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, as_paths, describe_tables, scan, scan_stores
+from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, as_paths, scan, scan_parts
 from threadfix.dialects import Dialect
 from threadfix.errors import ExitCode
 from threadfix.model import Address, Finding, Severity, Thread
-from threadfix.parallel import Shard, run_sharded, shard_stores, sharded
 from threadfix.rules import Rule, select_rules
 from threadfix.rules.context import (  # noqa: F401 - the options and context are lint's API
     DEFAULT_OVERSIZED_BYTES, DEFAULT_SCAN_CHARS, Context, LintOptions, NotInFormat,
@@ -147,24 +146,19 @@ class LintRun:
         self.rules = select_rules(options.select, options.ignore)
         self.summary = LintSummary()
 
-    def _describe(self, shards: Sequence[Shard]) -> None:
-        if self.on_store is not None:
-            describe_tables(shards, self.store, self.on_store)
-
     def results(self) -> Iterator[ThreadResult | Problem]:
         now = self.options.now if self.options.now is not None else time.time()
-        spread = sharded(self.specs, self.jobs, self.store, by_key=True)
-        if spread is None:
+        parts = scan_parts(list(self.specs), self.jobs, self.store, partial(_lint_part, options=self.options, now=now),
+                           on_store=self.on_store)
+        if parts is None:
             found = lint_scanned(scan(self.specs, self.store, self.stdin, on_store=self.on_store), self.rules,
                                  self.options, now)
         else:
-            self._describe(spread[1])
-            work = partial(_lint_shard, options=self.options, store=self.store, now=now)
-            found = (result for results in run_sharded(spread[1], work, spread[0]) for result in results)
+            found = (result for _, results in parts for result in results)
         repeats = Repeats()
         for result in found:
             if isinstance(result, Problem):
-                if spread is not None and repeats.repeated(result):
+                if parts is not None and repeats.repeated(result):
                     continue
                 self.summary.problems.append(result)
                 yield result
@@ -190,7 +184,6 @@ def lint_scanned(scanned: Iterable[Scanned | Problem], rules: Sequence[Rule], op
             yield Problem(str(entry.thread.address), message)
 
 
-def _lint_shard(shard: Shard, *, options: LintOptions, store: StoreOptions, now: float) -> list[ThreadResult | Problem]:
-    """A ``--jobs`` worker: the results of one shard, in order."""
-    rules = select_rules(options.select, options.ignore)
-    return list(lint_scanned(scan_stores(shard_stores(shard, store), store), rules, options, now))
+def _lint_part(scanned: Iterable[Scanned | Problem], *, options: LintOptions, now: float) -> Iterator[ThreadResult | Problem]:
+    """A ``--jobs`` worker: the results of one part, in order."""
+    return lint_scanned(scanned, select_rules(options.select, options.ignore), options, now)

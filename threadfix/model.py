@@ -87,9 +87,11 @@ class Thread(Struct):
 
     address: Address
     items: list[Any]
-    #: the object that held the items (its other keys are kept), or None for a bare array
-    container: dict[str, Any] | None = None
-    key: str | None = None
+    #: the JSON object that held the items (its other keys are kept), or None for a bare array; not to be confused
+    #: with a store's container (how threads sit in a medium: see :mod:`threadfix.stores`)
+    document: dict[str, Any] | None = None
+    #: the key of ``document`` that holds the items (not :attr:`Address.key`, which names the thread in messages)
+    items_key: str | None = None
     #: the exact bytes the thread was read from (a JSONL line, a file, a row's JSON)
     raw: bytes = b""
     #: seconds since the epoch of the thread's last change, when the store knows it exactly
@@ -113,7 +115,7 @@ class Thread(Struct):
             return exact
         from threadfix.times import modified_time
 
-        return modified_time(self.container, self.items, self.mtime if fallback else None)
+        return modified_time(self.document, self.items, self.mtime if fallback else None)
 
 
 @unique

@@ -1,9 +1,12 @@
-"""Spread a scan over processes: large JSONL files are cut into newline-aligned byte ranges.
+"""Spread a command over processes: each large store is cut into parts as it cuts itself, and workers read them.
 
 Parsing is the cost of every command and it is CPU-bound, so two cores give close to twice the speed on
 large inputs; on small ones the cost of starting workers would eat the gain, so ``auto`` stays in one
-process below :data:`AUTO_MIN_BYTES`. Workers return compact results (findings, partial reports,
-changed threads' new bytes), never whole threads, and results come back in input order.
+process below :data:`AUTO_MIN_BYTES`. How a store is cut is the store's own business (a JSONL file into
+byte ranges, a table into row id ranges or runs of keys: :func:`threadfix.stores.cut`); this module decides
+how many parts, runs them, and hands the readers of byte ranges their first line numbers (:class:`LineLedger`).
+Workers return compact results (findings, partial reports, changed threads' new bytes), never whole threads,
+and results come back in input order.
 """
 
 from __future__ import annotations
@@ -76,23 +79,21 @@ def _file_size(path: Path) -> int:
 
 def plan_shards(specs: Iterable[str], jobs: int, options: StoreOptions | None = None, by_key: bool = False
                 ) -> list[Shard]:
-    """Cut large JSONL files into about ``jobs`` ranges each, large SQLite tables of one thread per row into
-    row id ranges, and with ``by_key`` large tables of one item per row into runs of thread keys (lint and
-    report read every thread; repair screens such a table first, then cuts what it must read itself: see
-    :meth:`threadfix.stores.Store.parts_to_repair`); everything else is one shard. ``options``: how the
-    tables are found, as the command reads them."""
+    """Every input as parts for ``jobs`` workers, each store cut as it cuts itself (:func:`threadfix.stores.cut`:
+    a JSONL file of threads into newline-aligned byte ranges, a table of one thread per row into row id ranges,
+    with ``by_key`` a table of one item per row into runs of thread keys; repair screens such a table first,
+    then cuts what it must read itself: see :meth:`threadfix.stores.Store.parts_to_repair`); a store that
+    does not cut, or one too small to be worth it, is one part. ``options``: how the stores are found, as the
+    command reads them."""
+    from threadfix.stores import StoreOptions, cut, walk_folder
+
     shards: list[Shard] = []
     for spec in specs:
         path = Path(spec)
-        if jobs > 1 and spec != "-" and path.is_file() and path.suffix == ".jsonl" \
-                and path.stat().st_size >= 2 * MIN_SHARD_BYTES and not _lines_are_items(path):
-            shards.extend(_cut(path, spec, jobs))
-        elif jobs > 1 and spec != "-" and path.is_file() and path.stat().st_size >= 2 * MIN_SHARD_BYTES \
-                and _is_database(path):
-            shards.extend(_table_parts(path, spec, jobs, options, by_key))
+        if jobs > 1 and spec != "-" and path.is_file() and path.stat().st_size >= 2 * MIN_SHARD_BYTES:
+            count = _parts(path.stat().st_size, jobs)
+            shards.extend(cut(spec, count, options or StoreOptions(), by_key) or [Shard(spec)])
         elif jobs > 1 and spec != "-" and path.is_dir():
-            from threadfix.stores.files import walk_folder
-
             for entry in walk_folder(spec):  # the walk's own rules (symlinks out of the folder refused)
                 found = str(entry.path)
                 if entry.refused is not None:
@@ -106,77 +107,14 @@ def plan_shards(specs: Iterable[str], jobs: int, options: StoreOptions | None = 
     return shards
 
 
-def _lines_are_items(path: Path) -> bool:
-    """A JSONL file whose lines are the items of one thread cannot be cut (nor one whose first line cannot be
-    read: a whole read decides whether its lines are threads or items)."""
-    from threadfix import jsonio
-    from threadfix.stores.files import split_container
-
-    with open(path, "rb") as handle:
-        for line in handle:
-            if line.strip():
-                try:
-                    return split_container(jsonio.loads(line)) is None
-                except jsonio.JsonReadError:
-                    return True  # what the file holds is left to a whole read to tell
-    return False
-
-
-def _cut(path: Path, spec: str, jobs: int) -> list[Shard]:
-    """At least ``jobs`` ranges, and more on large files: workers take the next range as they finish (so an
-    uneven range does not leave a core idle) and a repair's parent holds one range's results at a time."""
-    size = path.stat().st_size
-    parts = _parts(size, jobs)
-    bounds = [0]
-    with open(path, "rb") as handle:
-        for k in range(1, parts):
-            handle.seek(max(bounds[-1], size * k // parts))
-            handle.readline()  # to the start of the next line
-            cut = handle.tell()
-            if bounds[-1] < cut < size:
-                bounds.append(cut)
-    bounds.append(size)
-    return [Shard(spec, start, end) for start, end in zip(bounds, bounds[1:])]
-
-
 def _parts(size: int, jobs: int) -> int:
-    """How many ranges ``size`` bytes are cut into: at least ``jobs``, none over MAX_SHARD_BYTES nor under
-    MIN_SHARD_BYTES, and a multiple of ``jobs`` when that fits (workers take ranges in rounds, and a last
-    round of fewer ranges than workers leaves a core idle)."""
+    """How many parts ``size`` bytes are cut into: at least ``jobs``, none over MAX_SHARD_BYTES nor under
+    MIN_SHARD_BYTES, and a multiple of ``jobs`` when that fits (workers take parts in rounds, and a last
+    round of fewer parts than workers leaves a core idle)."""
     most = max(1, size // MIN_SHARD_BYTES)
     wanted = max(jobs, -(-size // MAX_SHARD_BYTES))
     rounded = -(-wanted // jobs) * jobs
     return rounded if rounded <= most else min(most, wanted)
-
-
-def _is_database(path: Path) -> bool:
-    from threadfix.stores import is_sqlite
-
-    return is_sqlite(path)
-
-
-def _table_parts(path: Path, spec: str, jobs: int, options: StoreOptions | None, by_key: bool) -> list[Shard]:
-    """A SQLite table cut as a JSONL file of its size would be: one of one thread per row into row id ranges
-    that split its first to last row id evenly (the first and last ranges unbounded, so every row is in one);
-    with ``by_key``, one of one item per row into runs of its thread keys, as many threads each. Any other
-    table, or a database that cannot be read here, is one shard (a worker says why)."""
-    from itertools import pairwise
-
-    from threadfix.stores import StoreOptions
-    from threadfix.stores.sqlite import table_cut
-
-    parts = _parts(path.stat().st_size, jobs)
-    bounds, keys = table_cut(path, options or StoreOptions(), by_key)
-    if bounds is not None:
-        low, high = bounds
-        cuts = sorted({low + (high - low) * k // parts for k in range(1, min(parts, high - low + 1))})
-        edges: list[int | None] = [None, *cuts, None]
-        return [Shard(spec, rows=(after, through)) for after, through in pairwise(edges)] if cuts else [Shard(spec)]
-    if not keys or parts < 2:
-        return [Shard(spec)]
-    ends = [len(keys) * k // parts for k in range(parts + 1)]
-    return [Shard(spec, keys=tuple(keys[start:end]), last=end == len(keys)) for start, end in pairwise(ends)
-            if end > start]
 
 
 class LineLedger:
@@ -425,12 +363,12 @@ def _start_worker(ledger: LineLedger | None, common: Any) -> None:
 def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
                  on_store: Callable[[Store], None] | None = None) -> Iterator[Store | Any]:
     """The stores of one shard, as :func:`threadfix.stores.iter_stores` gives them (Problems included)."""
-    from threadfix.stores import iter_stores
+    from threadfix.stores import Store, iter_stores
 
     if shard.rows is not None or shard.keys is not None:
         for store in iter_stores([shard.spec], options, stdin, on_store):
-            if hasattr(store, "row_range"):
-                store.row_range, store.only_keys, store.last_part = shard.rows, shard.keys, shard.last
+            if isinstance(store, Store):
+                store.restrict(shard)
             yield store  # (or why the database cannot be read: each part says it, the parent once in a row)
         return
     if shard.start is None and not shard.in_folder:
@@ -441,8 +379,7 @@ def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
         yield store
         return
     if shard.start is not None:
-        assert shard.end is not None
-        store.byte_range = (shard.start, shard.end, range_numbering(shard))
+        store.restrict(shard, range_numbering(shard))
     if on_store is not None:
         on_store(store)
     yield store

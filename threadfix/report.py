@@ -30,17 +30,16 @@ from typing import Any
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, describe_tables, scan, scan_stores
+from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, scan, scan_parts
 from threadfix.dialects import Dialect
 from threadfix.failures import clip, info
 from threadfix.failures.classify import classify, output_text
 from threadfix.failures.dangling import TOOL_NAME_CHARS
 from threadfix.failures.kinds import Kind
 from threadfix.model import Action, Edit, Loc, RepairPlan, Thread, ThreadIndex
-from threadfix.parallel import Shard, run_sharded, shard_stores, sharded
 from threadfix.repair import plan_repair, waiting_on
 from threadfix.stores import Store, StoreOptions
-from threadfix.stores.base import ITEM_TIME_KEYS, parse_time
+from threadfix.times import ITEM_TIME_KEYS, parse_time
 
 #: distinct tools counted one by one; the rest share the row :data:`OTHER_TOOLS`
 MAX_TOOLS = 1000
@@ -444,17 +443,13 @@ def report_paths(specs: list[str], options: StoreOptions = StoreOptions(), *, ke
         specs = [specs]
     specs = [os.fspath(spec) for spec in specs]
     judged = {"min_age": min_age, "leave_tools": tuple(leave_tools), "now": time.time() if min_age > 0 else None}
-    spread = sharded(specs, jobs, options, by_key=True)
-    if spread is None:
+    parts = scan_parts(specs, jobs, options, partial(_report_part, keep=keep, judged=judged), on_store=on_store)
+    if parts is None:
         return build_report(scan(specs, options, on_store=on_store), keep=keep, on_problem=on_problem,
                             progress=progress, **judged)
-    if on_store is not None:
-        describe_tables(spread[1], options, on_store)
     report = Report(keep=keep, **judged)
-    work = partial(_report_shard, options=options, keep=keep, judged=judged)
-    processes, shards = spread
     repeats = Repeats()
-    for shard, (part, problems) in zip(shards, run_sharded(shards, work, processes)):
+    for shard, (part, problems) in parts:
         for problem in problems:
             if repeats.repeated(problem):
                 part.totals.unreadable -= 1  # (its worker counted it too)
@@ -466,12 +461,11 @@ def report_paths(specs: list[str], options: StoreOptions = StoreOptions(), *, ke
     return report
 
 
-def _report_shard(shard: Shard, *, options: StoreOptions, keep: int, judged: dict[str, Any]
-                  ) -> tuple[Report, list[Problem]]:
-    """A ``--jobs`` worker: the report over one shard, and what could not be read there."""
+def _report_part(scanned: Iterable[Scanned | Problem], *, keep: int, judged: dict[str, Any]
+                 ) -> tuple[Report, list[Problem]]:
+    """A ``--jobs`` worker: the report over one part, and what could not be read there."""
     problems: list[Problem] = []
-    part = build_report(scan_stores(shard_stores(shard, options), options), keep=keep, on_problem=problems.append,
-                        **judged)
+    part = build_report(scanned, keep=keep, on_problem=problems.append, **judged)
     return part, problems
 
 
@@ -488,8 +482,8 @@ class _Times:
         # the store's exact time (a row's time column), else the thread's and its last items' own; never
         # a file's mtime, which says when the file was written, not when its threads happened
         moment = thread.last_changed(fallback=False)
-        if moment is None and thread.container:
-            moment = next((t for key in THREAD_START_KEYS if (t := parse_time(thread.container.get(key))) is not None), None)
+        if moment is None and thread.document:
+            moment = next((t for key in THREAD_START_KEYS if (t := parse_time(thread.document.get(key))) is not None), None)
         self.thread_day = day_of(moment)
         self._by_message: dict[int, str | None] = {}
 

@@ -3,27 +3,39 @@
 A thread is restored only while it holds exactly what the repair wrote (same hash). If the app changed
 it since, undo refuses that thread (restoring would destroy the app's work) and says so; the others are
 still restored; one that already holds its before-image is reported as already original. Each store
-kind restores its own entries (a file in one atomic replacement).
+kind restores its own entries (a file in one atomic replacement, a database in one transaction), found by
+the kind its journal entries name (:func:`undoer`).
 """
 
 from __future__ import annotations
 
 import importlib
-import os
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from threadfix.errors import ThreadfixError
-from threadfix.journal import Entry, UndoOutcome, digest, read_journal
-from threadfix.stores.atomic import Fingerprint, Rewriter
-from threadfix.stores.files import _Lines
+from threadfix.journal import Entry, UndoOutcome, read_journal
 
-#: store kind -> "module:function" that undoes a list of that store's entries for one path
-UNDOERS = {
-    "file": "threadfix.undo:undo_file",
-    "sqlite": "threadfix.stores.sqlite:undo_entries",
-}
+def undoer(kind: str) -> Callable[[str, list[Entry]], Iterator[UndoOutcome]] | None:
+    """The ``undo_entries(path, entries)`` of the store module whose journal entries are of ``kind``.
+
+    Each store module that journals declares the kind it writes (``JOURNAL_KIND``) beside the function that
+    puts its entries back, so a new store is undone with no table here to extend. A module whose optional
+    dependency is missing (a database driver) cannot have written the entries: it is skipped.
+    """
+    import pkgutil
+
+    import threadfix.stores
+
+    for found in pkgutil.iter_modules(threadfix.stores.__path__):
+        try:
+            module = importlib.import_module(f"threadfix.stores.{found.name}")
+        except ImportError:
+            continue
+        if getattr(module, "JOURNAL_KIND", None) == kind:
+            return module.undo_entries
+    return None
 
 
 def undo(journal: Path | str, *, dry_run: bool = False) -> Iterator[UndoOutcome]:
@@ -34,62 +46,15 @@ def undo(journal: Path | str, *, dry_run: bool = False) -> Iterator[UndoOutcome]
     for entry in read_journal(journal):
         grouped[(entry.store, entry.path)].append(entry)
     for (kind, path), entries in grouped.items():
-        target = UNDOERS.get(kind)
-        if target is None:
+        undo_entries = undoer(kind)
+        if undo_entries is None:
             for entry in entries:
                 yield UndoOutcome(entry.address, "refused", f"unknown store kind {kind!r}")
             continue
-        module, _, function = target.partition(":")
         try:
-            for outcome in getattr(importlib.import_module(module), function)(path, entries, dry_run=dry_run):
+            for outcome in undo_entries(path, entries, dry_run=dry_run):
                 yield UndoOutcome(outcome.address, "would_restore", outcome.message) \
                     if dry_run and outcome.status == "restored" else outcome
         except ThreadfixError as exc:
             for entry in entries:
                 yield UndoOutcome(entry.address, "refused", str(exc))
-
-
-def undo_file(path: str, entries: list[Entry], *, dry_run: bool = False) -> Iterator[UndoOutcome]:
-    """Restore threads of one JSON/JSONL file in a single atomic replacement."""
-    if not os.path.exists(path):
-        for entry in entries:
-            yield UndoOutcome(entry.address, "missing", "the file no longer exists")
-        return
-    fingerprint = Fingerprint.of(os.stat(path))
-    splices: list[tuple[int, int, bytes]] = []
-    outcomes: list[UndoOutcome] = []
-    by_line = {entry.locator["line"]: entry for entry in entries if "line" in entry.locator}
-    for entry in entries:
-        if "line" not in entry.locator:
-            with open(path, "rb") as handle:
-                current = handle.read()
-            outcomes.append(_decide(entry, current, lambda e=entry, size=len(current): splices.append((0, size, e.before))))
-    if by_line:
-        with open(path, "rb") as handle:
-            for number, start, line in _Lines(handle, 1 << 40):
-                entry = by_line.pop(number, None)
-                if entry is None or line is None:
-                    continue
-                content = line.rstrip(b"\r\n")
-                outcomes.append(_decide(entry, content, lambda e=entry, s=start, n=len(content): splices.append((s, s + n, e.before))))
-        outcomes.extend(UndoOutcome(e.address, "missing", "the line is no longer in the file") for e in by_line.values())
-    if splices and not dry_run:
-        rewriter = Rewriter(Path(path), fingerprint)
-        try:
-            for start, end, data in sorted(splices):
-                rewriter.splice(start, end, data)
-            rewriter.commit()
-        except BaseException:
-            rewriter.abort()
-            raise
-    yield from outcomes
-
-
-def _decide(entry: Entry, current: bytes, restore) -> UndoOutcome:
-    found = digest(current)
-    if found == entry.after_sha256:
-        restore()
-        return UndoOutcome(entry.address, "restored")
-    if found == digest(entry.before):
-        return UndoOutcome(entry.address, "already_original", "it already holds what it held before the repair")
-    return UndoOutcome(entry.address, "refused", "it changed after the repair; restoring it would lose those changes")

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from threadfix import batch, parallel
 from threadfix.cli import _register, app
 from threadfix.stores import StoreOptions
-from threadfix.stores.files import FileStore
+from threadfix.stores.files import FileStore, cut_lines
 
 _register()
 
@@ -87,7 +87,7 @@ def test_shards_cover_the_file_on_line_boundaries_with_their_line_numbers(tmp_pa
     (parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK,
      parallel.LEDGER_WAIT) = 1, most, find_limit, 97, 0.0
     try:
-        shards = parallel.in_order(parallel._cut(path, str(path), jobs))
+        shards = parallel.in_order(cut_lines(path, str(path), parallel._parts(path.stat().st_size, jobs)))
         reading = list(shards)
         if order == "reversed":
             reading.reverse()
@@ -480,13 +480,12 @@ def test_a_worker_killed_outright_stops_the_run_with_one_line(tmp_path, small_sh
     not go on to the next input (whose plans would come from the same, broken, workers)."""
     import signal
 
-    from threadfix import lint
     from threadfix.cli import main
 
     path, other = _store(tmp_path / "t.jsonl"), _store(tmp_path / "u.jsonl", seed=8)
     before = path.read_bytes(), other.read_bytes()
     parent = os.getpid()
-    module = lint if command == "lint" else batch
+    module = batch  # (every command's workers open their parts there)
 
     def killed_in_workers(shard, *args, **kwargs):
         if os.getpid() != parent and shard.start and shard.spec == str(path):  # past the first file's first range
@@ -595,11 +594,11 @@ def test_a_database_unreadable_only_for_later_parts_is_still_said(tmp_path, smal
     the run must say so (once), not end as if the whole table had been read."""
     import json
 
-    from threadfix import lint, report, stores
+    from threadfix import stores
     from threadfix.cli import main
 
     path = _database(tmp_path / "t.db")
-    module = {"lint": lint, "report": report, "repair": batch}[command]
+    module = batch  # (every command's workers open their parts there)
     real_iter_stores = stores.iter_stores
 
     def later_parts_cannot_open(shard, *args, **kwargs):

@@ -1,8 +1,16 @@
-"""Where threads live. ``open_stores`` turns a command-line path into stores of the right kind."""
+"""Where threads live. ``open_stores`` turns a command-line path into stores of the right kind.
+
+A store is two choices: its *medium*, where the bytes live (:class:`~threadfix.stores.base.Medium`: a file or
+stdin, a SQLite database), registered in :data:`MEDIA`; and its *container*, how threads sit in it (a JSON
+document, JSONL of threads or of one thread's items, a row per thread, a row per item), which the medium's
+store reads (:mod:`threadfix.stores.document`, :mod:`threadfix.stores.files`, :mod:`threadfix.stores.table`).
+See docs/architecture.md.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+import importlib
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -11,7 +19,7 @@ from msgspec import Struct
 
 from threadfix.errors import InputError, ThreadfixError
 from threadfix.model import Problem
-from threadfix.stores.base import ReadProblem, Store, StoreWriter
+from threadfix.stores.base import Medium, ReadProblem, Shard, Store, StoreWriter
 from threadfix.stores.files import (
     DATABASE_SUFFIXES,
     DEFAULT_MAX_DOC_BYTES,
@@ -21,7 +29,6 @@ from threadfix.stores.files import (
     folder_file_store,
     is_sqlite,
     not_a_database,
-    open_file_stores,
     walk_folder,
 )
 
@@ -52,23 +59,46 @@ class StoreOptions(Struct, frozen=True):
     spread: Any = None
 
 
+class RegisteredMedium(Struct, frozen=True):
+    """A medium's place in :data:`MEDIA`: a cheap test of the paths it claims, and the module holding it."""
+
+    name: str
+    #: whether a command-line path (or URL) is this medium's; must not import the module
+    claims: Callable[[str], bool]
+    #: the module whose ``MEDIUM`` it is (imported on first use)
+    module: str
+
+    def medium(self) -> Medium:
+        return importlib.import_module(self.module).MEDIUM
+
+
+def _database_file(spec: str) -> bool:
+    return spec != "-" and Path(spec).is_file() and is_sqlite(Path(spec))
+
+
+#: the media, asked in order; the first that claims a path opens it (files take anything left)
+MEDIA: list[RegisteredMedium] = [
+    RegisteredMedium("sqlite", _database_file, "threadfix.stores.sqlite"),
+    RegisteredMedium("file", lambda spec: True, "threadfix.stores.files"),
+]
+
+
+def medium_of(spec: str) -> Medium:
+    """The medium that holds what ``spec`` names (not a folder: :func:`walk_folder`)."""
+    return next(entry for entry in MEDIA if entry.claims(spec)).medium()
+
+
 def open_stores(spec: str, options: StoreOptions = StoreOptions(), stdin: Any = None) -> Iterator[Store]:
     """Every store a path names: a JSON/JSONL file, ``-`` (stdin), a SQLite database, or a folder of them."""
-    path = Path(spec)
-    if spec != "-" and path.is_dir():
+    if spec != "-" and Path(spec).is_dir():
         for entry in walk_folder(spec):
             yield open_folder_entry(entry, options)
         return
-    if spec != "-" and path.name.endswith(DATABASE_SUFFIXES) and path.is_file():
-        refused = not_a_database(path)  # named like a database: read as one, or said why not (never as JSON)
+    if spec != "-" and spec.endswith(DATABASE_SUFFIXES) and Path(spec).is_file():
+        refused = not_a_database(Path(spec))  # named like a database: read as one, or said why not (never as JSON)
         if refused is not None:
             raise InputError(refused, spec)
-    if spec != "-" and path.is_file() and is_sqlite(path):
-        from threadfix.stores.sqlite import open_sqlite_store
-
-        yield open_sqlite_store(path, options)
-        return
-    yield from open_file_stores(spec, max_doc_bytes=options.max_doc_bytes, dialect=options.dialect, stdin=stdin)
+    yield from medium_of(spec).open(spec, options, stdin)
 
 
 def open_folder_entry(entry: FolderEntry, options: StoreOptions) -> Store:
@@ -98,5 +128,13 @@ def iter_stores(specs: Iterable[str], options: StoreOptions, stdin: Any = None,
             yield Problem(exc.where or spec, exc.message, exc.exit_code)
 
 
-__all__ = ["FileStore", "ReadProblem", "Store", "StoreOptions", "StoreWriter", "is_sqlite", "iter_stores", "open_folder_entry",
-           "open_stores", "walk_folder"]
+
+def cut(spec: str, parts: int, options: StoreOptions = StoreOptions(), by_key: bool = False) -> list[Shard] | None:
+    """What ``spec`` names cut into about ``parts`` parts for ``--jobs`` workers, by the medium that holds it:
+    a JSONL file of threads into byte ranges, a database's table into row id ranges (or, ``by_key``, into runs
+    of thread keys: lint and report); None when it is read whole (one part)."""
+    return medium_of(spec).cut(spec, parts, options, by_key)
+
+
+__all__ = ["MEDIA", "FileStore", "Medium", "ReadProblem", "RegisteredMedium", "Store", "StoreOptions", "StoreWriter",
+           "cut", "is_sqlite", "iter_stores", "medium_of", "open_folder_entry", "open_stores", "walk_folder"]

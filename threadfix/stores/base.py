@@ -164,6 +164,21 @@ class Store(ABC):
         this back instead of the whole thread."""
         return Thread(thread.address, [], locator=thread.locator)
 
+    def restrict(self, part: Shard, numbering: LineNumbering | None = None) -> None:
+        """Read only ``part`` of the store from now on: a ``--jobs`` worker's share, as the store's own cut made it
+        (:func:`threadfix.stores.cut`). ``numbering``: for a byte range, how it learns its first line's number.
+        A store that does not cut itself is always read whole."""
+
+    def pin(self) -> bool:
+        """Note what the store holds now, before ``--jobs`` workers read its parts, so that the write of what they
+        planned can tell it changed meanwhile (a file's fingerprint; a table checks each row as it writes it).
+        False: it cannot be found now (its workers say why)."""
+        return True
+
+    def before_bytes(self, thread: Thread) -> bytes:
+        """What a thread held before its repair, as a diff shows it and the journal keeps it."""
+        return thread.raw or self.whole_bytes()
+
     def whole_bytes(self) -> bytes:
         """The store's whole content, for a thread that spans it (diffs of item-per-line files)."""
         return b""
@@ -172,3 +187,25 @@ class Store(ABC):
         """The store to read again after a busy error: itself, as each read opens what it reads; a store that
         could not be opened at all tries again (a lock at open may be gone by then)."""
         return self
+
+
+class Medium(ABC):
+    """Where a store's bytes live: a file or stdin, a SQLite database; next a PostgreSQL database, a folder of
+    one file per message.
+
+    One module per medium holds one instance as ``MEDIUM`` and is registered in :data:`threadfix.stores.MEDIA`
+    with a cheap test of the paths it claims (a file's header, a URL's scheme), so that start-up imports no
+    medium a run does not use. Everything else a store needs is shared and asks the medium or the store it
+    opened: ``--jobs`` cuts (:meth:`cut`, then :meth:`Store.restrict` in the worker), reading in chunks and
+    compare-and-swap before a write (the store's writer), the journal (:meth:`Store.journal_entry`) and undo
+    (the module's ``undo_entries(path, entries)``, found by the ``JOURNAL_KIND`` it declares).
+    """
+
+    @abstractmethod
+    def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[Store]:
+        """The stores ``spec`` names in this medium (a database: its table; a file: itself)."""
+
+    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Shard] | None:
+        """``spec``'s store cut into about ``parts`` parts for ``--jobs`` workers (``by_key``: lint and report, which
+        read every thread, may take a table by runs of keys); None: it is read whole."""
+        return None

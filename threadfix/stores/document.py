@@ -43,12 +43,12 @@ def encode_document(thread: Thread, new_items: list[Any]) -> bytes:
     problem = jsonio.fidelity_problem(thread.raw)
     if problem:
         raise UnrewritableError(f"left alone: rewriting it would alter values ({problem})", str(thread.address))
-    if thread.container is None:
+    if thread.document is None:
         value, original = new_items, thread.items
     else:
-        value = dict(thread.container)
-        value[thread.key] = new_items
-        original = thread.container
+        value = dict(thread.document)
+        value[thread.items_key] = new_items
+        original = thread.document
     try:
         data, _style = jsonio.rewrite(thread.raw, value, original)
     except jsonio.JsonWriteError as exc:

@@ -17,16 +17,18 @@ from msgspec import Struct
 
 from threadfix import jsonio
 from threadfix.errors import InputError, ThreadfixError, UnrewritableError
-from threadfix.journal import Entry, digest
+from threadfix.journal import Entry, UndoOutcome, digest, restore_if_unchanged
 from threadfix.model import Address, Thread
 from threadfix.stores import settle
 from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter, remove_stale_temps
-from threadfix.stores.base import LineNumbering, ReadProblem, Settled, Store, StoreWriter
+from threadfix.stores.base import LineNumbering, Medium, ReadProblem, Settled, Shard, Store, StoreWriter
 from threadfix.stores.document import ID_KEYS, THREAD_KEYS, encode_document, split_container, thread_id  # noqa: F401
 
 #: the largest single document or JSONL line threadfix parses (parsing needs ~30x its size in memory)
 DEFAULT_MAX_DOC_BYTES = 256 * 1024 * 1024
 FILE_SUFFIXES = (".json", ".jsonl")
+#: the store kind of this module's journal entries (undo finds :func:`undo_entries` by it)
+JOURNAL_KIND = "file"
 #: a folder walk takes a file of these names as a database when it starts with SQLite's header (named directly,
 #: any file with the header is one)
 DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")
@@ -178,7 +180,7 @@ class FileStore(Store):
             return
         items, container, key = parts
         yield Thread(
-            address=Address(self.display, key=None), items=items, container=container, key=key, raw=raw,
+            address=Address(self.display, key=None), items=items, document=container, items_key=key, raw=raw,
             mtime=self.mtime, dialect=self.dialect, locator=Span(0, len(raw)),
         )
 
@@ -256,7 +258,7 @@ class FileStore(Store):
                     end -= 1
                 yield Thread(
                     address=Address(self.display, line=number, key=_id_label(container)), items=items,
-                    container=container, key=key, raw=line[bom:end], mtime=self.mtime,
+                    document=container, items_key=key, raw=line[bom:end], mtime=self.mtime,
                     dialect=self.dialect, locator=Span(start + bom, start + end),
                 )
             elif mode == "items":
@@ -273,7 +275,7 @@ class FileStore(Store):
     # ------------------------------------------------------------------ writing
 
     def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
-        if self.item_lines is not None and thread.container is None and thread.address.line is None and self.jsonl:
+        if self.item_lines is not None and thread.document is None and thread.address.line is None and self.jsonl:
             return self._encode_item_lines(new_items)
         return encode_document(thread, new_items)
 
@@ -309,8 +311,20 @@ class FileStore(Store):
         if self.path is None:
             return None  # stdin: the original is not touched
         locator = {"line": thread.address.line} if thread.address.line is not None else {}
-        return Entry("file", os.path.realpath(self.path), str(thread.address), thread.raw or self.whole_bytes(),
+        return Entry(JOURNAL_KIND, os.path.realpath(self.path), str(thread.address), self.before_bytes(thread),
                      digest(data), locator)
+
+    def pin(self) -> bool:
+        try:
+            st = os.stat(self.path)
+        except (OSError, TypeError):
+            return False
+        self.fingerprint, self.mtime = Fingerprint.of(st), st.st_mtime
+        return True
+
+    def restrict(self, part: Shard, numbering: LineNumbering | None = None) -> None:
+        if part.start is not None and part.end is not None and numbering is not None:
+            self.byte_range = (part.start, part.end, numbering)
 
     def whole_bytes(self) -> bytes:
         if self.data is not None:
@@ -421,6 +435,44 @@ def _at(where: str, line: int | None, column: int | None) -> str:
     return where
 
 
+def cut_file(path: Path, spec: str, parts: int) -> list[Shard] | None:
+    """A JSONL file of threads (one per line) cut into ``parts`` byte ranges for ``--jobs``; None for any other
+    file (a document, or a file whose lines are one thread's items, which is one thread)."""
+    if path.suffix != ".jsonl" or _lines_are_items(path):
+        return None
+    return cut_lines(path, spec, parts)
+
+
+def _lines_are_items(path: Path) -> bool:
+    """A JSONL file whose lines are the items of one thread cannot be cut (nor one whose first line cannot be
+    read: a whole read decides whether its lines are threads or items)."""
+    with open(path, "rb") as handle:
+        for line in handle:
+            if line.strip():
+                try:
+                    return split_container(jsonio.loads(line)) is None
+                except jsonio.JsonReadError:
+                    return True  # what the file holds is left to a whole read to tell
+    return False
+
+
+def cut_lines(path: Path, spec: str, parts: int) -> list[Shard]:
+    """About ``parts`` newline-aligned byte ranges (``--jobs`` asks for more than it has workers on large files:
+    workers take the next range as they finish, so an uneven range does not leave a core idle, and a repair's
+    parent holds one range's results at a time)."""
+    size = path.stat().st_size
+    bounds = [0]
+    with open(path, "rb") as handle:
+        for k in range(1, parts):
+            handle.seek(max(bounds[-1], size * k // parts))
+            handle.readline()  # to the start of the next line
+            cut = handle.tell()
+            if bounds[-1] < cut < size:
+                bounds.append(cut)
+    bounds.append(size)
+    return [Shard(spec, start, end) for start, end in zip(bounds, bounds[1:])]
+
+
 def is_sqlite(path: Path) -> bool:
     try:
         with open(path, "rb") as handle:
@@ -517,6 +569,19 @@ def folder_file_store(entry: FolderEntry, *, max_doc_bytes: int = DEFAULT_MAX_DO
                      dialect=dialect)
 
 
+class FileMedium(Medium):
+    """A file named on the command line, or ``-`` (stdin): a JSON document or JSONL."""
+
+    def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[Store]:
+        return open_file_stores(spec, max_doc_bytes=options.max_doc_bytes, dialect=options.dialect, stdin=stdin)
+
+    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Shard] | None:
+        return cut_file(Path(spec), spec, parts)
+
+
+MEDIUM = FileMedium()
+
+
 def _looks_jsonl(path: Path) -> bool | None:
     if path.suffix == ".jsonl":
         return True
@@ -568,3 +633,44 @@ class Bounded:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# --------------------------------------------------------------------------- undo
+
+
+def undo_entries(path: str, entries: list[Entry], *, dry_run: bool = False) -> Iterator[UndoOutcome]:
+    """Restore threads of one JSON/JSONL file in a single atomic replacement (``dry_run``: decide, write nothing)."""
+    if not os.path.exists(path):
+        for entry in entries:
+            yield UndoOutcome(entry.address, "missing", "the file no longer exists")
+        return
+    fingerprint = Fingerprint.of(os.stat(path))
+    splices: list[tuple[int, int, bytes]] = []
+    outcomes: list[UndoOutcome] = []
+    by_line = {entry.locator["line"]: entry for entry in entries if "line" in entry.locator}
+    for entry in entries:
+        if "line" not in entry.locator:
+            with open(path, "rb") as handle:
+                current = handle.read()
+            outcomes.append(restore_if_unchanged(entry, current, entry.before,
+                                                 lambda e=entry, size=len(current): splices.append((0, size, e.before))))
+    if by_line:
+        with open(path, "rb") as handle:
+            for number, start, line in _Lines(handle, 1 << 40):
+                entry = by_line.pop(number, None)
+                if entry is None or line is None:
+                    continue
+                content = line.rstrip(b"\r\n")
+                outcomes.append(restore_if_unchanged(entry, content, entry.before, lambda e=entry, s=start, n=len(content):
+                                                     splices.append((s, s + n, e.before))))
+        outcomes.extend(UndoOutcome(e.address, "missing", "the line is no longer in the file") for e in by_line.values())
+    if splices and not dry_run:
+        rewriter = Rewriter(Path(path), fingerprint)
+        try:
+            for start, end, data in sorted(splices):
+                rewriter.splice(start, end, data)
+            rewriter.commit()
+        except BaseException:
+            rewriter.abort()
+            raise
+    yield from outcomes

@@ -15,6 +15,7 @@ import os
 import sqlite3
 import tempfile
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from threadfix.errors import ConfigError, InputError, ThreadfixError
 from threadfix.journal import Entry, UndoOutcome
 from threadfix.stores import sqlite_screen
 from threadfix.stores.atomic import TEMP_PREFIX, fsync_folder
+from threadfix.stores.base import Medium, Shard
 from threadfix.stores.sqlite_layout import Schema, connect, recover_hot_journal, sqlite_error
 from threadfix.stores.table import (  # noqa: F401 - the engine's tunables and classes, as they were named here
     FLUSH_BYTES, ID_CHUNK, IN_CHUNK, KEYS_PER_PART, STREAM_CHUNK, THREAD_CHUNK, WRITTEN_KEYS_PER_PART,
@@ -29,6 +31,8 @@ from threadfix.stores.table import (  # noqa: F401 - the engine's tunables and c
     undo_table_entries,
 )
 
+#: the store kind of this module's journal entries (undo finds :func:`undo_entries` by it)
+JOURNAL_KIND = "sqlite"
 #: a table store over SQLite is the engine's (the names callers knew)
 SQLiteStore = TableStore
 SQLiteWriter = TableWriter
@@ -40,7 +44,7 @@ class SQLiteAdapter(TableAdapter):
     placeholder = "?"
     Error = sqlite3.Error
     IntegrityError = sqlite3.IntegrityError
-    journal_kind = "sqlite"
+    journal_kind = JOURNAL_KIND
 
     def __init__(self, path: Path, busy_timeout: float = 5.0, display: str | None = None) -> None:
         self.path = Path(path)
@@ -144,6 +148,19 @@ class _BackupCopy(TableCopy):
             self.temp = None
 
 
+class SQLiteMedium(Medium):
+    """A SQLite database file (recognised by its header): the table that holds its threads."""
+
+    def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[TableStore]:
+        yield open_sqlite_store(Path(spec), options)
+
+    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Shard] | None:
+        return cut_database(Path(spec), spec, parts, options, by_key)
+
+
+MEDIUM = SQLiteMedium()
+
+
 def open_sqlite_store(path: Path, options: Any) -> TableStore:
     """A store for the database at ``path``; its layout is read from the options or detected."""
     adapter = SQLiteAdapter(path, options.busy_timeout)
@@ -191,6 +208,24 @@ def table_cut(path: Path, options: Any, by_key: bool) -> tuple[tuple[int, int] |
             store._close()
     except (ThreadfixError, sqlite3.Error):
         return None, None
+
+
+def cut_database(path: Path, spec: str, parts: int, options: Any, by_key: bool) -> list[Shard] | None:
+    """A table cut into about ``parts`` parts, as a JSONL file of the database's size would be: one of one thread
+    per row into row id ranges that split its first to last row id evenly (the first and last ranges unbounded,
+    so every row is in one); with ``by_key``, one of one item per row into runs of its thread keys, as many
+    threads each. Any other table, or a database that cannot be read here, is one part (a worker says why)."""
+    bounds, keys = table_cut(path, options, by_key)
+    if bounds is not None:
+        low, high = bounds
+        cuts = sorted({low + (high - low) * k // parts for k in range(1, min(parts, high - low + 1))})
+        edges: list[int | None] = [None, *cuts, None]
+        return [Shard(spec, rows=(after, through)) for after, through in pairwise(edges)] if cuts else [Shard(spec)]
+    if not keys or parts < 2:
+        return [Shard(spec)]
+    ends = [len(keys) * k // parts for k in range(parts + 1)]
+    return [Shard(spec, keys=tuple(keys[start:end]), last=end == len(keys)) for start, end in pairwise(ends)
+            if end > start]
 
 
 def undo_entries(path: str, entries: list[Entry], *, dry_run: bool = False) -> Iterator[Any]:

@@ -58,7 +58,7 @@ from msgspec import Struct
 
 from threadfix import jsonio
 from threadfix.errors import BusyError, ConfigError, StoreError, ThreadfixError, UnrewritableError
-from threadfix.journal import Entry, UndoOutcome, digest
+from threadfix.journal import Entry, UndoOutcome, digest, restore_if_unchanged
 from threadfix.model import Address, Thread
 from threadfix.stores import settle
 from threadfix.stores.base import ReadProblem, RepairParts, Settled, Shard, Store, StoreWriter, parse_time
@@ -410,6 +410,9 @@ class TableStore(Store):
     def writer(self, dest: Path | None = None) -> StoreWriter:
         return TableWriter(self, dest)
 
+    def restrict(self, part: Shard, numbering: Any = None) -> None:
+        self.row_range, self.only_keys, self.last_part = part.rows, part.keys, part.last
+
     def _entry(self, thread: Thread, before: bytes, data: bytes, locator: dict[str, Any]) -> Entry:
         layout, *rest = locator.items()
         return Entry(self.adapter.journal_kind, self.adapter.location(), str(thread.address), before, digest(data),
@@ -475,7 +478,7 @@ class ThreadRowStore(TableStore):
                                   f"with one of {', '.join(THREAD_KEYS)})")
                 continue
             items, container, item_key = parts
-            thread = RowThread(address=address, items=items, container=container, key=item_key, raw=raw,
+            thread = RowThread(address=address, items=items, document=container, items_key=item_key, raw=raw,
                                mtime=self.mtime, dialect=self.dialect, locator=RowLocator(rowid, key, kind == "text"),
                                times=times)
             yield thread
@@ -1191,7 +1194,7 @@ def _undo_one(adapter: TableAdapter, conn: Any, schema: Schema, entry: Entry) ->
         row = conn.execute(sql.thread_row, (entry.locator["rowid"],)).fetchone()
         if row is None or row[0] != key:
             return UndoOutcome(entry.address, "missing", "the row is no longer in the table")
-        return _decide(entry, _as_bytes(row[1]), entry.before, lambda: conn.execute(sql.update_json, (
+        return restore_if_unchanged(entry, _as_bytes(row[1]), entry.before, lambda: conn.execute(sql.update_json, (
             entry.before.decode("utf-8") if entry.locator.get("text") else entry.before, entry.locator["rowid"])))
     sql = _ItemSql(adapter, layout)
     before = orjson.loads(entry.before)
@@ -1206,14 +1209,4 @@ def _undo_one(adapter: TableAdapter, conn: Any, schema: Schema, entry: Entry) ->
         for row in rows:
             conn.execute(sql.restore_row, row)
 
-    return _decide(entry, items_blob([_as_bytes(row[sql.item_index]) for row in current]), original, restore)
-
-
-def _decide(entry: Entry, current: bytes, original: bytes, restore: Any) -> Any:
-    found = digest(current)
-    if found == entry.after_sha256:
-        restore()
-        return UndoOutcome(entry.address, "restored")
-    if found == digest(original):
-        return UndoOutcome(entry.address, "already_original", "it already holds what it held before the repair")
-    return UndoOutcome(entry.address, "refused", "it changed after the repair; restoring it would lose those changes")
+    return restore_if_unchanged(entry, items_blob([_as_bytes(row[sql.item_index]) for row in current]), original, restore)
