@@ -7,6 +7,7 @@ of the batch goes on; a store that changed underneath us is retried, then skippe
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache, partial
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from msgspec import Struct, field
-from msgspec.structs import replace
+from msgspec.structs import force_setattr, replace
 
 from threadfix import dialects
 from threadfix.dialects import Dialect
@@ -39,8 +40,47 @@ JOURNAL_BATCH_BYTES = 2 * 1024 * 1024
 OUTCOME_BYTES = 2048
 
 
+def as_paths(specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> list[str]:
+    """The paths a library call was given: one (a ``str`` or a ``Path``, never iterated as characters) or several.
+
+    ``RepairRun("chats/")`` once read each character as a path, ``"/"`` first: a batch job walked the whole file
+    system (issue #22)."""
+    if isinstance(specs, (str, os.PathLike)):
+        specs = [specs]
+    elif isinstance(specs, (bytes, bytearray)) or not isinstance(specs, Iterable):
+        raise TypeError(f"paths must be a str, a Path or a list of them, not {type(specs).__name__}")
+    found = []
+    for spec in specs:
+        if not isinstance(spec, (str, os.PathLike)):
+            raise TypeError(f"each path must be a str or a Path, not {type(spec).__name__}: {spec!r}")
+        found.append(os.fspath(spec))
+    return found
+
+
+def as_seconds(value: Any, name: str) -> float:
+    """A duration option as seconds: a number, or a string such as ``"10m"``; negative or unparseable refused."""
+    seconds = parse_duration(value) if isinstance(value, str) else value
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise TypeError(f"{name} must be seconds (a number) or a duration such as '10m', not {value!r}")
+    if not (0 <= seconds < float("inf")):
+        raise ValueError(f"{name} must be a duration of at least 0, not {value!r}")
+    return float(seconds)
+
+
+def as_patterns(value: Any, name: str) -> tuple[str, ...]:
+    """Tool name globs: one string is one pattern, never its characters."""
+    patterns = (value,) if isinstance(value, str) else tuple(value)
+    if not all(isinstance(p, str) and p.strip() for p in patterns):
+        raise ValueError(f"{name} must be tool names or globs (non-empty strings), not {value!r}")
+    return patterns
+
+
 class RunOptions(Struct, frozen=True):
-    """What a repair run does; the defaults are those of ``threadfix repair``."""
+    """What a repair run does; the defaults are those of ``threadfix repair``.
+
+    Checked when built: ``min_age`` may be a duration string (``"10m"``), read as seconds; a bad value raises
+    ``ValueError`` or ``TypeError`` here, not later inside :meth:`RepairRun.outcomes`.
+    """
 
     repair: RepairOptions = RepairOptions()
     store: StoreOptions = StoreOptions()
@@ -61,6 +101,20 @@ class RunOptions(Struct, frozen=True):
     now: float | None = None
     #: processes to spread large file inputs over (None: by input size)
     jobs: int | None = 1
+
+    def __post_init__(self) -> None:
+        force_setattr(self, "min_age", as_seconds(self.min_age, "min_age"))
+        force_setattr(self, "leave_tools", as_patterns(self.leave_tools, "leave_tools"))
+        if self.jobs is not None and (isinstance(self.jobs, bool) or not isinstance(self.jobs, int) or self.jobs < 1):
+            raise ValueError(f"jobs must be a whole number of at least 1, or None (by input size), not {self.jobs!r}")
+        for name in ("repair", "store"):
+            expected = RepairOptions if name == "repair" else StoreOptions
+            if not isinstance(getattr(self, name), expected):
+                raise TypeError(f"{name} must be a {expected.__name__}, not {type(getattr(self, name)).__name__}")
+        for name in ("output", "journal_dir"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                force_setattr(self, name, Path(value))
 
 
 class ThreadOutcome(Struct):
@@ -108,7 +162,7 @@ class RunResult(Struct):
 
     def exit_code(self, check: bool = False) -> ExitCode:
         if self.problems:
-            return max((p.exit_code for p in self.problems), key=lambda c: (c == ExitCode.BUSY, c))
+            return ExitCode.worst(p.exit_code for p in self.problems)
         if self.left_alone:
             return ExitCode.ERROR
         if self.skipped_calls:  # calls repair refused to touch are left for a person
@@ -141,10 +195,22 @@ class Scanned(Struct, frozen=True):
     index: ThreadIndex | None
 
 
-def scan(specs: Iterable[str], options: StoreOptions = StoreOptions(), stdin: Any = None,
-         on_store: Callable[[Store], None] | None = None) -> Iterator[Scanned | Problem]:
+def scan(specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], options: StoreOptions = StoreOptions(),
+         stdin: Any = None, on_store: Callable[[Store], None] | None = None) -> Iterator[Scanned | Problem]:
     """Every thread of every store, indexed by its dialect, read-only; unreadable parts as Problems."""
-    return scan_stores(iter_stores(specs, options, stdin, on_store), options)
+    return scan_stores(iter_stores(as_paths(specs), options, stdin, on_store), options)
+
+
+def describe_tables(shards: Iterable[Shard], options: StoreOptions, on_store: Callable[[Any], None]) -> None:
+    """Show ``on_store`` each table cut into parts for workers, as one process shows it when it opens it (the
+    layout detected); a table the parent cannot open is the workers' to report."""
+    said: set[str] = set()
+    for shard in shards:
+        if (shard.rows is not None or shard.keys is not None) and shard.spec not in said:
+            said.add(shard.spec)
+            for store in iter_stores([shard.spec], options):
+                if not isinstance(store, Problem):
+                    on_store(store)
 
 
 def scan_stores(stores: Iterable[Store | Problem], options: StoreOptions = StoreOptions()) -> Iterator[Scanned | Problem]:
@@ -173,7 +239,7 @@ def scan_stores(stores: Iterable[Store | Problem], options: StoreOptions = Store
 
 
 def scan_parts(specs: list[str], jobs: int | None, options: StoreOptions, work: Callable[[Iterator[Scanned | Problem]], Any],
-               by_key: bool = True) -> Iterator[tuple[Shard, Any]] | None:
+               by_key: bool = True, on_store: Callable[[Store], None] | None = None) -> Iterator[tuple[Shard, Any]] | None:
     """``work(scanned)`` over each ``--jobs`` part of the inputs, in worker processes, as lint and report run it:
     ``(part, its result)`` in input order; None when the input is not worth spreading (the caller scans it in
     this process). ``work`` must be picklable (a module-level function, or a partial of one); a generator's
@@ -183,6 +249,8 @@ def scan_parts(specs: list[str], jobs: int | None, options: StoreOptions, work: 
     if spread is None:
         return None
     processes, shards = spread
+    if on_store is not None:  # what one process says as it opens each table, said once here (issue #22)
+        describe_tables(shards, options, on_store)
     return zip(shards, run_sharded(shards, partial(_scan_part, work=work, options=options), processes))
 
 
@@ -195,20 +263,34 @@ def _scan_part(shard: Shard, *, work: Callable[[Iterator[Scanned | Problem]], An
 class RepairRun:
     """One ``repair`` over many paths. Iterate :meth:`outcomes`; read :attr:`result` afterwards."""
 
-    def __init__(self, specs: list[str], options: RunOptions = RunOptions(), stdin: Any = None,
+    def __init__(self, specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+                 options: RunOptions = RunOptions(), stdin: Any = None,
                  progress: Callable[[str, int], None] | None = None,
                  on_store: Callable[[Store], None] | None = None) -> None:
-        """``progress(store, threads_read)`` is called every few hundred threads (for a progress bar);
-        ``on_store(store)`` as each store opens (to show what was detected about it)."""
+        """``specs``: one path (a str or a Path) or a list of them. ``progress(store, threads_read)`` is called every
+        few hundred threads (for a progress bar); ``on_store(store)`` as each store opens (to show what was
+        detected about it)."""
+        if not isinstance(options, RunOptions):
+            raise TypeError(f"options must be a RunOptions, not {type(options).__name__}")
         self.progress = progress
         self.on_store = on_store
-        self.specs = specs
+        self.specs = as_paths(specs)
         self.options = options
         self.stdin = stdin
         self.result = RunResult()
         self.journal: Journal | None = None
 
+    def threads(self) -> Iterator[ThreadOutcome]:
+        """What happened to each thread that was not healthy, and only that: what could not be read is kept in
+        ``result.problems`` (and makes :meth:`RunResult.exit_code` 2), so a batch job cannot mistake one for the
+        other."""
+        for outcome in self.outcomes():
+            if isinstance(outcome, ThreadOutcome):
+                yield outcome
+
     def outcomes(self) -> Iterator[ThreadOutcome | Problem]:
+        """Each thread's outcome and each problem (a file, line or store that could not be read), in read order:
+        tell them apart with ``isinstance`` (or iterate :meth:`threads`, and read ``result.problems`` after)."""
         options = self.options
         jobs = 1 if "-" in self.specs else resolve_jobs(options.jobs, self.specs)  # (by size: walks folders once)
         spread = sharded(self.specs, jobs, options.store)
@@ -307,6 +389,14 @@ class RepairRun:
             except ThreadfixError as exc:
                 held.unwritten = store.all_or_nothing  # nothing in it may be reported as repaired
                 held.add(Problem(exc.where or store.display, exc.message, exc.exit_code))
+            except KeyboardInterrupt:
+                if not held.durable:
+                    held.close()
+                    raise
+                # batches already committed stay written: they are reported (and are in the journal), the
+                # threads of the batch the interrupt stopped are not (issue #22)
+                yield from self._report(held)
+                raise
             except BaseException:
                 held.close()
                 raise
@@ -401,7 +491,9 @@ class RepairRun:
                 if busy:
                     held.add(Problem(store.display, f"{busy} thread{'s' if busy != 1 else ''} changed while "
                                      "threadfix worked on them and were left alone; run again", ExitCode.BUSY))
-        except BaseException:
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):  # handed to the writer, never committed: not repaired
+                _uncommitted(held, written)
             close = getattr(plans, "close", None)
             if close is not None:  # the read stops here, not whenever its generator is collected (a retry reads on)
                 close()
@@ -412,17 +504,21 @@ class RepairRun:
     def _write(self, writer: StoreWriter, held: _Held, written: dict[int, int], write: Callable[[], Any]) -> int:
         """Have the writer write what it holds (``write``: flush or commit), then mark the outcomes of the threads it
         left alone; how many of those someone else had changed."""
+        interrupted = False
         try:
             committed = write()
             if isinstance(committed, bytes):
                 self.result.stdout = committed
+        except KeyboardInterrupt:  # the writer rolled back what it had not committed: not repaired, not an error
+            interrupted = True
+            raise
         finally:
             held.durable = writer.durable  # (once true, it stays: committed batches stay written)
             busy = 0
             for thread, error in writer.unwritten():
                 at = written.get(id(thread))
                 if at is not None:
-                    held.outcomes.update(at, partial(_left_alone, message=error.message))
+                    held.outcomes.update(at, _not_written if interrupted else partial(_left_alone, message=error.message))
                 busy += error.exit_code == ExitCode.BUSY
             written.clear()  # (the writer let go of those threads: their ids may be reused)
         return busy
@@ -558,6 +654,13 @@ def _replay(parts: Iterable[tuple[int, list[Planned]] | None]) -> Iterator[Plann
 def _healthy(dialect: str | None) -> ThreadOutcome:
     """The outcome every healthy thread of a dialect shares: healthy threads are only counted."""
     return ThreadOutcome("", dialect, RepairPlan(), "healthy")
+
+
+def _uncommitted(held: _Held, written: dict[int, int]) -> None:
+    """Mark the outcomes of the threads handed to the writer but not committed as not written, and forget them."""
+    for at in written.values():
+        held.outcomes.update(at, _not_written)
+    written.clear()
 
 
 def _left_alone(outcome: ThreadOutcome, message: str) -> ThreadOutcome:

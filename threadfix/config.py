@@ -9,15 +9,21 @@ ruff and black do). In ``threadfix.toml`` the same tables stand at the top level
     ignore = ["TF207"]                ignore = ["TF207"]
     oversized-bytes = 200_000         oversized-bytes = 200_000
 
+Every command has a table (``[tool.threadfix.repair]``, ``[report]``...). A key that means the same for
+every command that has it (:data:`SHARED`: ``min-age``, ``leave-tools``, ``max-doc-mb``, ``busy-timeout``,
+``jobs``, ``color``) may also stand at the top (``[tool.threadfix]`` itself), for every command that has it;
+a command's own table wins over the top.
+
 Every key is checked: an unknown one is refused by name (with the closest known key), so a typo
 never silently does nothing. Command-line options override the file.
 
-A command that reads settings declares its table in :data:`SECTIONS`.
+A command declares its table in :data:`SECTIONS`.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -93,25 +99,76 @@ def _duration(value: Any, where: str) -> float:
         seconds = parse_duration(str(value))
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}") from None
-    if seconds < 0:
-        raise ConfigError(f"{where} must not be negative")
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ConfigError(f"{where} must be a duration of at least 0 (such as 30s, 10m, 2h, 1d), not {value!r}")
     return seconds
 
 
-#: table name -> its keys. ``lint`` feeds :class:`threadfix.lint.LintOptions` (field names match).
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where} must be true or false, not {value!r}")
+    return value
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where} must be a non-empty string, not {value!r}")
+    return value
+
+
+def _seconds(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ConfigError(f"{where} must be a number of seconds of at least 0, not {value!r}")
+    return float(value)
+
+
+def _color(value: Any, where: str) -> str:
+    if value not in ("auto", "always", "never"):
+        raise ConfigError(f"{where} must be one of auto, always, never, not {value!r}")
+    return value
+
+
+#: keys that mean the same for every command that has them: at the top of the table ([tool.threadfix]) they
+#: apply to each such command; in a command's table, to that command only (and win over the top)
+SHARED: dict[str, Key] = {key.name: key for key in (
+    Key("min-age", _duration, "threads changed more recently than this have pending, not dangling, calls"),
+    Key("leave-tools", tool_patterns, "tools (globs) whose outputs come from a person or another process: "
+                                      "a thread with an open call to one is waiting, its open calls pending"),
+    Key("max-doc-mb", _int(1), "the largest single JSON document or JSONL line to parse, in MiB"),
+    Key("busy-timeout", _seconds, "SQLite: seconds to wait for the app's write lock"),
+    Key("jobs", _int(1), "processes to spread large inputs over"),
+    Key("color", _color, "auto, always or never"),
+)}
+_READS_STORES = ("min-age", "leave-tools", "max-doc-mb", "busy-timeout", "jobs", "color")
+
+#: table name (a command) -> its keys. ``lint``'s own keys feed :class:`threadfix.lint.LintOptions` (field names
+#: match); the shared ones go where the command's options of the same name go.
 SECTIONS: dict[str, dict[str, Key]] = {
     "lint": {key.name: key for key in (
         Key("select", _selectors, "rule codes (by prefix) or names to run"),
         Key("ignore", _selectors, "rule codes (by prefix) or names to leave out"),
         Key("fail-on", _severity, "the least severe finding that fails the run: error, warning or info"),
-        Key("min-age", _duration, "threads changed more recently than this have pending, not dangling, calls"),
-        Key("leave-tools", tool_patterns, "tools (globs) whose outputs come from a person or another process: "
-                                          "a thread with an open call to one is waiting, its open calls pending"),
+        SHARED["min-age"], SHARED["leave-tools"],
         Key("oversized-bytes", _int(1), "outputs larger than this are oversized (TF203)"),
         Key("stuck-turns", _int(1), "later user turns that make a dangling call a stuck thread (TF007)"),
         Key("retry-storm", _int(2), "failures in a row of one tool that make a retry storm (TF206)"),
         Key("scan-chars", _int(1), "characters of each output the text rules read"),
+        *(SHARED[name] for name in _READS_STORES[2:]),
     )},
+    "repair": {key.name: key for key in (
+        Key("drop-orphans", _bool, "delete outputs that have no call instead of keeping them as plain messages"),
+        Key("reason", _text, "the sentence the model reads in every written output"),
+        Key("journal-dir", _text, "the folder for undo journals"),
+        *(SHARED[name] for name in _READS_STORES),
+    )},
+    "report": {key.name: key for key in (
+        Key("by", _text, "the main table: tool, kind, thread or day"),
+        Key("top", _int(1), "rows per table"),
+        *(SHARED[name] for name in _READS_STORES),
+    )},
+    "undo": {"color": SHARED["color"]},
+    "rules": {"color": SHARED["color"]},
+    "dialects": {"color": SHARED["color"]},
 }
 
 
@@ -120,9 +177,14 @@ class Config(Struct, frozen=True):
 
     path: Path | None = None
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: the shared keys at the top of the table, for every command that has them
+    shared: Mapping[str, Any] = field(default_factory=dict)
 
     def section(self, name: str) -> dict[str, Any]:
-        return dict(self.sections.get(name, {}))
+        """The settings of command ``name``: the shared keys it has, then its own table's keys over them."""
+        keys = SECTIONS[name]
+        inherited = {field: value for field, value in self.shared.items() if field.replace("_", "-") in keys}
+        return inherited | dict(self.sections.get(name, {}))
 
 
 def find(start: Path | None = None) -> Path | None:
@@ -149,23 +211,31 @@ def load(path: Path | None = None, start: Path | None = None) -> Config:
             raise ConfigError("has no [tool.threadfix] table", str(path))
         table = {}
     prefix = "tool.threadfix." if path.name == PYPROJECT else ""
+    top = "[tool.threadfix]" if prefix else "the top level"
     sections: dict[str, dict[str, Any]] = {}
+    shared = _read_section({k: v for k, v in table.items() if not isinstance(v, dict) and k not in SECTIONS},
+                           SHARED, top, path, SECTIONS)
     for name, values in table.items():
         where = f"[{prefix}{name}]"
+        if not isinstance(values, dict) and name not in SECTIONS:
+            continue  # a shared key, read above
         if name not in SECTIONS:
             raise ConfigError(_unknown(f"table {where}", name, SECTIONS), str(path))
         if not isinstance(values, dict):
             raise ConfigError(f"{where} must be a table", str(path))
         sections[name] = _read_section(values, SECTIONS[name], where, path)
-    return Config(path, sections)
+    return Config(path, sections, shared)
 
 
-def _read_section(values: dict[str, Any], keys: dict[str, Key], where: str, path: Path) -> dict[str, Any]:
+def _read_section(values: dict[str, Any], keys: dict[str, Key], where: str, path: Path,
+                  tables: Mapping[str, Any] | None = None) -> dict[str, Any]:
     read: dict[str, Any] = {}
     for name, value in values.items():
         key = keys.get(name)
         if key is None:
-            raise ConfigError(_unknown(f"{where} key {name!r}", name, keys), str(path))
+            known = {**keys, **(tables or {})}
+            raise ConfigError(_unknown(f"key {name!r} at {where}" if tables else f"{where} key {name!r}", name, known),
+                              str(path))
         try:
             read[key.field] = key.read(value, f"{where} {name}")
         except ConfigError as exc:
@@ -188,8 +258,10 @@ def _table(path: Path) -> dict[str, Any] | None:
             data = tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"not valid TOML ({exc})", str(path)) from None
+    except FileNotFoundError:
+        raise ConfigError("no such file or folder", str(path)) from None
     except OSError as exc:
-        raise ConfigError(f"cannot read it ({exc.strerror or exc})", str(path)) from None
+        raise ConfigError(f"cannot read it ({(exc.strerror or str(exc)).lower()})", str(path)) from None
     if path.name != PYPROJECT:
         return data
     tool = data.get("tool")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import IntEnum
 
 
@@ -16,6 +17,12 @@ class ExitCode(IntEnum):
     #: a store was locked or changed while threadfix worked on it; nothing was written, safe to retry
     BUSY = 75
     INTERRUPTED = 130
+
+    @classmethod
+    def worst(cls, codes: Iterable[ExitCode]) -> ExitCode:
+        """The code a run of several outcomes exits with: an input or store error (2) beats a busy store (75),
+        which a retry clears and an error it does not; then interrupted, busy, findings, ok (issue #22)."""
+        return max(codes, key=lambda code: (code == cls.ERROR, code), default=cls.OK)
 
 
 class ThreadfixError(Exception):

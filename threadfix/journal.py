@@ -164,9 +164,9 @@ def read_journal(path: Path) -> Iterator[Entry]:
     try:
         handle = open(path, "rb")  # noqa: SIM115
     except FileNotFoundError:
-        raise InputError("no such journal", str(path)) from None
+        raise InputError("no such file or folder", str(path)) from None
     except OSError as exc:
-        raise InputError(f"cannot read the journal ({exc.strerror})", str(path)) from None
+        raise InputError(f"cannot read it ({(exc.strerror or str(exc)).lower()})", str(path)) from None
     with handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
@@ -191,7 +191,7 @@ class UndoOutcome(Struct, frozen=True):
     """What undo did to one journalled thread (each store's undo gives these)."""
 
     address: str
-    #: restored | already_original | refused | missing
+    #: restored | would_restore (a dry run) | already_original | refused | missing
     status: str
     message: str = ""
 

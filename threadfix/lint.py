@@ -20,6 +20,7 @@ A batch job uses it like repair::
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
@@ -28,7 +29,7 @@ from typing import Any
 from msgspec import Struct, field, structs
 
 from threadfix import dialects
-from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, scan, scan_parts
+from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, as_paths, scan, scan_parts
 from threadfix.dialects import Dialect
 from threadfix.errors import ExitCode
 from threadfix.model import Address, Finding, Severity, Thread
@@ -57,7 +58,10 @@ class ThreadResult(Struct):
 
 
 class LintSummary(Struct):
+    #: threads read
     threads: int = 0
+    #: threads with at least one finding
+    flagged: int = 0
     recent: int = 0
     waiting: int = 0
     fixable: int = 0
@@ -71,6 +75,7 @@ class LintSummary(Struct):
 
     def add(self, result: ThreadResult) -> None:
         self.threads += 1
+        self.flagged += bool(result.findings)
         self.recent += result.recent
         self.waiting += result.waiting
         for finding in result.findings:
@@ -85,7 +90,7 @@ class LintSummary(Struct):
     def exit_code(self, fail_on: Severity = Severity.WARNING, exit_zero: bool = False) -> ExitCode:
         """2 when anything could not be read (errors beat findings), 1 for failing findings, else 0."""
         if self.problems:
-            return max((p.exit_code for p in self.problems), key=lambda c: (c == ExitCode.BUSY, c))
+            return ExitCode.worst(p.exit_code for p in self.problems)
         if not exit_zero and self.failing(fail_on):
             return ExitCode.FINDINGS
         return ExitCode.OK
@@ -132,13 +137,17 @@ def lint_items(items: list[Any], dialect: str | Dialect | None = None, options: 
 class LintRun:
     """One ``lint`` over many paths. Iterate :meth:`results`; read :attr:`summary` afterwards."""
 
-    def __init__(self, specs: Iterable[str], options: LintOptions = LintOptions(),
-                 store: StoreOptions = StoreOptions(), stdin: Any = None,
-                 progress: Callable[[str, int], None] | None = None, jobs: int | None = 1) -> None:
-        """``progress(store, threads_read)`` is called every few hundred threads (for a progress line);
-        ``jobs``: processes to spread large inputs over (None: by input size)."""
+    def __init__(self, specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+                 options: LintOptions = LintOptions(), store: StoreOptions = StoreOptions(), stdin: Any = None,
+                 progress: Callable[[str, int], None] | None = None, jobs: int | None = 1,
+                 on_store: Callable[[Any], None] | None = None) -> None:
+        """``specs``: one path (a str or a Path) or a list of them. ``progress(store, threads_read)`` is called every
+        few hundred threads (for a progress line); ``jobs``: processes to spread large inputs over (None: by input
+        size); ``on_store(store)`` as each store opens (to show what was detected about it, as repair and report
+        do)."""
+        self.on_store = on_store
         self.jobs = jobs
-        self.specs = list(specs)
+        self.specs = as_paths(specs)
         self.progress = progress
         self.options = options
         self.store = store
@@ -148,9 +157,11 @@ class LintRun:
 
     def results(self) -> Iterator[ThreadResult | Problem]:
         now = self.options.now if self.options.now is not None else time.time()
-        parts = scan_parts(list(self.specs), self.jobs, self.store, partial(_lint_part, options=self.options, now=now))
+        parts = scan_parts(list(self.specs), self.jobs, self.store, partial(_lint_part, options=self.options, now=now),
+                           on_store=self.on_store)
         if parts is None:
-            found = lint_scanned(scan(self.specs, self.store, self.stdin), self.rules, self.options, now)
+            found = lint_scanned(scan(self.specs, self.store, self.stdin, on_store=self.on_store), self.rules,
+                                 self.options, now)
         else:
             found = (result for _, results in parts for result in results)
         repeats = Repeats()

@@ -18,7 +18,9 @@ so every format shows the same numbers.
 from __future__ import annotations
 
 import heapq
+import os
 import re
+import time
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -36,7 +38,7 @@ from threadfix.failures.classifier import output_text
 from threadfix.failures.dangling import TOOL_NAME_CHARS
 from threadfix.failures.kinds import Kind
 from threadfix.model import Action, Edit, Loc, RepairPlan, Thread, ThreadIndex
-from threadfix.repair import plan_repair
+from threadfix.repair import plan_repair, waiting_on
 from threadfix.stores import Store, StoreOptions
 from threadfix.times import ITEM_TIME_KEYS, parse_time
 from threadfix.verdicts import failure_of
@@ -80,6 +82,10 @@ class Totals(Struct):
     repaired_threads: int = 0
     undated_threads: int = 0
     unreadable: int = 0
+    #: threads with open calls changed under ``min_age`` ago (their calls may still run): not counted as stuck
+    recent_threads: int = 0
+    #: threads with an open call to a tool left to others (``leave_tools``): not counted as stuck
+    waiting_threads: int = 0
 
     def merge(self, other: Totals) -> None:
         for name in self.__struct_fields__:
@@ -178,6 +184,12 @@ class Report(Struct):
     #: min-heap of (later user turns, dangling calls, -order, thread): the worst ``keep``
     _stuck: list[tuple[int, int, int, StuckThread]] = field(default_factory=list)
     _order: int = 0
+    #: open calls of threads changed more recently than this many seconds are pending, not dangling (as in lint)
+    min_age: float = 0.0
+    #: tool name globs whose open calls wait on a person or another process (``--leave-tool``), as in lint
+    leave_tools: tuple[str, ...] = ()
+    #: the clock for ``min_age`` (None: now)
+    now: float | None = None
 
     # ------------------------------------------------------------------ adding
 
@@ -202,6 +214,15 @@ class Report(Struct):
         plan = RepairPlan() if healthy else plan_repair(index, dialect, thread.items)
         totals.calls_left_alone += len(plan.skips)
         dangling = [edit for edit in plan.edits if edit.action is Action.INSERT_OUTPUT]
+        if dangling and waiting_on(plan, self.leave_tools) is not None:
+            totals.waiting_threads += 1
+            dangling = []
+        elif dangling and self.min_age > 0:
+            changed = thread.last_changed()
+            now = self.now if self.now is not None else time.time()
+            if changed is not None and now - changed < self.min_age:
+                totals.recent_threads += 1
+                dangling = []
         if dangling:
             self._add_dangling(thread, dialect, index, times, dangling)
             if day is not None:
@@ -388,12 +409,16 @@ class Report(Struct):
 
 def build_report(scanned: Iterable[Scanned | Problem], *, keep: int = 10,
                  on_problem: Callable[[Problem], None] | None = None,
-                 progress: Callable[[str, int], None] | None = None) -> Report:
+                 progress: Callable[[str, int], None] | None = None,
+                 min_age: float = 0.0, leave_tools: tuple[str, ...] = (), now: float | None = None) -> Report:
     """A report over what :func:`threadfix.batch.scan` yields; each unreadable part goes to ``on_problem``.
 
-    ``progress(store, threads_read)`` is called every few hundred threads (for a progress line).
+    ``progress(store, threads_read)`` is called every few hundred threads (for a progress line). Open calls of
+    threads changed under ``min_age`` seconds ago, or waiting on a tool of ``leave_tools``, are not counted as
+    dangling (as lint does not report them).
     """
-    report = Report(keep=keep)
+    report = Report(keep=keep, min_age=min_age, leave_tools=leave_tools,
+                    now=now if now is not None or min_age <= 0 else time.time())
     for entry in scanned:
         if isinstance(entry, Scanned):
             report.add(entry.thread, entry.dialect, entry.index)
@@ -409,17 +434,22 @@ def build_report(scanned: Iterable[Scanned | Problem], *, keep: int = 10,
 def report_paths(specs: list[str], options: StoreOptions = StoreOptions(), *, keep: int = 10, jobs: int | None = 1,
                  on_problem: Callable[[Problem], None] | None = None,
                  progress: Callable[[str, int], None] | None = None,
-                 on_store: Callable[[Store], None] | None = None) -> Report:
+                 on_store: Callable[[Store], None] | None = None,
+                 min_age: float = 0.0, leave_tools: tuple[str, ...] = ()) -> Report:
     """:func:`build_report` over paths, spread over ``jobs`` processes when the input is large (None: by its size).
 
     Each worker reports on its share of the threads; the parts are merged in input order, so the report is the
     one a single process builds.
     """
-    parts = scan_parts(specs, jobs, options, partial(_report_part, keep=keep))
+    if isinstance(specs, (str, os.PathLike)):  # one path, never its characters
+        specs = [specs]
+    specs = [os.fspath(spec) for spec in specs]
+    judged = {"min_age": min_age, "leave_tools": tuple(leave_tools), "now": time.time() if min_age > 0 else None}
+    parts = scan_parts(specs, jobs, options, partial(_report_part, keep=keep, judged=judged), on_store=on_store)
     if parts is None:
         return build_report(scan(specs, options, on_store=on_store), keep=keep, on_problem=on_problem,
-                            progress=progress)
-    report = Report(keep=keep)
+                            progress=progress, **judged)
+    report = Report(keep=keep, **judged)
     repeats = Repeats()
     for shard, (part, problems) in parts:
         for problem in problems:
@@ -433,10 +463,11 @@ def report_paths(specs: list[str], options: StoreOptions = StoreOptions(), *, ke
     return report
 
 
-def _report_part(scanned: Iterable[Scanned | Problem], *, keep: int) -> tuple[Report, list[Problem]]:
+def _report_part(scanned: Iterable[Scanned | Problem], *, keep: int, judged: dict[str, Any]
+                 ) -> tuple[Report, list[Problem]]:
     """A ``--jobs`` worker: the report over one part, and what could not be read there."""
     problems: list[Problem] = []
-    part = build_report(scanned, keep=keep, on_problem=problems.append)
+    part = build_report(scanned, keep=keep, on_problem=problems.append, **judged)
     return part, problems
 
 

@@ -38,8 +38,10 @@ def undoer(kind: str) -> Callable[[str, list[Entry]], Iterator[UndoOutcome]] | N
     return None
 
 
-def undo(journal: Path) -> Iterator[UndoOutcome]:
-    """Undo every entry of ``journal``, store by store."""
+def undo(journal: Path | str, *, dry_run: bool = False) -> Iterator[UndoOutcome]:
+    """Undo every entry of ``journal``, store by store; with ``dry_run``, decide each thread the same way and
+    write nothing (a thread that would be restored is ``would_restore``)."""
+    journal = Path(journal)
     grouped: dict[tuple[str, str], list[Entry]] = defaultdict(list)
     for entry in read_journal(journal):
         grouped[(entry.store, entry.path)].append(entry)
@@ -50,7 +52,9 @@ def undo(journal: Path) -> Iterator[UndoOutcome]:
                 yield UndoOutcome(entry.address, "refused", f"unknown store kind {kind!r}")
             continue
         try:
-            yield from undo_entries(path, entries)
+            for outcome in undo_entries(path, entries, dry_run=dry_run):
+                yield UndoOutcome(outcome.address, "would_restore", outcome.message) \
+                    if dry_run and outcome.status == "restored" else outcome
         except ThreadfixError as exc:
             for entry in entries:
                 yield UndoOutcome(entry.address, "refused", str(exc))

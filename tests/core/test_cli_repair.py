@@ -95,7 +95,7 @@ def test_a_bad_file_is_one_line_exit_2_and_the_batch_goes_on(tmp_path: Path, sto
 @pytest.mark.parametrize("args, message", [
     (["repair", "nowhere.jsonl"], "threadfix: error: nowhere.jsonl: no such file or folder"),
     (["repair", "--dialect", "klingon", "x"], "threadfix: error: unknown dialect 'klingon'"),
-    (["repair", "--min-age", "soon", "x"], "threadfix: error: not a duration"),
+    (["repair", "--min-age", "soon", "x"], "threadfix: error: --min-age: not a duration"),
     (["repair", "--format", "xml", "x"], "threadfix: error: unknown --format 'xml'"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(tmp_path: Path, args, message) -> None:

@@ -47,14 +47,14 @@ def test_findings_on_stdout_summary_on_stderr_exit_1(capsysbinary, store: Path) 
     assert out == ("s.jsonl:1:id=t1#1: TF001 call call_1 (deploy) has no output: aborted, the thread ends on this call "
                    "(dangling-call)\n"
                    "s.jsonl:2:id=t2#2: TF207 output of call call_2 (shell) is empty (empty-output)\n")
-    assert err == "threadfix: 2 findings in 2 threads (1 error, 0 warnings, 1 info); 1 fixable with `threadfix repair`\n"
+    assert err == "threadfix: 2 findings in 2 of 2 threads read (1 error, 0 warnings, 1 info); 1 fixable with `threadfix repair`\n"
 
 
 def test_clean_store_exits_0(capsysbinary, here: Path) -> None:
     (here / "ok.json").write_bytes(orjson.dumps(HEALTHY))
     code, out, err = threadfix(capsysbinary, "lint", "ok.json", "--ignore", "TF207")
     assert (code, out) == (0, "")
-    assert err == "threadfix: 0 findings in 1 thread (0 errors, 0 warnings)\n"
+    assert err == "threadfix: 0 findings in 0 of 1 thread read (0 errors, 0 warnings)\n"
 
 
 @pytest.mark.parametrize(("args", "code"), [
@@ -116,7 +116,7 @@ def test_unknown_setting_is_a_usage_error(capsysbinary, store: Path, here: Path)
     assert (code, out) == (2, "")
     assert err == (f"threadfix: error: {here / 'pyproject.toml'}: unknown [tool.threadfix.lint] key 'selct' "
                    "(did you mean 'select'?); known: select, ignore, fail-on, min-age, leave-tools, oversized-bytes, "
-                   "stuck-turns, retry-storm, scan-chars\n")
+                   "stuck-turns, retry-storm, scan-chars, max-doc-mb, busy-timeout, jobs, color\n")
 
 
 @pytest.mark.parametrize(("args", "message"), [

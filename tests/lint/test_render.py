@@ -140,9 +140,10 @@ def test_sarif_uri_of_an_absolute_path() -> None:
 
 def test_summary_line() -> None:
     summary = LintSummary()
-    assert summary_line(summary) == "0 findings in 0 threads (0 errors, 0 warnings)"
+    assert summary_line(summary) == "0 findings in 0 of 0 threads read (0 errors, 0 warnings)"
     findings = lint_items(THREAD, "openai-chat", LintOptions())
     summary.add(ThreadResult(ADDRESS, "openai-chat", findings, recent=True))
+    summary.add(ThreadResult(ADDRESS, "openai-chat", []))  # a clean thread is read, not one with findings
     summary.problems.append(Problem("x", "y"))
-    assert summary_line(summary) == ("2 findings in 1 thread (2 errors, 0 warnings); 1 thread changed under --min-age "
+    assert summary_line(summary) == ("2 findings in 1 of 2 threads read (2 errors, 0 warnings); 1 thread changed under --min-age "
                                      "ago, open calls not reported; 1 fixable with `threadfix repair`; 1 input error")

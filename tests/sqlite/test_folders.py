@@ -51,7 +51,8 @@ def folder(tmp_path: Path) -> Path:
 def test_the_walk_takes_thread_files_and_sqlite_databases_in_order(folder: Path) -> None:
     entries = [(e.path.relative_to(folder).as_posix(), e.database, e.refused is not None) for e in walk_folder(str(folder))]
     assert entries == [("app.db", True, False), ("chats.jsonl", False, False), ("items.db", True, False),
-                       ("link.db", True, True), ("sub/agents.sqlite", True, False)]
+                       ("link.db", True, True), ("notes.db", False, True), ("sub/agents.sqlite", True, False)]
+    # (issue #22: a .db that is not SQLite is refused by name, no longer passed over in silence)
 
 
 def test_lint_reads_every_database_of_threads_and_reports_the_others(folder: Path) -> None:
@@ -60,7 +61,8 @@ def test_lint_reads_every_database_of_threads_and_reports_the_others(folder: Pat
                      for r in results if not isinstance(r, Problem))
     assert threads == [("chats.jsonl", 3), ("items.db", 3), ("items.db", 3), ("sub/agents.sqlite", 3)]
     problems = {Path(p.where).name: p for p in results if isinstance(p, Problem)}
-    assert set(problems) == {"app.db", "link.db"}
+    assert set(problems) == {"app.db", "link.db", "notes.db"}
+    assert "is not one" in problems["notes.db"].message  # named like a database: said, not passed over
     assert "users" in problems["app.db"].message  # names what the database holds instead
     assert problems["app.db"].exit_code == ExitCode.ERROR
     assert "symlink to a file outside" in problems["link.db"].message
@@ -73,7 +75,7 @@ def test_repair_writes_the_databases_in_a_folder_and_undo_restores_them(folder: 
     outcomes = list(run.outcomes())
     repaired = sorted(Path(o.address.split("#")[0].split(":")[0]).name for o in outcomes if getattr(o, "status", "") == "repaired")
     assert repaired == ["agents.sqlite", "chats.jsonl", "items.db"]
-    assert sorted(Path(o.where).name for o in outcomes if isinstance(o, Problem)) == ["app.db", "link.db"]
+    assert sorted(Path(o.where).name for o in outcomes if isinstance(o, Problem)) == ["app.db", "link.db", "notes.db"]
     for name, layout, key in (("items.db", "item", "a"), ("sub/agents.sqlite", "agents", "c")):
         items = read(folder / name, layout)[key]
         assert RESPONSES.check(items) == [] and len(items) == 4, name
@@ -101,7 +103,7 @@ def test_automatic_jobs_count_the_databases_a_folder_holds(folder: Path) -> None
     assert parallel._size(str(folder)) == sum((folder / name).stat().st_size for name in taken)
 
 
-def test_a_locked_database_in_a_folder_exits_75_and_the_rest_is_repaired(folder: Path, tmp_path: Path) -> None:
+def test_a_locked_database_in_a_folder_is_said_and_the_rest_is_repaired(folder: Path, tmp_path: Path) -> None:
     db = folder / "items.db"
     before = dump(db)
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(db), "BEGIN EXCLUSIVE"], stdin=subprocess.PIPE,
@@ -113,7 +115,8 @@ def test_a_locked_database_in_a_folder_exits_75_and_the_rest_is_repaired(folder:
                               capture_output=True, text=True, timeout=60, check=False)
     finally:
         holder.communicate("release\n", timeout=30)
-    assert done.returncode == ExitCode.BUSY, done.stderr
+    # app.db (no table of threads) and notes.db (not SQLite) are input errors, which beat the lock's 75 (issue #22)
+    assert done.returncode == ExitCode.ERROR, done.stderr
     assert f"threadfix: error: {db}: the database stayed locked by another process" in done.stderr
     assert dump(db) == before
     assert len(read(folder / "sub" / "agents.sqlite", "agents")["c"]) == 4

@@ -11,17 +11,23 @@ from typing import Annotated, Any, Optional
 import typer
 
 from threadfix import __version__
+from threadfix.cli.options import Color, Jobs, Traceback, check_color, plain_metavars
 from threadfix.cli.values import read_plainly
 from threadfix.errors import ExitCode, ThreadfixError
 
 HELP = """Repair, lint and report stored LLM chat threads whose tool calls never got an output.
 
+Global options (--color, --jobs, --traceback) go before or after the command alike. Settings come from
+[tool.threadfix] and [tool.threadfix.COMMAND] in pyproject.toml, or threadfix.toml, found from the current
+folder up. `threadfix COMMAND --help` lists each command's exit codes.
+
 \b
 Exit codes:
   0    ok
   1    lint findings; repair --check would change something; undo refused a thread
-  2    usage, input or store error (the rest of the batch still ran); a --jobs worker killed
-  75   a store was busy or changed while threadfix worked: nothing written, retry
+  2    usage, input or store error (the rest of the batch still ran); a --jobs worker killed;
+       errors beat every other code but 130
+  75   a store was busy or changed while threadfix worked: nothing more written, retry
   130  interrupted
 """
 
@@ -38,6 +44,7 @@ class _Group(typer.core.TyperGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         read_plainly(self)  # typer hands over the subcommands, built, to this constructor
+        plain_metavars(self)
 
     def list_commands(self, ctx: Any) -> list[str]:
         """Help lists the commands by name, whichever were registered first."""
@@ -62,9 +69,12 @@ STDOUT = "<stdout>"
 
 class State:
     traceback = False
-    color: str = "auto"
+    #: auto, always or never; None: not given (a settings file may say, else auto)
+    color: str | None = None
     #: processes for lint, report and repair (None: by input size)
     jobs: int | None = None
+    #: the command said what an interrupt left (repair: what it committed), so main need not
+    interrupt_said = False
 
 
 def _version(value: bool) -> None:
@@ -75,14 +85,15 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def root(
-    traceback: Annotated[bool, typer.Option("--traceback", help="Show the full traceback of an unexpected error.")] = False,
-    color: Annotated[str, typer.Option("--color", help="Colour on stderr/stdout: auto, always or never (NO_COLOR is honoured).")] = "auto",
+    traceback: Traceback = False,
+    color: Color = None,
     version: Annotated[Optional[bool], typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = None,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, show_default=False, help="Processes to spread large inputs over (lint, report, repair). Default: one below 64 MB of input, else one per core (at most 8).")] = None,
+    jobs: Jobs = None,
 ) -> None:
     State.traceback = traceback
-    State.color = color
+    State.color = check_color(color)
     State.jobs = jobs
+    State.interrupt_said = False
 
 
 def error_line(where: str | None, message: str) -> None:
@@ -166,8 +177,8 @@ def main(argv: list[str] | None = None) -> None:
     traceback = "--traceback" in (argv if argv is not None else sys.argv[1:])
     try:
         code = app(args=argv, standalone_mode=False)
-        if code == ExitCode.INTERRUPTED:  # typer turns Ctrl-C and SIGTERM inside a command into a quiet 130
-            note("interrupted; nothing half-written was left behind")
+        if code == ExitCode.INTERRUPTED and not State.interrupt_said:  # typer turns Ctrl-C and SIGTERM inside a
+            note("interrupted; nothing half-written was left behind")  # command into a quiet 130
     except ThreadfixError as exc:
         error_line(exc.where, exc.message)
         code = exc.exit_code

@@ -8,20 +8,30 @@ from typing import Annotated, Optional
 import typer
 
 from threadfix.cli import app
-from threadfix.cli.options import check_format
+from threadfix.cli.options import check_format, command_settings, format_option, takes_global_options
+
+FORMATS = ("text", "json")
 
 
 @app.command()
+@takes_global_options(jobs=False)
 def rules(
-    code: Annotated[Optional[str], typer.Argument(help="A rule's code (TF001) or name (dangling-call): print its documentation.", show_default=False)] = None,
-    output_format: Annotated[str, typer.Option("--format", "-f", help="text or json.")] = "text",
+    code: Annotated[Optional[str], typer.Argument(metavar="CODE", help="A rule's code (TF001) or name (dangling-call): print its documentation.", show_default=False)] = None,
+    output_format: format_option(FORMATS) = "text",
 ) -> None:
-    """List lint rules (code, name, severity, fix), or print one rule's documentation."""
+    """List lint rules (code, name, severity, fix), or print one rule's documentation.
+
+    \b
+    Exit codes:
+      0    done
+      2    usage error (an unknown rule)
+    """
     import orjson
 
     from threadfix import rules as registry
 
-    check_format(output_format, ("text", "json"))
+    check_format(output_format, FORMATS)
+    command_settings("rules")
     chosen = [registry.get(code)] if code is not None else list(registry.all_rules())
     if output_format == "json":
         records = [{"code": r.code, "name": r.name, "severity": r.severity.value, "fix": r.fix.value,

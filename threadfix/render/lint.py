@@ -72,7 +72,7 @@ def problem_json(problem: Problem) -> dict[str, Any]:
 
 def summary_json(summary: LintSummary) -> dict[str, Any]:
     return {
-        "threads": summary.threads, "findings": summary.findings, "fixable": summary.fixable,
+        "threads": summary.threads, "threads_with_findings": summary.flagged, "findings": summary.findings, "fixable": summary.fixable,
         "recent": summary.recent, "waiting": summary.waiting,
         "by_severity": {s.value: n for s, n in summary.by_severity.items()},
         "by_code": dict(sorted(summary.by_code.items())),
@@ -108,13 +108,23 @@ class Formatter:
         self.out.write(text.encode("utf-8", "surrogateescape"))
 
 
+#: SGR codes of the text format's styled parts when colour is on (the words stay the same)
+SEVERITY_STYLE = {Severity.ERROR: "1;31", Severity.WARNING: "1;33", Severity.INFO: "1;36"}
+
+
 class TextFormatter(Formatter):
     name = "text"
     help = "one grep-able line per finding: address#item: CODE message (rule-name)"
+    #: style the code and the rule name (``--color``); the characters of the line do not change
+    color = False
 
     def finding(self, finding: Finding) -> None:
-        self.write(f"{terminal_safe(finding_address(finding), 300)}: {finding.code} "
-                   f"{terminal_safe(finding.message, MESSAGE_WIDTH)} ({finding.name})\n")
+        code, name = finding.code, f"({finding.name})"
+        if self.color:
+            code = f"\x1b[{SEVERITY_STYLE.get(finding.severity, '1')}m{code}\x1b[0m"
+            name = f"\x1b[2m{name}\x1b[0m"
+        self.write(f"{terminal_safe(finding_address(finding), 300)}: {code} "
+                   f"{terminal_safe(finding.message, MESSAGE_WIDTH)} {name}\n")
 
 
 class JsonLinesFormatter(Formatter):
@@ -268,7 +278,8 @@ def summary_line(summary: LintSummary) -> str:
     detail = f"{counts[Severity.ERROR]} error{_s(counts[Severity.ERROR])}, {counts[Severity.WARNING]} warning{_s(counts[Severity.WARNING])}"
     if counts[Severity.INFO]:
         detail += f", {counts[Severity.INFO]} info"
-    line = f"{summary.findings} finding{_s(summary.findings)} in {summary.threads} thread{_s(summary.threads)} ({detail})"
+    line = (f"{summary.findings} finding{_s(summary.findings)} in {summary.flagged} of {summary.threads} "
+            f"thread{_s(summary.threads)} read ({detail})")
     if summary.recent:
         line += f"; {summary.recent} thread{_s(summary.recent)} changed under --min-age ago, open calls not reported"
     if summary.waiting:

@@ -49,7 +49,8 @@ def edit_line(address: str, edit: Edit) -> str:
 
 
 class RepairPrinter:
-    """Streams results to stdout as they come (text lines or one JSON document)."""
+    """Streams results to stdout as they come: text lines, one JSON document, or JSON Lines (a record per thread
+    that changed or was skipped, then ``{"summary": ...}``)."""
 
     def __init__(self, fmt: str, *, on_problem, diff: bool = False, quiet_stdout: bool = False) -> None:
         self.on_problem = on_problem
@@ -71,7 +72,7 @@ class RepairPrinter:
             self.on_problem(outcome.address, refusal_reason(outcome.plan))
         if outcome.status in ("healthy", "not_written") or self.quiet or (outcome.status == "left_alone" and self.fmt != "json"):
             return
-        if self.fmt == "json":
+        if self.fmt in ("json", "jsonl"):
             self._json(outcome)
         elif self.diff and outcome.before is not None and outcome.after is not None:
             self.out.write(unified_diff(outcome.address, outcome.before, outcome.after))
@@ -96,11 +97,14 @@ class RepairPrinter:
             "message": outcome.message, "edits": [edit_json(e) for e in outcome.plan.edits],
             "skips": [skip_json(s) for s in outcome.plan.skips],
         }
-        self.out.write(("" if self.first else ",") + orjson.dumps(record).decode())
+        if self.fmt == "jsonl":
+            self.out.write(orjson.dumps(record).decode() + "\n")
+        else:
+            self.out.write(("" if self.first else ",") + orjson.dumps(record).decode())
         self.first = False
 
     def finish(self, result: RunResult) -> None:
-        if self.fmt == "json" and not self.quiet:
+        if self.fmt in ("json", "jsonl") and not self.quiet:
             summary = {
                 "threads": result.threads, "changed": result.changed, "edits": result.edits, "recent": result.recent,
                 "waiting": result.waiting,
@@ -108,7 +112,10 @@ class RepairPrinter:
                 "problems": [{"where": p.where, "message": p.message, "exit_code": int(p.exit_code)} for p in result.problems],
                 "journal": str(result.journal) if result.journal else None,
             }
-            self.out.write('],"summary":' + orjson.dumps(summary).decode() + "}\n")
+            if self.fmt == "jsonl":
+                self.out.write(orjson.dumps({"summary": summary}).decode() + "\n")
+            else:
+                self.out.write('],"summary":' + orjson.dumps(summary).decode() + "}\n")
         self.out.flush()
 
     @staticmethod

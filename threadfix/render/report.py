@@ -53,7 +53,8 @@ class View(Struct, frozen=True):
 
     by: str = "tool"
     top: int = 10
-    #: colour and terminal layout even when the stream is not a terminal (``--color always``); None: ask it
+    #: style the rich view (True: colour even when the stream is not a terminal; False: not one styled byte,
+    #: bold and dim included); None: as the stream and NO_COLOR say. Never changes what is shown.
     color: bool | None = None
 
 
@@ -118,7 +119,11 @@ TOTALS: tuple[tuple[str, str], ...] = (
     ("threadfix_outputs", "outputs threadfix wrote"), ("calls_left_alone", "calls repair leaves alone"),
     ("unrecognised_threads", "threads in no known format"), ("undated_threads", "threads with no date"),
     ("unreadable", "unreadable inputs"),
+    ("recent_threads", "threads too recent to judge (--min-age)"),
+    ("waiting_threads", "threads waiting on a tool left to others (--leave-tool)"),
 )
+#: totals the markdown and terminal views show only when there are some (they count what --min-age and --leave-tool set aside)
+WHEN_ANY = frozenset(("recent_threads", "waiting_threads"))
 
 
 #: how many rows each table has before ``--top`` cuts it
@@ -290,7 +295,8 @@ class MarkdownRenderer(Renderer):
                   f"of {_n(totals['outputs'])}.\n\n")
         out.write("| total | count |\n|---|---:|\n")
         for key, label in TOTALS:
-            out.write(f"| {label} | {_n(totals[key])} |\n")
+            if totals[key] or key not in WHEN_ANY:
+                out.write(f"| {label} | {_n(totals[key])} |\n")
         for key in order(self.view):
             if key == "matrix":
                 self._matrix(report, out)
@@ -349,7 +355,9 @@ class RichRenderer(Renderer):
         if console is None:
             from rich.console import Console
 
-            console = Console(file=out, highlight=False, emoji=False, markup=False, force_terminal=self.view.color)
+            color = self.view.color
+            console = Console(file=out, highlight=False, emoji=False, markup=False, force_terminal=color,
+                              **({"color_system": None} if color is False else {}))
         self.print(console, report)
 
     def print(self, console: Any, report: Report) -> None:

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 from msgspec import Struct
+from msgspec.structs import force_setattr
 
-from threadfix.batch import MALFORMED, not_in_format
+from threadfix.batch import MALFORMED, as_patterns, as_seconds, not_in_format
 from threadfix.dialects import Dialect, Violation
 from threadfix.failures import Arguments, read_arguments
 from threadfix.model import Address, Call, Output, RepairPlan, Severity, Thread, ThreadIndex
@@ -54,6 +55,16 @@ class LintOptions(Struct, frozen=True):
     scan_chars: int = DEFAULT_SCAN_CHARS
     #: the clock, for tests
     now: float | None = None
+
+    def __post_init__(self) -> None:
+        """Checked when built: ``min_age`` may be a duration string (``"10m"``); a bad value raises here."""
+        force_setattr(self, "min_age", as_seconds(self.min_age, "min_age"))
+        force_setattr(self, "leave_tools", as_patterns(self.leave_tools, "leave_tools"))
+        for name in ("select", "ignore"):
+            if isinstance(getattr(self, name), str):  # one selector, never its characters
+                force_setattr(self, name, (getattr(self, name),))
+        if not isinstance(self.fail_on, Severity):
+            force_setattr(self, "fail_on", Severity(self.fail_on))
 
 
 class NotInFormat(Exception):

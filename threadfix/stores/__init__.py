@@ -17,16 +17,18 @@ from typing import Any
 
 from msgspec import Struct
 
-from threadfix.errors import ThreadfixError
+from threadfix.errors import InputError, ThreadfixError
 from threadfix.model import Problem
 from threadfix.stores.base import Medium, ReadProblem, Shard, Store, StoreWriter
 from threadfix.stores.files import (
+    DATABASE_SUFFIXES,
     DEFAULT_MAX_DOC_BYTES,
     FileStore,
     FolderEntry,
     UnopenedDatabase,
     folder_file_store,
     is_sqlite,
+    not_a_database,
     walk_folder,
 )
 
@@ -99,6 +101,10 @@ def open_stores(spec: str, options: StoreOptions = StoreOptions(), stdin: Any = 
         for entry in walk_folder(spec):
             yield open_folder_entry(entry, options)
         return
+    if spec != "-" and spec.endswith(DATABASE_SUFFIXES) and Path(spec).is_file():
+        refused = not_a_database(Path(spec))  # named like a database: read as one, or said why not (never as JSON)
+        if refused is not None:
+            raise InputError(refused, spec)
     yield from medium_of(spec).open(spec, options, stdin)
 
 

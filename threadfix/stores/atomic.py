@@ -102,7 +102,7 @@ def resolve_target(path: Path) -> Path:
     try:
         st = real.stat()
     except FileNotFoundError:
-        raise StoreError("no such file", str(path)) from None
+        raise StoreError("no such file or folder", str(path)) from None
     if not stat.S_ISREG(st.st_mode):
         raise StoreError("not a regular file", str(path))
     if st.st_nlink > 1:

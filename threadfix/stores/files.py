@@ -125,7 +125,7 @@ class FileStore(Store):
             # a 1 MiB buffer halves readline's cost on ~20 KB lines (measured against the default 8 KiB)
             handle = open(self.path, "rb", buffering=READ_BUFFER)  # noqa: SIM115 - closed below
         except FileNotFoundError:
-            yield ReadProblem(self.display, "no such file")
+            yield ReadProblem(self.display, "no such file or folder")
             return
         except IsADirectoryError:
             yield ReadProblem(self.display, "is a folder")
@@ -523,24 +523,59 @@ class FolderEntry(Struct, frozen=True):
 
 def walk_folder(spec: str) -> Iterator[FolderEntry]:
     """The files of the folder ``spec``, recursively and sorted: ``.json`` and ``.jsonl`` files, and SQLite
-    databases by suffix and header (a ``.db`` of another kind is not threadfix's). Hidden folders and
-    threadfix's own temporary files are skipped. A symlink to a file outside the folder is refused: following
-    it would let whoever can write the folder point repair at any file the user can write."""
+    databases by suffix. Hidden folders and threadfix's own temporary files are skipped. A symlink to a file
+    outside the folder is refused: following it would let whoever can write the folder point repair at any file
+    the user can write.
+
+    Nothing that cannot be read is passed over in silence (issue #22): a folder that cannot be listed (the one
+    named included) and a file named like a database that is not SQLite are refused entries, read as a problem
+    naming the path and the reason."""
     root = os.path.realpath(spec)
-    for folder, subfolders, files in os.walk(spec):
+    unlisted: list[OSError] = []
+    for folder, subfolders, files in os.walk(spec, onerror=unlisted.append):
+        yield from _unlisted(unlisted)
         subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
         for name in sorted(files):
             if name.startswith(TEMP_PREFIX):
                 continue
             path = Path(folder) / name
             database = name.endswith(DATABASE_SUFFIXES)
-            if not (database or name.endswith(FILE_SUFFIXES)) or (database and not is_sqlite(path)):
+            if not (database or name.endswith(FILE_SUFFIXES)):
                 continue
             if path.is_symlink() and os.path.commonpath([root, os.path.realpath(path)]) != root:
                 yield FolderEntry(path, database, f"is a symlink to a file outside {spec}; name it directly to "
                                   "repair it")
+            elif database and (refused := not_a_database(path)) is not None:
+                yield FolderEntry(path, False, refused)
             else:
                 yield FolderEntry(path, database)
+    yield from _unlisted(unlisted)
+
+
+def _unlisted(errors: list[OSError]) -> Iterator[FolderEntry]:
+    """The folders ``os.walk`` could not list, as refused entries (it passes them over otherwise)."""
+    while errors:
+        error = errors.pop(0)
+        yield FolderEntry(Path(error.filename), False, f"cannot read this folder ({reason(error)})")
+
+
+def reason(error: OSError) -> str:
+    """An OSError's reason in the words every message uses (``permission denied``)."""
+    return (os.strerror(error.errno) if error.errno else str(error)).lower()
+
+
+def not_a_database(path: Path) -> str | None:
+    """Why a file named like a SQLite database (``.db``...) cannot be read as one, or None when it is one."""
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(16)
+    except OSError as exc:
+        return f"cannot read it ({reason(exc)})"
+    if header == SQLITE_MAGIC:
+        return None
+    if not header:
+        return "is empty: named like a SQLite database, but not one (yet)"
+    return "is named like a SQLite database but is not one (no SQLite header)"
 
 
 def open_file_stores(spec: str, *, max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES, dialect: str | None = None,
@@ -634,8 +669,8 @@ class Bounded:
 # --------------------------------------------------------------------------- undo
 
 
-def undo_entries(path: str, entries: list[Entry]) -> Iterator[UndoOutcome]:
-    """Restore threads of one JSON/JSONL file in a single atomic replacement."""
+def undo_entries(path: str, entries: list[Entry], *, dry_run: bool = False) -> Iterator[UndoOutcome]:
+    """Restore threads of one JSON/JSONL file in a single atomic replacement (``dry_run``: decide, write nothing)."""
     if not os.path.exists(path):
         for entry in entries:
             yield UndoOutcome(entry.address, "missing", "the file no longer exists")
@@ -660,7 +695,7 @@ def undo_entries(path: str, entries: list[Entry]) -> Iterator[UndoOutcome]:
                 outcomes.append(restore_if_unchanged(entry, content, entry.before, lambda e=entry, s=start, n=len(content):
                                                      splices.append((s, s + n, e.before))))
         outcomes.extend(UndoOutcome(e.address, "missing", "the line is no longer in the file") for e in by_line.values())
-    if splices:
+    if splices and not dry_run:
         rewriter = Rewriter(Path(path), fingerprint)
         try:
             for start, end, data in sorted(splices):

@@ -24,7 +24,7 @@ from threadfix.journal import Entry, UndoOutcome
 from threadfix.stores import sqlite_screen
 from threadfix.stores.atomic import TEMP_PREFIX, fsync_folder
 from threadfix.stores.base import Medium, Shard, Store
-from threadfix.stores.sqlite_layout import Schema, connect, sqlite_error
+from threadfix.stores.sqlite_layout import Schema, connect, recover_hot_journal, sqlite_error
 from threadfix.stores.table import (  # noqa: F401 - the engine's tunables and classes, as they were named here
     FLUSH_BYTES, ID_CHUNK, IN_CHUNK, KEYS_PER_PART, STREAM_CHUNK, THREAD_CHUNK, WRITTEN_KEYS_PER_PART,
     ItemRowStore, TableAdapter, TableCopy, TableStore, TableWriter, ThreadRowStore, items_blob, open_table_store,
@@ -170,16 +170,24 @@ def open_sqlite_store(path: Path, options: Any) -> Store:
     if framework is not None:
         return framework
     adapter = SQLiteAdapter(path, options.busy_timeout)
+    recovered = options.writable and recover_hot_journal(path, options.busy_timeout)
     conn = adapter.connect(write=False)
     try:
         encoding = conn.execute("PRAGMA encoding").fetchone()[0]
         if encoding != "UTF-8":
             raise InputError(f"stores text as {encoding}; threadfix reads UTF-8 databases only", adapter.display)
-        return open_table_store(adapter, options, Schema(conn))
+        store = open_table_store(adapter, options, Schema(conn))
     except sqlite3.Error as exc:
         raise adapter.error(exc, adapter.display) from None
     finally:
         conn.close()
+    if recovered:  # said on stderr with what was detected (issue #22)
+        display = adapter.display
+        store.description = "; ".join(filter(None, (
+            f"{display}: a write to this database was interrupted; its -journal was rolled back, as SQLite does on "
+            "opening it for writing (the database is as it was before that write)",
+            store.description and store.description.removeprefix(f"{display}: "))))
+    return store
 
 
 def table_cut(path: Path, options: Any, by_key: bool) -> tuple[tuple[int, int] | None, list[Any] | None]:
@@ -228,10 +236,10 @@ def cut_database(path: Path, spec: str, parts: int, options: Any, by_key: bool) 
             if end > start]
 
 
-def undo_entries(path: str, entries: list[Entry]) -> Iterator[Any]:
+def undo_entries(path: str, entries: list[Entry], *, dry_run: bool = False) -> Iterator[Any]:
     """Put back the threads of one database (see :func:`threadfix.stores.table.undo_table_entries`)."""
     if not os.path.exists(path):
         for entry in entries:
             yield UndoOutcome(entry.address, "missing", "the database no longer exists")
         return
-    yield from undo_table_entries(SQLiteAdapter(Path(path), 5.0), entries)
+    yield from undo_table_entries(SQLiteAdapter(Path(path), 5.0), entries, dry_run=dry_run)

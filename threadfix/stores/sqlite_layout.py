@@ -40,11 +40,47 @@ def connect(path: Path, *, write: bool, timeout: float) -> sqlite3.Connection:
         raise sqlite_error(exc, str(path), timeout) from None
 
 
+#: the first bytes of a rollback journal that holds a transaction (https://sqlite.org/fileformat.html#the_rollback_journal)
+JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
+
+
+def hot_journal(path: Path) -> bool:
+    """Whether the database's ``-journal`` holds a transaction: a write that was interrupted (a crash, a kill)
+    left it for the next read-write open to roll back, or the app is writing now (it then holds a lock)."""
+    try:
+        with open(f"{path}-journal", "rb") as handle:
+            return handle.read(len(JOURNAL_MAGIC)) == JOURNAL_MAGIC
+    except OSError:
+        return False
+
+
+def recover_hot_journal(path: Path, timeout: float) -> bool:
+    """Roll back the transaction an interrupted write left in the database's ``-journal``, as SQLite itself does
+    on the first read of a read-write open (issue #22); True when it did. A journal the app is writing now is
+    not hot (the app holds its lock), and is left alone."""
+    if not hot_journal(path):
+        return False
+    conn = connect(path, write=True, timeout=timeout)
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()  # the first read rolls a hot journal back
+    except sqlite3.Error as exc:
+        raise sqlite_error(exc, str(path), timeout) from None
+    finally:
+        conn.close()
+    return not hot_journal(path)
+
+
 #: primary result codes (https://sqlite.org/rescode.html)
 SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_READONLY, SQLITE_IOERR = 3, 5, 6, 8, 10
 SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_TOOBIG, SQLITE_NOTADB = 11, 13, 14, 18, 26
 #: extended codes: a WAL database whose -shm cannot be created (a reader needs it too)
 SQLITE_READONLY_CANTINIT, SQLITE_READONLY_DIRECTORY = SQLITE_READONLY | 5 << 8, SQLITE_READONLY | 6 << 8
+#: a read-only open met a hot journal, which only a read-write open may roll back
+SQLITE_READONLY_ROLLBACK = SQLITE_READONLY | 3 << 8
+#: what a read-only command says of a database with a hot journal, and what to run
+INTERRUPTED_WRITE = ("a write to this database was interrupted: its -journal holds an unfinished transaction, which "
+                     "a read-only open cannot roll back; run `threadfix repair` on it (it rolls the journal back, as "
+                     "SQLite does on a read-write open), or open it with the app, then run this again")
 
 
 def sqlite_error(exc: sqlite3.Error, where: str, timeout: float | None = None) -> ThreadfixError:
@@ -59,6 +95,8 @@ def sqlite_error(exc: sqlite3.Error, where: str, timeout: float | None = None) -
     if primary == SQLITE_FULL:
         return StoreError("no space left for the database (disk full or its size limit reached); the "
                           "transaction was rolled back", where)
+    if code == SQLITE_READONLY_ROLLBACK:
+        return StoreError(INTERRUPTED_WRITE, where)
     if code in (SQLITE_READONLY_DIRECTORY, SQLITE_READONLY_CANTINIT):
         return StoreError("cannot read this WAL-mode database: SQLite must create its -shm file beside it and "
                           "the folder is not writable; run threadfix as the app's user", where)

@@ -1062,6 +1062,7 @@ class TableWriter(StoreWriter):
         where = str(self.dest) if self.dest is not None else store.display
         size = max(1, store.options.batch_size)
         batch: list[tuple[Thread, bytes]] = []
+        committing, done = False, 0
         try:
             conn = self._conn if self._conn is not None else self._open()
             while pending:
@@ -1079,10 +1080,16 @@ class TableWriter(StoreWriter):
                             exc = StoreError(f"left alone: the table refused the change ({exc})", str(thread.address))
                         self._unwritten.append((thread, exc))
                     conn.execute("RELEASE SAVEPOINT threadfix")
+                committing = True
                 conn.execute("COMMIT")
+                committing = False
                 self.written += done
                 batch = []
         except BaseException as exc:
+            if committing and self._conn is not None and not adapter.in_transaction(self._conn):
+                # an interrupt that arrived during COMMIT is raised once it returns: the batch is written (issue #22)
+                self.written += done
+                batch = []
             self._rollback()
             error = adapter.error(exc, where) if isinstance(exc, adapter.Error) else None
             reason = error or (exc if isinstance(exc, ThreadfixError) else StoreError("not written: interrupted", where))
@@ -1129,11 +1136,11 @@ def _classes(errors: type[BaseException] | tuple[type[BaseException], ...]) -> t
 # --------------------------------------------------------------------------- undo
 
 
-def undo_table_entries(adapter: TableAdapter, entries: list[Entry]) -> Iterator[Any]:
+def undo_table_entries(adapter: TableAdapter, entries: list[Entry], *, dry_run: bool = False) -> Iterator[Any]:
     """Put back the threads of one database, newest repair first, in one write transaction.
 
     A thread is restored only while it holds exactly what the repair wrote; one the app changed since
-    is refused, and one that already holds its original counts as restored.
+    is refused, and one that already holds its original counts as restored. ``dry_run``: the same, rolled back.
     """
     conn = adapter.connect(write=True)
     outcomes = []
@@ -1152,7 +1159,7 @@ def undo_table_entries(adapter: TableAdapter, entries: list[Entry]) -> Iterator[
                 outcome = UndoOutcome(entry.address, "refused", exc.message)
             conn.execute("RELEASE SAVEPOINT threadfix")
             outcomes.append(outcome)
-        conn.execute("COMMIT")
+        conn.execute("ROLLBACK" if dry_run else "COMMIT")
     except adapter.Error as exc:
         if adapter.in_transaction(conn):
             conn.execute("ROLLBACK")
