@@ -65,8 +65,12 @@ def agent_folders(path: Path) -> list[Path] | None:
 
 
 def open_strands_stores(path: Path) -> list[StrandsStore] | None:
-    """A store per agent folder of a Strands storage folder (None: the folder is not one)."""
-    folders = agent_folders(path)
+    """A store per agent folder of a Strands storage folder (None: the folder is not one, or cannot be looked
+    into: the folder walk then says why it cannot be read)."""
+    try:
+        folders = agent_folders(path)
+    except OSError:
+        return None
     return None if folders is None else [StrandsStore(folder) for folder in folders]
 
 
