@@ -217,9 +217,10 @@ def moved(thread: Thread) -> BusyError:
 
 
 def undo_entries(undo_one: Callable[[sqlite3.Connection, Entry], tuple[str, str]], path: str,
-                 entries: list[Entry]) -> Iterator[UndoOutcome]:
+                 entries: list[Entry], *, dry_run: bool = False) -> Iterator[UndoOutcome]:
     """Take back what repairs of one framework database added, newest first, each in its own transaction
-    (``undo_one``: the store's own step, which says what became of the entry)."""
+    (``undo_one``: the store's own step, which says what became of the entry; ``dry_run``: each step is
+    decided the same way, then rolled back)."""
     if not os.path.exists(path):
         for entry in entries:
             yield UndoOutcome(entry.address, "missing", "the database no longer exists")
@@ -231,7 +232,7 @@ def undo_entries(undo_one: Callable[[sqlite3.Connection, Entry], tuple[str, str]
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 status, message = undo_one(conn, entry)
-                conn.execute("COMMIT" if status == "restored" else "ROLLBACK")
+                conn.execute("COMMIT" if status == "restored" and not dry_run else "ROLLBACK")
             except ThreadfixError as exc:
                 status, message = "refused", exc.message
             except sqlite3.Error as exc:

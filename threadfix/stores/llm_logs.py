@@ -298,6 +298,6 @@ def undo_one(conn: sqlite3.Connection, entry: Entry) -> tuple[str, str]:
     return "restored", ""
 
 
-def undo_entries(path: str, entries: list[Entry]) -> Iterator[UndoOutcome]:
+def undo_entries(path: str, entries: list[Entry], *, dry_run: bool = False) -> Iterator[UndoOutcome]:
     """Undo one database's entries, each by :func:`undo_one` (see :func:`.frameworks.undo_entries`)."""
-    return undo_framework_entries(undo_one, path, entries)
+    return undo_framework_entries(undo_one, path, entries, dry_run=dry_run)

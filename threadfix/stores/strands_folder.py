@@ -355,7 +355,7 @@ class _Writer(PendingWriter):
         return True
 
 
-def undo_entries(path: str, entries: list[Entry]) -> Iterator[UndoOutcome]:
+def undo_entries(path: str, entries: list[Entry], *, dry_run: bool = False) -> Iterator[UndoOutcome]:
     """Put an agent's message files back: the new files deleted, rewritten ones restored, moved ones moved
     back down (from the first up, each into the name just vacated), while the folder holds exactly what the
     repair left (a message the app saved since is refused: taking the repair back would break the history
@@ -369,7 +369,9 @@ def undo_entries(path: str, entries: list[Entry]) -> Iterator[UndoOutcome]:
         if now == loc["before"]:
             yield UndoOutcome(entry.address, "already_original", "it already holds what it held before the repair")
             continue
-        if now == loc["after"]:
+        if now == loc["after"] and dry_run:
+            yield UndoOutcome(entry.address, "restored")
+        elif now == loc["after"]:
             for n, _ in loc["creates"]:
                 os.unlink(messages / _name(n))
             for n, _ in loc["edits"]:
