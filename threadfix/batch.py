@@ -29,7 +29,7 @@ from threadfix.parallel import (
 from threadfix.repair import RepairOptions, plan_repair, refusal_reason, waiting_on, waiting_reason
 from threadfix.spill import SpillList
 from threadfix.stores import ReadProblem, Store, StoreOptions, iter_stores, open_stores  # noqa: F401 - re-exported
-from threadfix.stores.base import Settled, StoreWriter
+from threadfix.stores.base import Change, Settled, StoreWriter
 
 DEFAULT_MIN_AGE = 600.0
 BUSY_ATTEMPTS = 3
@@ -350,10 +350,10 @@ class RepairRun:
         if parts is None:
             yield from self._plan(store, self._now())
             return
-        yield from repeat((_healthy(parts.settled.dialect), None, None, None), parts.settled.count)
+        yield from repeat((_healthy(parts.settled.dialect), None), parts.settled.count)
         yield from _replay(run_sharded(parts.shards, partial(_plan_shard, options=self.options, now=self._now()), jobs))
         for problem in parts.problems:
-            yield Problem(problem.where, problem.message), None, None, None
+            yield Problem(problem.where, problem.message), None
 
     def _now(self) -> float:
         return self.options.now if self.options.now is not None else time.time()
@@ -438,16 +438,16 @@ class RepairRun:
         options = self.options
         for thread in store.threads_to_repair():
             if isinstance(thread, Settled):  # healthy, shown by the store without reading them whole
-                yield from repeat((_healthy(thread.dialect), None, None, None), thread.count)
+                yield from repeat((_healthy(thread.dialect), None), thread.count)
                 continue
             if isinstance(thread, ReadProblem):
-                yield Problem(thread.where, thread.message), None, None, None
+                yield Problem(thread.where, thread.message), None
                 continue
             outcome, data = self._thread(store, thread, now)
-            entry = None
-            if data is not None and not options.dry_run and options.output is None:
-                entry = store.journal_entry(thread, data)
-            yield outcome, thread, data, entry
+            change = None
+            if data is not None and not options.dry_run:
+                change = store.change(thread, data, journal=options.output is None)
+            yield outcome, change
 
     def _store(self, store: Store, held: _Held, planned: Iterable[Planned] | None = None) -> None:
         """Plan the store's threads (or take ``planned``, a ``--jobs`` workers' plans) into ``held``, journal them
@@ -467,20 +467,20 @@ class RepairRun:
         progress, read = self.progress, 0  # (threads planned here or by --jobs workers alike)
         plans = planned if planned is not None else self._plan(store, now)
         try:
-            for outcome, thread, data, entry in plans:
+            for outcome, change in plans:
                 read += 1
                 if progress is not None and not read % PROGRESS_EVERY:
                     progress(store.display, read)
                 at = held.add(outcome)
-                if data is not None and writer is not None and thread is not None:
-                    if entry is not None:
-                        entries.append(entry)
-                        pending += len(entry.before)
+                if change is not None and writer is not None:
+                    if change.entry is not None:
+                        entries.append(change.entry)
+                        pending += len(change.entry.before)
                         if pending >= JOURNAL_BATCH_BYTES:  # memory stays flat however many threads change
                             self._journal(entries)
                             pending = 0
-                    writer.replace(thread, data)
-                    written[id(thread)] = at
+                    writer.replace(change.thread, change.data)
+                    written[id(change.thread)] = at
                     if writer.due():
                         self._journal(entries)  # every before-image is synced before the store changes
                         pending = 0
@@ -576,7 +576,7 @@ class RepairRun:
 
 
 #: one planned thread: its outcome (or a read problem), and when it changes, the thread, new bytes, undo record
-Planned = tuple["ThreadOutcome | Problem", "Thread | None", "bytes | None", "Entry | None"]
+Planned = tuple["ThreadOutcome | Problem", "Change | None"]
 
 
 def _parent_store(shard: Shard, options: StoreOptions) -> Store | Problem | None:
@@ -595,8 +595,8 @@ def _parent_store(shard: Shard, options: StoreOptions) -> Store | Problem | None
 
 def _plan_shard(shard: Shard, *, options: RunOptions, now: float) -> tuple[int, list[Planned]] | None:
     """A ``--jobs`` worker: plan one shard (a file's byte range, a table's row id range or keys); healthy
-    threads only counted, changed ones as what their writer needs (:meth:`Store.detached`), new bytes and undo
-    record (never whole threads). None: not a shard workers plan, the parent does it."""
+    threads only counted, changed ones as the :class:`~threadfix.stores.base.Change` their store built (what its
+    writer needs, the new bytes and the undo record; never whole threads). None: not a shard workers plan, the parent does it."""
     if not shard.part and _parent_store(shard, options.store) is None:
         return None
     run = RepairRun([], options)
@@ -605,19 +605,16 @@ def _plan_shard(shard: Shard, *, options: RunOptions, now: float) -> tuple[int, 
     kept: list[Planned] = []
     for store in shard_stores(shard, options.store):
         if isinstance(store, Problem):  # a database that cannot be read (the parent says so too)
-            kept.append((store, None, None, None))
+            kept.append((store, None))
             continue
         try:
-            for outcome, thread, data, entry in run._plan(store, now):
+            for outcome, change in run._plan(store, now):
                 if isinstance(outcome, ThreadOutcome) and outcome.status == "healthy":
                     healthy += 1
                     continue
-                if thread is None or data is None or not writes:
-                    kept.append((outcome, None, None, None))
-                else:
-                    kept.append((outcome, store.detached(thread), data, entry))
+                kept.append((outcome, change if writes else None))  # (the change as its store built it, whole)
         except ThreadfixError as exc:
-            kept.append((Problem(exc.where or store.display, exc.message, exc.exit_code), None, None, None))
+            kept.append((Problem(exc.where or store.display, exc.message, exc.exit_code), None))
     return healthy, kept
 
 
@@ -645,7 +642,7 @@ def _replay(parts: Iterable[tuple[int, list[Planned]] | None]) -> Iterator[Plann
     for part in parts:
         assert part is not None
         healthy, kept = part
-        yield from repeat((_healthy(None), None, None, None), healthy)
+        yield from repeat((_healthy(None), None), healthy)
         yield from (planned for planned in kept
                     if not (isinstance(planned[0], Problem) and repeats.repeated(planned[0])))
 

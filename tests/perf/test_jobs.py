@@ -548,11 +548,14 @@ def test_a_dry_runs_workers_send_back_outcomes_only(tmp_path, small_shards):
     for dry_run in (False, True):
         options = batch.RunOptions(dry_run=dry_run, min_age=0, output=tmp_path / "out.jsonl")
         sent[dry_run] = [kept for shard in shards for kept in batch._plan_shard(shard, options=options, now=0)[1]]
-    changed = [(outcome.address, outcome.plan) for outcome, thread, data, _ in sent[False] if data is not None]
-    assert changed and all(thread is not None for _, thread, data, _ in sent[False] if data is not None)
-    assert [(outcome.address, outcome.plan) for outcome, _, _, _ in sent[True]
+    # (each planned thread comes as its outcome and the change its store built: the thread's write locator and the
+    # bytes it was planned on, never its items, and the new bytes)
+    changed = [(outcome.address, outcome.plan) for outcome, change in sent[False] if change is not None]
+    assert changed and all(change.thread is not None and change.thread.items == [] and change.data
+                           for _, change in sent[False] if change is not None)
+    assert [(outcome.address, outcome.plan) for outcome, _ in sent[True]
             if getattr(outcome, "status", None) == "would_repair"] == changed
-    assert all(thread is None and data is None and entry is None for _, thread, data, entry in sent[True])
+    assert all(change is None for _, change in sent[True])
 
 
 @pytest.mark.parametrize("source", ["jsonl", "thread per row", "item per row"])

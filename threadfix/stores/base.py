@@ -72,6 +72,17 @@ class Shard(Struct, frozen=True):
         return self.start is not None or self.rows is not None or self.keys is not None
 
 
+class Change(Struct):
+    """One thread's repair as its store will make it, built by the store (:meth:`Store.change`) and carried whole to
+    its writer, across the ``--jobs`` pipe too: what the write needs of the thread (its address, its locator and the
+    bytes it was planned on, for the compare-and-swap; never its items), the new bytes, and the journal entry that
+    undo replays (None: a dry run, or ``-o``, which changes nothing in place)."""
+
+    thread: Thread
+    data: bytes
+    entry: Entry | None = None
+
+
 class LineNumbering(Protocol):
     """How the reader of a byte range of a file learns the number of its first line, which the readers of the
     ranges before it count (handed down by the ``--jobs`` machinery: see :class:`threadfix.parallel.LineLedger`)."""
@@ -159,9 +170,17 @@ class Store(ABC):
     def journal_entry(self, thread: Thread, data: bytes) -> Entry | None:
         """The undo record for replacing ``thread`` with ``data`` in place (None: nothing to undo)."""
 
+    def change(self, thread: Thread, data: bytes, journal: bool = True) -> Change:
+        """The change that puts ``data`` (:meth:`encode`'s bytes) in place of ``thread``, with its journal entry
+        when ``journal``: what the batch runner journals and hands to :meth:`writer`, in this process or from a
+        ``--jobs`` worker."""
+        entry = self.journal_entry(thread, data) if journal else None
+        return Change(self.detached(thread), data, entry)
+
     def detached(self, thread: Thread) -> Thread:
-        """What :meth:`writer` needs of a thread planned in another process (a ``--jobs`` worker), which sends
-        this back instead of the whole thread."""
+        """What :meth:`writer` needs of a changed thread, for its :class:`Change` (which a ``--jobs`` worker sends
+        back instead of the whole thread): its address and locator; a store whose write compares the bytes the
+        plan was made from keeps those too."""
         return Thread(thread.address, [], locator=thread.locator)
 
     def restrict(self, part: Shard, numbering: LineNumbering | None = None) -> None:
