@@ -153,7 +153,7 @@ def test_check_and_min_age_write_nothing(db: Path, tmp_path: Path, capsys) -> No
 def test_a_session_the_app_went_on_with_is_left_alone(db: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     from threadfix.stores.adk_sessions import AdkSessionsStore
 
-    planned = AdkSessionsStore.change
+    planned = AdkSessionsStore.records_for
 
     def app_goes_on(self, thread, new_items):
         change = planned(self, thread, new_items)
@@ -161,7 +161,7 @@ def test_a_session_the_app_went_on_with_is_left_alone(db: Path, tmp_path: Path, 
             run(db, "moved-on", ["still here"], "hello?", create=False)
         return change
 
-    monkeypatch.setattr(AdkSessionsStore, "change", app_goes_on)
+    monkeypatch.setattr(AdkSessionsStore, "records_for", app_goes_on)
     code, out, err = run_cli(["repair", "--min-age", "0", "--journal-dir", str(tmp_path / "j"), str(db)], capsys)
     assert code == 75, err
     assert events(db, "moved-on")[-1].content.parts[0].text == "still here"

@@ -162,7 +162,7 @@ def test_a_checkpoint_the_app_added_meanwhile_is_not_written_over(db: Path, tmp_
                                                                   capsys) -> None:
     from threadfix.stores.langgraph_checkpoints import LangGraphStore
 
-    planned = LangGraphStore.change
+    planned = LangGraphStore.records_for
 
     def app_moves_on(self, thread, new_items):
         change = planned(self, thread, new_items)
@@ -172,7 +172,7 @@ def test_a_checkpoint_the_app_added_meanwhile_is_not_written_over(db: Path, tmp_
                     config("moved-on"), {"messages": [HumanMessage("hello?")]})
         return change
 
-    monkeypatch.setattr(LangGraphStore, "change", app_moves_on)
+    monkeypatch.setattr(LangGraphStore, "records_for", app_moves_on)
     code, out, err = run_cli(["repair", "--min-age", "0", "--journal-dir", str(tmp_path / "j"), str(db)], capsys)
     assert code == 75, err
     assert messages(db, "moved-on")[-1].content == "hello?"  # the app's checkpoint is the latest, untouched

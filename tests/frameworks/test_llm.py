@@ -156,7 +156,7 @@ def test_a_thread_the_app_went_on_with_is_left_alone(store, tmp_path: Path, monk
     from threadfix.stores.llm_logs import LlmLogsStore
 
     db, ids = store
-    planned = LlmLogsStore.change
+    planned = LlmLogsStore.records_for
 
     def app_goes_on(self, thread, new_items):
         change = planned(self, thread, new_items)
@@ -165,7 +165,7 @@ def test_a_thread_the_app_went_on_with_is_left_alone(store, tmp_path: Path, monk
             say(sqlite_utils.Database(db), conversation, "hello?")
         return change
 
-    monkeypatch.setattr(LlmLogsStore, "change", app_goes_on)
+    monkeypatch.setattr(LlmLogsStore, "records_for", app_goes_on)
     code, out, err = run_cli(["repair", "--min-age", "0", "--journal-dir", str(tmp_path / "j"), str(db)], capsys)
     assert code == 75, err
     assert chain(db, ids["moved-on"])[-2].parts[0].text == "hello?"  # the app's turn is the tip

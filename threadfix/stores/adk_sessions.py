@@ -130,7 +130,7 @@ class AdkSessionsStore(FrameworkStore):
                       modified=max(times) if times else None, dialect=self.options.dialect or "gemini",
                       locator=session)
 
-    def change(self, thread: Thread, new_items: list[Any]) -> tuple[NewEvents, bytes]:
+    def records_for(self, thread: Thread, new_items: list[Any]) -> tuple[NewEvents, bytes]:
         session: Session = thread.locator
         events = session.events
         placed = place(new_items, thread.items, "parts", _is_response, "an ADK event")

@@ -71,7 +71,7 @@ class FrameworkStore(Store):
         """Every thread, in store order, read on ``conn`` (read-only)."""
 
     @abstractmethod
-    def change(self, thread: Thread, new_items: list[Any]) -> tuple[Any, bytes]:
+    def records_for(self, thread: Thread, new_items: list[Any]) -> tuple[Any, bytes]:
         """What writing ``new_items`` in place of the thread's items takes (the store's own records), and the
         bytes shown for it (``--diff``) and digested in the journal."""
 
@@ -89,9 +89,14 @@ class FrameworkStore(Store):
         """What undo needs to find and take back what ``change`` added."""
 
     def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
-        change, shown = self.change(thread, new_items)
+        change, shown = self.records_for(thread, new_items)
         self._changes[id(thread)] = (change, shown)
         return shown
+
+    def detached(self, thread: Thread) -> Thread:
+        # the writer finds the planned records by the thread's identity; such a store is read and written by one
+        # process (it is never cut for --jobs), so the thread itself goes to the writer
+        return thread
 
     def writer(self, dest: Path | None = None) -> StoreWriter:
         if dest is not None:

@@ -127,7 +127,7 @@ class LangGraphStore(FrameworkStore):
                       modified=parse_time(checkpoint.get("ts")), dialect=self.options.dialect or "langchain",
                       locator=latest)
 
-    def change(self, thread: Thread, new_items: list[Any]) -> tuple[NewCheckpoint, bytes]:
+    def records_for(self, thread: Thread, new_items: list[Any]) -> tuple[NewCheckpoint, bytes]:
         latest: Latest = thread.locator
         needs("langgraph.checkpoint.sqlite", EXTRA, "writing LangGraph checkpoints")
         from langchain_core.messages import messages_from_dict

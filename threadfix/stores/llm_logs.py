@@ -215,7 +215,7 @@ class LlmLogsStore(FrameworkStore):
                       modified=max(times) if times else None, dialect=self.options.dialect or "openai-chat",
                       locator=chain)
 
-    def change(self, thread: Thread, new_items: list[Any]) -> tuple[NewChain, bytes]:
+    def records_for(self, thread: Thread, new_items: list[Any]) -> tuple[NewChain, bytes]:
         chain: Chain = thread.locator
         if chain.unhashable is not None:
             raise InputError(chain.unhashable, str(thread.address))
