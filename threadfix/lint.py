@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 from msgspec import Struct, field
+from msgspec.structs import replace
 
 from threadfix import dialects
 from threadfix.batch import MALFORMED, PROGRESS_EVERY, Problem, Repeats, Scanned, not_in_format, scan, scan_stores
@@ -341,7 +342,9 @@ class LintRun:
         now = self.options.now if self.options.now is not None else time.time()
         spread = sharded(self.specs, self.jobs, self.store, by_key=True)
         if spread is None:
-            found = lint_scanned(scan(self.specs, self.store, self.stdin), self.rules, self.options, now)
+            # a store that spreads its own read (PostgreSQL key ranges over connections) takes --jobs itself
+            store = replace(self.store, jobs=self.jobs) if self.jobs else self.store
+            found = lint_scanned(scan(self.specs, store, self.stdin), self.rules, self.options, now)
         else:
             work = partial(_lint_shard, options=self.options, store=self.store, now=now)
             found = (result for results in run_sharded(spread[1], work, spread[0]) for result in results)

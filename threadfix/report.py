@@ -416,7 +416,9 @@ def report_paths(specs: list[str], options: StoreOptions = StoreOptions(), *, ke
     """
     spread = sharded(specs, jobs, options, by_key=True)
     if spread is None:
-        return build_report(scan(specs, options, on_store=on_store), keep=keep, on_problem=on_problem,
+        # a store that spreads its own read (PostgreSQL key ranges over connections) takes --jobs itself
+        scanned = scan(specs, replace(options, jobs=jobs) if jobs else options, on_store=on_store)
+        return build_report(scanned, keep=keep, on_problem=on_problem,
                             progress=progress)
     report = Report(keep=keep)
     work = partial(_report_shard, options=options, keep=keep)

@@ -25,6 +25,7 @@ from threadfix.stores.files import _Lines
 UNDOERS = {
     "file": "threadfix.undo:undo_file",
     "sqlite": "threadfix.stores.sqlite:undo_entries",
+    "postgres": "threadfix.stores.postgres:undo_entries",
 }
 
 

@@ -46,7 +46,13 @@ class StoreOptions(Struct, frozen=True):
 
 
 def open_stores(spec: str, options: StoreOptions = StoreOptions(), stdin: Any = None) -> Iterator[Store]:
-    """Every store a path names: a JSON/JSONL file, ``-`` (stdin), a SQLite database, or a folder of them."""
+    """Every store a path names: a JSON/JSONL file, ``-`` (stdin), a SQLite database, or a folder of them; or a
+    PostgreSQL database by its URL (``postgresql://``)."""
+    if spec.startswith(("postgresql://", "postgres://")):
+        from threadfix.stores.postgres import open_postgres_store
+
+        yield open_postgres_store(spec, options)
+        return
     path = Path(spec)
     if spec != "-" and path.is_dir():
         for entry in walk_folder(spec):
