@@ -58,7 +58,8 @@ def redact(url: str) -> str:
 
 def _secrets(url: str) -> list[str]:
     """Every password the URL or the environment holds, to scrub from the server's and libpq's messages."""
-    found = []
+    # (by pattern too: a URL too broken for urlsplit still has its password where libpq looks for it)
+    found = re.findall(r"://[^/@?#:]*:([^@/?#]*)@", url) + re.findall(r"(?i)[?&](?:ssl)?password=([^&#]*)", url)
     try:
         parts = urlsplit(url)
         if parts.password:
@@ -72,7 +73,8 @@ def _secrets(url: str) -> list[str]:
 
 
 def scrub(text: str, url: str) -> str:
-    """A driver message with every password replaced, on one line."""
+    """A driver message with every password replaced, on one line (libpq quotes a URL it cannot parse whole)."""
+    text = text.replace(url, redact(url))
     for secret in _secrets(url):
         text = text.replace(secret, "***")
     return " ".join(text.split())
@@ -487,8 +489,3 @@ def find_layout(conn: Any, options: Any) -> tuple[Layout, bool]:
     listed = "; ".join(f"{shown(n)} ({', '.join(schema.table(n).names[:12])})" for n in schema.names[:20]) or "none"
     raise ConfigError(f"no table recognisably holds chat threads{hints}; tables: {listed}; pass {THREAD_OPTIONS}, "
                       f"or {ITEM_OPTIONS}")
-
-
-def safe_name(value: str) -> bool:
-    """A name that is safe to put in a message as it is (no control characters)."""
-    return not re.search(r"[\x00-\x1f\x7f]", value)
