@@ -54,10 +54,10 @@ def small_shards(monkeypatch):
     """Cut files and tables of a few KB as if they were large (into more ranges than processes; a table's
     screen into parts of 100 rows, its suspects into parts of one key), let auto pick several processes, and
     have repair append to its journal every entry instead of every few MB."""
-    from threadfix.stores import sqlite, sqlite_screen
+    from threadfix.stores import sqlite_screen, table
 
     monkeypatch.setattr(sqlite_screen, "PART_MIN_ROWS", 100)
-    monkeypatch.setattr(sqlite, "KEYS_PER_PART", 1)
+    monkeypatch.setattr(table, "KEYS_PER_PART", 1)
     monkeypatch.setattr(parallel, "MIN_SHARD_BYTES", 2048)
     monkeypatch.setattr(parallel, "MAX_SHARD_BYTES", 16384)
     monkeypatch.setattr(parallel, "AUTO_MIN_BYTES", 4096)

@@ -16,6 +16,8 @@ from threadfix.batch import Problem, Scanned, scan
 from threadfix.errors import ConfigError, StoreError
 from threadfix.stores import StoreOptions
 from threadfix.stores import sqlite as sqlite_store
+from threadfix.stores import table as table_store
+from threadfix.stores.base import ReadProblem
 from threadfix.stores.sqlite_layout import connect
 
 LAYOUTS = ["thread", "item", "agents"]
@@ -81,9 +83,9 @@ def test_scan_reads_every_layout_read_only(tmp_path: Path) -> None:
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_no_read_is_held_open_between_threads(tmp_path: Path, layout: str, monkeypatch) -> None:
     """In rollback-journal mode an open read blocks the app's commit: the app must commit at once."""
-    monkeypatch.setattr(sqlite_store, "THREAD_CHUNK", 2)
-    monkeypatch.setattr(sqlite_store, "ID_CHUNK", 3)
-    monkeypatch.setattr(sqlite_store, "STREAM_CHUNK", 4)
+    monkeypatch.setattr(table_store, "THREAD_CHUNK", 2)
+    monkeypatch.setattr(table_store, "ID_CHUNK", 3)
+    monkeypatch.setattr(table_store, "STREAM_CHUNK", 4)
     db = create(tmp_path / "c.db", layout, {f"t{i}": stuck(i) for i in range(7)}, journal_mode="delete")
     app = sqlite3.connect(db, timeout=0, isolation_level=None)
     seen = []
@@ -98,15 +100,15 @@ def test_no_read_is_held_open_between_threads(tmp_path: Path, layout: str, monke
 
 
 def test_threads_span_chunk_boundaries_in_row_order(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(sqlite_store, "THREAD_CHUNK", 3)
+    monkeypatch.setattr(table_store, "THREAD_CHUNK", 3)
     db = create(tmp_path / "c.db", "thread", {f"t{i:02}": stuck(i) for i in range(10)})
     keys = [r.thread.address.key for r in scan([str(db)])]
     assert keys == [f"conversations:id=t{i:02}" for i in range(10)]
 
 
 def test_items_of_interleaved_threads_come_out_in_order(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(sqlite_store, "ID_CHUNK", 2)
-    monkeypatch.setattr(sqlite_store, "IN_CHUNK", 2)
+    monkeypatch.setattr(table_store, "ID_CHUNK", 2)
+    monkeypatch.setattr(table_store, "IN_CHUNK", 2)
     db = tmp_path / "i.db"
     conn = sqlite3.connect(db)
     conn.execute("CREATE TABLE msgs (thread_id TEXT, seq INTEGER, body TEXT)")  # no index, implicit row id
@@ -127,9 +129,9 @@ def test_items_of_interleaved_threads_come_out_in_order(tmp_path: Path, monkeypa
 ])
 @pytest.mark.parametrize("chunk", [1, 2, 4, 1000])
 def test_every_read_path_gives_whole_threads_in_order(tmp_path: Path, monkeypatch, index: str, path: str, chunk: int) -> None:
-    monkeypatch.setattr(sqlite_store, "STREAM_CHUNK", chunk)
-    monkeypatch.setattr(sqlite_store, "ID_CHUNK", chunk)
-    monkeypatch.setattr(sqlite_store, "IN_CHUNK", chunk)
+    monkeypatch.setattr(table_store, "STREAM_CHUNK", chunk)
+    monkeypatch.setattr(table_store, "ID_CHUNK", chunk)
+    monkeypatch.setattr(table_store, "IN_CHUNK", chunk)
     db = tmp_path / "i.db"
     conn = sqlite3.connect(db)
     conn.execute("CREATE TABLE msgs (thread_id TEXT, seq INTEGER, body TEXT)")
@@ -149,7 +151,7 @@ def test_every_read_path_gives_whole_threads_in_order(tmp_path: Path, monkeypatc
     threads = {}
     problems = []
     for thread in store.threads():
-        if isinstance(thread, sqlite_store.ReadProblem):
+        if isinstance(thread, ReadProblem):
             problems.append(thread.message)
         else:
             threads[thread.address.key] = [item["content"] for item in thread.items]
@@ -212,8 +214,8 @@ def test_min_age_zero_looks_up_no_thread_time(tmp_path: Path, capsys, monkeypatc
     """At --min-age 0 every thread is old enough: an item table is not asked each stuck thread's time."""
     db = create(tmp_path / "a.db", "agents", {"a": stuck(1), "b": stuck(2)})
     asked: list[object] = []
-    real = sqlite_store.SQLiteStore._thread_time
-    monkeypatch.setattr(sqlite_store.SQLiteStore, "_thread_time", lambda self, thread: asked.append(1) or real(self, thread))
+    real = table_store.ItemRowStore._thread_time
+    monkeypatch.setattr(table_store.ItemRowStore, "_thread_time", lambda self, thread: asked.append(1) or real(self, thread))
     code, out, err = run_cli(["repair", "--dry-run", "--min-age", "0", str(db)], capsys)
     assert code == 0, err
     assert "session_id=a#1: add error output for stuck_1" in out and "session_id=b#1: add error output for stuck_2" in out

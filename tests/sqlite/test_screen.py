@@ -21,7 +21,7 @@ from msgspec.structs import replace
 from tests.screening import same_as_a_full_read
 from threadfix import dialects
 from threadfix.model import Thread
-from threadfix.stores import StoreOptions, open_stores, sqlite
+from threadfix.stores import StoreOptions, open_stores, sqlite, table
 from threadfix.stores import sqlite_screen as screen
 from threadfix.stores.base import ReadProblem, Settled
 from threadfix.stores.settle import (
@@ -223,14 +223,14 @@ def test_rows_out_of_order_or_with_odd_orders(tmp_path: Path, schema: str) -> No
 def test_any_store_any_span_and_any_number_of_processes(tmp_path_factory, seed: int, odd: float, span: int,
                                                         schema: str, jobs: int) -> None:
     path = build(tmp_path_factory.mktemp("h") / "s.db", schema, seed, threads=12, odd=odd, disorder=seed % 3 == 0)
-    original = screen.SPAN, screen.PART_MIN_ROWS, sqlite.KEYS_PER_PART
-    screen.SPAN, screen.PART_MIN_ROWS, sqlite.KEYS_PER_PART = span, 1, 1  # parts of a few rows (keys), in workers
+    original = screen.SPAN, screen.PART_MIN_ROWS, table.KEYS_PER_PART
+    screen.SPAN, screen.PART_MIN_ROWS, table.KEYS_PER_PART = span, 1, 1  # parts of a few rows (keys), in workers
     try:
         assert_same_as_a_full_read(path, schema, jobs=jobs)
         if jobs > 1 and _store(path, schema, jobs=jobs).parts_to_repair() is not None:
             same_as_a_full_read(lambda: InParts(_store(path, schema, jobs=jobs)))
     finally:
-        screen.SPAN, screen.PART_MIN_ROWS, sqlite.KEYS_PER_PART = original
+        screen.SPAN, screen.PART_MIN_ROWS, table.KEYS_PER_PART = original
 
 
 @pytest.mark.parametrize("schema", sorted(SCHEMAS))
@@ -238,7 +238,7 @@ def test_any_store_any_span_and_any_number_of_processes(tmp_path_factory, seed: 
 def test_the_parts_for_workers_read_what_a_full_read_does(tmp_path: Path, monkeypatch, schema: str, seed: int) -> None:
     """With --jobs, the suspects' keys are cut into parts that workers read and plan: together, in order, they
     are what a full read gives (the others settled)."""
-    monkeypatch.setattr(sqlite, "KEYS_PER_PART", 2)
+    monkeypatch.setattr(table, "KEYS_PER_PART", 2)
     path = build(tmp_path / "s.db", schema, seed, odd=0.5)
     assert _store(path, schema, jobs=1).parts_to_repair() is None  # one process: nothing to cut
     parts = _store(path, schema, jobs=2).parts_to_repair()

@@ -12,6 +12,7 @@ from tests.sqlite.dbs import create, dump, healthy, read, repair, stuck
 from threadfix.batch import Problem
 from threadfix.errors import ExitCode
 from threadfix.stores import sqlite as sqlite_store
+from threadfix.stores import table as table_store
 from threadfix.undo import undo
 
 THREADS = 13
@@ -70,7 +71,7 @@ def test_the_writer_holds_one_batch_and_writes_it_before_reading_on(tmp_path: Pa
 
 
 def test_a_batch_of_few_large_threads_is_written_early(tmp_path: Path, monkeypatch, writes) -> None:
-    monkeypatch.setattr(sqlite_store, "FLUSH_BYTES", 1)
+    monkeypatch.setattr(table_store, "FLUSH_BYTES", 1)
     db = create(tmp_path / "c.db", "item", _threads())
     run, _ = repair(db, tmp_path / "journal", batch_size=50)
     assert max(held for event, held in writes if event == "queued") == 1
@@ -175,11 +176,11 @@ def test_suspects_to_be_written_go_in_small_parts(tmp_path: Path, monkeypatch) -
     from threadfix.stores import StoreOptions
     from threadfix.stores.sqlite import open_sqlite_store
 
-    monkeypatch.setattr(sqlite_store, "WRITTEN_KEYS_PER_PART", 4)
+    monkeypatch.setattr(table_store, "WRITTEN_KEYS_PER_PART", 4)
     db = create(tmp_path / "c.db", "item", {f"s{n:02}": stuck(n) for n in range(40)})
     sizes = {}
     for writable in (True, False):
         parts = open_sqlite_store(db, StoreOptions(writable=writable, jobs=2)).parts_to_repair()
         sizes[writable] = [len(shard.keys) for shard in parts.shards]
         assert sum(sizes[writable]) == 40
-    assert max(sizes[True]) == 4 and max(sizes[False]) == sqlite_store.KEYS_PER_PART
+    assert max(sizes[True]) == 4 and max(sizes[False]) == table_store.KEYS_PER_PART

@@ -1,237 +1,170 @@
-"""Threads in a SQLite database, read and repaired while the app may be writing to it.
+"""Threads in a SQLite database: the SQLite adapter of the table engine (:mod:`threadfix.stores.table`).
 
-**Reading** (lint, report, ``--dry-run``, ``--check``, ``--diff``, and repair's own scan) uses a
-``mode=ro`` connection: a mistyped path is never created and the journal mode is never touched. Rows
-come in short keyed chunks (``WHERE rowid > ? ORDER BY rowid LIMIT n``), each its own read
-transaction, because in rollback-journal mode an open read blocks the app's commit. JSON is fetched as
-bytes (``CAST(col AS BLOB)``) and parsed with orjson.
-
-One row per item is read the cheapest way the table's indexes allow: when an index lists the rows by
-thread and order (openai-agents has one), whole threads stream in keyed chunks; when an index only
-finds a thread, threads are read one by one by key; with no index, row ids are grouped by thread in one
-pass in row order (no sort of an interleaved table), then each thread is read by row id, plus any row
-appended to it since. Time columns are read only for threads whose age is asked. Repair reads through
-:meth:`SQLiteStore.threads_to_repair`, which on a table of Responses items lets SQLite tell which threads
-need no repair and reads only the others in full (:mod:`threadfix.stores.sqlite_screen`), and settles
-the rows of one healthy thread from their items' types and call ids (:mod:`threadfix.stores.settle`). With ``--jobs``,
-a table of one thread per row is read as row id ranges, one per worker; a table of one item per row is
-screened in row id parts, one per worker, and a repair's workers then read and plan its suspects in parts
-of their keys (:meth:`SQLiteStore.parts_to_repair`). A repair's parent writes what its workers planned.
-
-**Writing** (repair) uses its own ``mode=rw`` connection and ``BEGIN IMMEDIATE`` transactions of at
-most ``batch_size`` threads (a deferred ``BEGIN`` that reads and then writes fails at once with
-"database is locked"). Inside the transaction each thread is read again and compared with what the
-repair was planned on; a thread the app changed meanwhile is left alone and reported (run again),
-never overwritten. Each thread is written under a savepoint, so one that cannot be written (a
-constraint) is left alone without losing the rest of the batch. After SQLITE_FULL or an I/O error
-SQLite may already have rolled back, so ``in_transaction`` is checked before ``ROLLBACK``.
-
-In the one-row-per-item layout, an output inserted in the middle of a thread keeps every other row's
-data: when the order is the row id (openai-agents), the thread's later rows are copied, all their
-columns intact, to new row ids after it in the same transaction; when it is an integer column, only
-the rows that must make room move, and by as little as possible.
+What is SQLite's own lives here and in :mod:`threadfix.stores.sqlite_layout` (connections by URI,
+``mode=ro`` to read so a mistyped path is never created and the journal mode never touched; result
+codes mapped to errors; the pragma schema) and :mod:`threadfix.stores.sqlite_screen` (repair's fast
+path, SQLite extracting two JSON fields per row): ``BEGIN IMMEDIATE`` to write (a deferred ``BEGIN``
+that reads and then writes fails at once with "database is locked"), ``-o`` through SQLite's online
+backup, the database's mtime as the newer of the file and its WAL, and the cut of a table for ``--jobs``.
+Everything else about tables — layouts, read plans, batching, compare-and-swap, undo — is the engine's.
 """
 
 from __future__ import annotations
 
-import base64
 import os
 import sqlite3
 import tempfile
-from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import groupby
-from operator import itemgetter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-from msgspec import Struct
-
-from threadfix import jsonio
-from threadfix.errors import BusyError, ConfigError, InputError, StoreError, ThreadfixError, UnrewritableError
-from threadfix.journal import Entry, digest
-from threadfix.model import Address, Thread
-from threadfix.stores import settle, sqlite_screen
+from threadfix.errors import ConfigError, InputError, ThreadfixError
+from threadfix.journal import Entry
+from threadfix.stores import sqlite_screen
 from threadfix.stores.atomic import TEMP_PREFIX, fsync_folder
-from threadfix.stores.base import ReadProblem, RepairParts, Settled, Store, StoreWriter, parse_time
-from threadfix.stores.files import THREAD_KEYS, encode_document, split_container
-from threadfix.stores.sqlite_layout import Layout, Schema, connect, find_layout, q, shown, sqlite_error
+from threadfix.stores.sqlite_layout import Schema, connect, sqlite_error
+from threadfix.stores.table import (  # noqa: F401 - the engine's tunables and classes, as they were named here
+    FLUSH_BYTES, ID_CHUNK, IN_CHUNK, KEYS_PER_PART, STREAM_CHUNK, THREAD_CHUNK, WRITTEN_KEYS_PER_PART,
+    ItemRowStore, TableAdapter, TableCopy, TableStore, TableWriter, ThreadRowStore, items_blob, open_table_store,
+    undo_table_entries,
+)
 
-#: rows per read transaction, one row per thread (each row may be a large document)
-THREAD_CHUNK = 200
-#: rows per read transaction when grouping row ids by thread
-ID_CHUNK = 5000
-#: item rows per read transaction when streaming whole threads (smaller chunks measured faster)
-STREAM_CHUNK = 1000
-#: row ids bound in one ``IN (...)`` (SQLite allowed at most 999 variables before 3.32)
-IN_CHUNK = 500
-#: a ``--jobs`` repair reads and plans a screened table's suspects in about this many parts per process (so
-#: that a slow part does not leave a core idle, and the parent holds a few parts' plans at a time), each of
-#: at least this many threads
-PARTS_PER_JOB = 8
-KEYS_PER_PART = 16
-#: and of at most this many when they are to be written: each changed thread's rows come with its plan, and
-#: the parent holds a few parts' plans at a time, so such parts must not grow with the table
-WRITTEN_KEYS_PER_PART = 16
-#: new JSON queued for writing before a batch is written, however few threads hold it (a changed thread is
-#: held whole until then, its items decoded: several times these bytes)
-FLUSH_BYTES = 4 * 1024 * 1024
-CHANGED = "changed while threadfix worked on it (the app wrote to it); left alone, run again"
-#: the fields of an item row as scanned: row id, order, item bytes, thread
-_ROWID, _RAW, _THREAD = itemgetter(0), itemgetter(2), itemgetter(3)
+#: a table store over SQLite is the engine's (the names callers knew)
+SQLiteStore = TableStore
+SQLiteWriter = TableWriter
 
 
-# --------------------------------------------------------------------------- locators
+class SQLiteAdapter(TableAdapter):
+    """The table engine's connection to one SQLite database file."""
+
+    placeholder = "?"
+    Error = sqlite3.Error
+    IntegrityError = sqlite3.IntegrityError
+    journal_kind = "sqlite"
+
+    def __init__(self, path: Path, busy_timeout: float = 5.0, display: str | None = None) -> None:
+        self.path = Path(path)
+        self.display = display if display is not None else str(path)
+        self.busy_timeout = busy_timeout
+
+    def connect(self, *, write: bool) -> sqlite3.Connection:
+        return connect(self.path, write=write, timeout=self.busy_timeout)
+
+    def error(self, exc: BaseException, where: str) -> ThreadfixError:
+        return sqlite_error(exc, where, self.busy_timeout)  # type: ignore[arg-type]
+
+    def schema(self, conn: sqlite3.Connection) -> Schema:
+        return Schema(conn)
+
+    def begin_write(self, conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+
+    def changed_time(self) -> float | None:
+        """When the database last changed: the newer of the file and its WAL."""
+        times = []
+        for name in (str(self.path), str(self.path) + "-wal"):
+            try:
+                times.append(os.stat(name).st_mtime)
+            except OSError:
+                pass
+        return max(times) if times else None
+
+    def size(self) -> int | None:
+        try:
+            return os.stat(self.path).st_size
+        except OSError:
+            return None
+
+    def location(self) -> str:
+        return os.path.realpath(self.path)
+
+    def screen(self, conn: sqlite3.Connection, store: ItemRowStore) -> tuple[dict[Any, int], set[Any], int] | None:
+        """SQLite's screen (:mod:`.sqlite_screen`): None when it cannot read JSON as strictly as orjson."""
+        layout, options = store.layout, store.options
+        json = sqlite_screen.probe_json(conn)
+        if json is None:
+            return None
+        low, high = conn.execute(store._sql.rowid_bounds).fetchone()
+        if high is None:
+            return {}, set(), -(2**63)
+        try:
+            ends = sqlite_screen.walk_ends(conn, layout)
+        except sqlite3.OperationalError:  # a key that is not UTF-8: a full read says where
+            return None
+        if ends is None:
+            return None
+        task = sqlite_screen.Pass(self.path, layout, sqlite_screen.screen_sql(layout, json), self.busy_timeout,
+                                  options.max_doc_bytes)
+        suspects = sqlite_screen.screen_table(task, low, high, ends, options.jobs)
+        return None if suspects is None else (ends, suspects, high)
+
+    def copy(self, dest: Path) -> TableCopy:
+        return _BackupCopy(self, dest)
 
 
-class RowLocator(Struct):
-    """One row per thread: where the thread's row is, and how its JSON is stored."""
+class _BackupCopy(TableCopy):
+    """``-o``: the database copied with SQLite's online backup (a consistent snapshot of a live database) to a
+    temporary file beside ``dest``, renamed over it when done."""
 
-    rowid: int
-    key: Any
-    #: stored as TEXT (else BLOB): a rewrite keeps the type the app reads
-    text: bool
+    def __init__(self, adapter: SQLiteAdapter, dest: Path) -> None:
+        if dest.exists() and (os.path.realpath(dest) == os.path.realpath(adapter.path) or not dest.is_file()):
+            raise ConfigError("--output must name a new file or another regular file, not the database itself", str(dest))
+        self.dest = dest
+        self.folder = dest.parent if str(dest.parent) else Path(".")
+        fd, self.temp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".db", dir=self.folder)
+        os.close(fd)
+        self.conn = None
+        try:
+            source = adapter.connect(write=False)
+            try:
+                self.conn = connect(Path(self.temp), write=True, timeout=adapter.busy_timeout)
+                source.backup(self.conn)
+            finally:
+                source.close()
+        except BaseException:
+            self.discard()
+            raise
 
+    def finish(self) -> None:
+        self.conn.close()
+        self.conn = None
+        os.replace(self.temp, self.dest)
+        self.temp = None
+        fsync_folder(self.folder)
 
-class ItemsLocator(Struct):
-    """One row per item: the thread's rows in order, and what the repair plans for them."""
-
-    key: Any
-    rowids: list[int]
-    raws: list[bytes]
-    #: the largest row id in the table when the thread was grouped (later rows were appended since)
-    max_rowid: int
-    #: every row in full (row id first), read just before writing and compared inside the transaction
-    snapshot: list[tuple[Any, ...]] | None = None
-    stale: bool = False
-    #: the new rows in order: the index of a kept row, or the bytes of a new item
-    plan: list[int | bytes] | None = None
-
-
-class ItemThread(Thread):
-    """A one-row-per-item thread: its time columns are read only if its age is asked (most never are)."""
-
-    #: the store that reads its time columns on demand (None once read, or when the table has none)
-    store: Any = None
-
-    def exact_time(self) -> float | None:
-        store = self.store
-        if self.modified is None and store is not None:
-            self.store = None
-            self.modified = store._thread_time(self)
-        return self.modified
-
-
-class RowThread(Thread):
-    """A one-row-per-thread thread: its time columns are parsed only if its age is asked (most never are)."""
-
-    #: its time columns as read, parsed on demand (None once parsed)
-    times: Any = None
-
-    def exact_time(self) -> float | None:
-        times = self.times
-        if self.modified is None and times:
-            self.times = None
-            self.modified = _row_time(times)
-        return self.modified
+    def discard(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+        if self.temp is not None:
+            try:
+                os.unlink(self.temp)
+            except FileNotFoundError:
+                pass
+            self.temp = None
 
 
-def items_blob(raws: Sequence[bytes]) -> bytes:
-    """A one-row-per-item thread as one document (one item per line): what diffs, hashes and undo see."""
-    return b"[\n" + b",\n".join(raws) + b"\n]" if raws else b"[]"
-
-
-def _as_bytes(value: Any) -> bytes:
-    if isinstance(value, bytes):
-        return value
-    if isinstance(value, str):
-        return value.encode("utf-8", "surrogatepass")
-    return b"null" if value is None else str(value).encode()
-
-
-def _label(key: Any) -> str:
-    if isinstance(key, bytes):
-        return "x'" + key.hex() + "'"
-    return str(key)
-
-
-def _cell(value: Any) -> Any:
-    """A SQLite value as JSON (for the journal): BLOBs and non-finite REALs are tagged."""
-    if isinstance(value, bytes):
-        return {"$blob": base64.b64encode(value).decode("ascii")}
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        return {"$real": repr(value)}
-    return value
-
-
-def _uncell(value: Any) -> Any:
-    if isinstance(value, dict):
-        if "$blob" in value:
-            return base64.b64decode(value["$blob"])
-        if "$real" in value:
-            return float(value["$real"])
-    return value
-
-
-def _order_key(value: Any) -> tuple[int, Any]:
-    """SQLite's order of values of mixed types: NULL, numbers, text, blobs."""
-    if value is None:
-        return (0, 0)
-    if isinstance(value, (int, float)):
-        return (1, value)
-    return (2, value) if isinstance(value, str) else (3, value)
-
-
-def _keyset(conn: sqlite3.Connection, first: str, after: str, size: int,
-            resume: Callable[[list[tuple[Any, ...]]], Any] = lambda rows: rows[-1][0]) -> Iterator[list[tuple[Any, ...]]]:
-    """Rows in chunks, each its own short read transaction (fetched whole, so no read stays open between
-    chunks): ``first`` takes ``(size,)``, ``after`` takes ``(resume(previous chunk), size)``."""
-    rows = conn.execute(first, (size,)).fetchall()
-    while rows:
-        yield rows
-        rows = conn.execute(after, (resume(rows), size)).fetchall()
-
-
-def _after_whole_threads(rows: list[tuple[Any, ...]]) -> Any:
-    """Where a stream of item rows resumes: after the last thread the chunk holds whole (a full chunk's
-    last thread may be cut; when it is the only one, it is read by key and the stream goes on after it)."""
-    last = rows[-1][3]
-    if len(rows) < STREAM_CHUNK:
-        return last
-    return next((row[3] for row in reversed(rows) if row[3] != last), last)
-
-
-def _chunks(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(values), size):
-        yield values[start:start + size]
-
-
-# --------------------------------------------------------------------------- the store
-
-
-def open_sqlite_store(path: Path, options: Any) -> SQLiteStore:
+def open_sqlite_store(path: Path, options: Any) -> TableStore:
     """A store for the database at ``path``; its layout is read from the options or detected."""
-    display = str(path)
-    conn = connect(path, write=False, timeout=options.busy_timeout)
+    adapter = SQLiteAdapter(path, options.busy_timeout)
+    conn = adapter.connect(write=False)
     try:
         encoding = conn.execute("PRAGMA encoding").fetchone()[0]
         if encoding != "UTF-8":
-            raise InputError(f"stores text as {encoding}; threadfix reads UTF-8 databases only", display)
-        layout, detected = find_layout(conn, options)
+            raise InputError(f"stores text as {encoding}; threadfix reads UTF-8 databases only", adapter.display)
+        return open_table_store(adapter, options, Schema(conn))
     except sqlite3.Error as exc:
-        raise sqlite_error(exc, display, options.busy_timeout) from None
+        raise adapter.error(exc, adapter.display) from None
     finally:
         conn.close()
-    return SQLiteStore(path, display, layout, options, detected)
 
 
 def table_cut(path: Path, options: Any, by_key: bool) -> tuple[tuple[int, int] | None, list[Any] | None]:
     """What ``--jobs`` cuts the database's table by, as ``options`` find it, the database opened once:
 
-    - one thread per row: its first and last row ids, cut into row id ranges (:attr:`SQLiteStore.row_range`);
+    - one thread per row: its first and last row ids, cut into row id ranges (:attr:`TableStore.row_range`);
     - with ``by_key``, one item per row with an index that finds its threads by key: the thread keys in key
-      order, cut into runs of keys for lint and report (:attr:`SQLiteStore.only_keys`); threads begun after
+      order, cut into runs of keys for lint and report (:attr:`TableStore.only_keys`); threads begun after
       this are not read (a snapshot);
 
     (None, None) for any other table, an empty one, one of more than MAX_THREADS threads or with BLOB keys,
@@ -239,7 +172,7 @@ def table_cut(path: Path, options: Any, by_key: bool) -> tuple[tuple[int, int] |
     try:
         store = open_sqlite_store(path, options)
         try:
-            if store.layout.kind == "thread":
+            if isinstance(store, ThreadRowStore):
                 low, high = store._reader().execute(store._sql.rowid_bounds).fetchone()
                 return (None if high is None else (low, high)), None
             if by_key and store.layout.thread_indexed:
@@ -252,849 +185,12 @@ def table_cut(path: Path, options: Any, by_key: bool) -> tuple[tuple[int, int] |
         return None, None
 
 
-class SQLiteStore(Store):
-    """One database table holding threads, in either layout."""
-
-    all_or_nothing = False  # batches committed before a failure stay written (and say so)
-
-    def __init__(self, path: Path, display: str, layout: Layout, options: Any, detected: bool = False) -> None:
-        self.path = path
-        self.display = display
-        self.layout = layout
-        self.options = options
-        #: what was detected from the schema, for the person at the terminal (None: all given)
-        self.description = f"{display}: reading {layout.describe()}" if detected else None
-        self.dialect = options.dialect or layout.dialect
-        self.mtime: float | None = None
-        self._conn: sqlite3.Connection | None = None
-        self._sql = _Sql(layout)
-        #: read only the rows with ``after < row id <= through`` (None: unbounded), a ``--jobs`` worker's share;
-        #: one row per item is not cut (a thread's rows are anywhere): the first share reads it all
-        self.row_range: tuple[int | None, int | None] | None = None
-        #: read only these threads (by key, in this order), a ``--jobs`` worker's share of a table of one item
-        #: per row; ``last_part``: the last share, which also says how many rows belong to no thread
-        self.only_keys: tuple[Any, ...] | None = None
-        self.last_part = False
-        #: the screen found this table better read in full (so a full read does not screen it again)
-        self._unscreened = False
-
-    # ------------------------------------------------------------------ reading
-
-    def _reader(self) -> sqlite3.Connection:
-        if self._conn is None:
-            self._conn = connect(self.path, write=False, timeout=self.options.busy_timeout)
-        return self._conn
-
-    def _close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    def threads(self) -> Iterator[Thread | ReadProblem]:
-        return self._read(screen=False)
-
-    def threads_to_repair(self) -> Iterator[Thread | ReadProblem | Settled]:
-        """:meth:`threads`, except that threads SQLite shows need no repair may come as :class:`Settled` counts
-        (one row per item of OpenAI Responses items; see :mod:`threadfix.stores.sqlite_screen`)."""
-        return self._read(screen=True)
-
-    def _read(self, screen: bool) -> Iterator[Thread | ReadProblem | Settled]:
-        self.mtime = _db_mtime(self.path)
-        conn = None
-        try:
-            if self.layout.kind == "thread":
-                conn = self._reader()
-                yield from self._thread_rows(conn, screen and self._documents_settle())
-            elif self.only_keys is not None:
-                conn = self._reader()
-                yield from self._threads_of(conn, self.only_keys)
-                if self.last_part:
-                    yield from self._orphans(conn)
-            elif self.row_range is None or self.row_range[0] is None:  # (a later part of an item table reads nothing)
-                conn = self._reader()
-                yield from self._item_threads(conn, screen)
-        except sqlite3.Error as exc:
-            raise sqlite_error(exc, self.display, self.options.busy_timeout) from None
-        finally:
-            if conn is not None and conn is self._conn:  # (a read left unfinished must not close a later one's)
-                self._close()
-
-    def _address(self, column: str | None, key: Any) -> Address:
-        return Address(self.display, key=f"{self.layout.table}:{column or 'rowid'}={_label(key)}")
-
-    def _row_address(self, key: Any, rowid: int) -> Address:
-        """The address of a row of one thread: by its id column, or by its row id when the table has none."""
-        return self._address(self.layout.id_column, key if self.layout.id_column else rowid)
-
-    def _documents_settle(self) -> bool:
-        """Whether rows of one thread are screened (:func:`.settle.worth_screening`, on the database's size)."""
-        try:
-            size = os.stat(self.path).st_size
-        except OSError:
-            return False
-        return settle.worth_screening(self.dialect, size)
-
-    def _thread_rows(self, conn: sqlite3.Connection, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
-        """Each row's thread (within :attr:`row_range`); ``screen``: rows :mod:`.settle` settles as Settled."""
-        settles = settle.settles_document if screen else None
-        for rows in self._sql.thread_row_chunks(conn, self.row_range):
-            yield from self._row_threads(rows, settles)
-
-    def _row_threads(self, rows: list[tuple[Any, ...]], settles: Callable[[bytes], bool] | None
-                     ) -> Iterator[Thread | ReadProblem | Settled]:
-        """Each row's thread, in a table of one thread per row; ``settles``: rows it settles come as Settled."""
-        for rowid, key, raw, kind, *times in rows:
-            if raw is None:
-                continue  # a row with no thread yet
-            if kind not in ("text", "blob"):
-                yield ReadProblem(str(self._row_address(key, rowid)), f"holds a {kind}, not a JSON thread")
-                continue
-            if len(raw) > self.options.max_doc_bytes:
-                yield ReadProblem(str(self._row_address(key, rowid)), f"is {len(raw) // 2**20} MiB, over the "
-                                  f"{self.options.max_doc_bytes // 2**20} MiB limit for one document (raise --max-doc-mb)")
-                continue
-            if settles is not None and settles(raw):
-                yield settle.SETTLED  # (no address built: most rows)
-                continue
-            address = self._row_address(key, rowid)
-            try:
-                value = jsonio.loads(raw)
-            except jsonio.JsonReadError as exc:
-                yield ReadProblem(str(address), exc.message)
-                continue
-            parts = split_container(value)
-            if parts is None:
-                yield ReadProblem(str(address), "holds no thread (expected an array of items, or an object "
-                                  f"with one of {', '.join(THREAD_KEYS)})")
-                continue
-            items, container, item_key = parts
-            thread = RowThread(address=address, items=items, container=container, key=item_key, raw=raw,
-                               mtime=self.mtime, dialect=self.dialect, locator=RowLocator(rowid, key, kind == "text"),
-                               times=times)
-            yield thread
-
-    def _item_threads(self, conn: sqlite3.Connection, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
-        screened = self._screen(conn) if screen and not self._unscreened else None
-        if screened is not None:
-            yield from self._threads_screened(conn, *screened)
-        elif self.layout.stream_indexed:
-            yield from self._threads_streamed(conn)
-        elif self.layout.thread_indexed:
-            yield from self._threads_by_key(conn)
-        else:
-            yield from self._threads_by_rowid(conn)
-        yield from self._orphans(conn)
-
-    def _orphans(self, conn: sqlite3.Connection) -> list[ReadProblem]:
-        """Rows of one item that belong to no thread, said once after the threads."""
-        orphans = conn.execute(self._sql.count_orphans).fetchone()[0]
-        if not orphans:
-            return []
-        return [ReadProblem(f"{self.display}:{self.layout.table}", f"{orphans} row{'s have' if orphans != 1 else ' has'} "
-                            f"no {shown(self.layout.thread_column)} and belong{'' if orphans != 1 else 's'} to no thread")]
-
-    def parts_to_repair(self) -> RepairParts | None:
-        """A table of one item per row, screened (in workers of its own), in parts of the suspects' keys, in
-        key order: reading and planning them in workers too leaves the parent only the walk for thread ends
-        and the writing (else about a third of a two-process repair's time was the parent reading and
-        planning them alone)."""
-        if self.layout.kind != "item" or self.options.jobs < 2 or self.only_keys is not None:
-            return None
-        try:
-            conn = self._reader()
-            screened = self._screen(conn)
-            self._unscreened = screened is None
-            if screened is None:
-                return None
-            settled, keys = 0, []
-            for entry in sqlite_screen.in_key_order(*screened):
-                if isinstance(entry, Settled):
-                    settled += entry.count
-                else:
-                    keys.append(entry)
-            problems = self._orphans(conn)
-        except sqlite3.Error as exc:
-            raise sqlite_error(exc, self.display, self.options.busy_timeout) from None
-        finally:
-            self._close()
-        from threadfix.parallel import Shard
-
-        size = max(KEYS_PER_PART, -(-len(keys) // (self.options.jobs * PARTS_PER_JOB)))
-        if self.options.writable:
-            size = min(size, WRITTEN_KEYS_PER_PART)
-        shards = [Shard(str(self.path), keys=tuple(keys[at:at + size])) for at in range(0, len(keys), size)]
-        return RepairParts(Settled(settled, settle.DIALECT), shards, problems)
-
-    def _threads_streamed(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
-        """An index lists the rows in thread order: read them in chunks of whole threads (the last thread
-        of a full chunk may be cut, so it starts the next chunk; a thread bigger than a chunk is read by key)."""
-        sql = self._sql
-        for rows in _keyset(conn, sql.stream_first, sql.stream_after, STREAM_CHUNK, _after_whole_threads):
-            groups = [(key, list(group)) for key, group in groupby(rows, key=_THREAD)]
-            if len(rows) == STREAM_CHUNK:
-                cut_key = groups.pop()[0]
-                if not groups:
-                    groups = [(cut_key, conn.execute(sql.items_by_key, (cut_key,)).fetchall())]
-            for key, group in groups:
-                yield from self._item_thread(key, group, -(2**63))
-
-    def _threads_by_key(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
-        """The thread column leads an index: walk its keys in chunks, then read each thread by key (streams)."""
-        sql = self._sql
-        for keys in _keyset(conn, sql.keys_first, sql.keys_after, ID_CHUNK):
-            for (key,) in keys:
-                yield from self._item_thread(key, conn.execute(sql.items_by_key, (key,)).fetchall(), -(2**63))
-
-    def _threads_by_rowid(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
-        """No index to find a thread by: group row ids by thread in one pass in row order (no sort of an
-        interleaved table), then read each thread's rows by row id, plus any appended since the pass."""
-        sql = self._sql
-        groups: dict[Any, array] = {}
-        max_rowid = -(2**63)
-        for rows in _keyset(conn, sql.ids_first, sql.ids_after, ID_CHUNK):
-            max_rowid = rows[-1][0]
-            for rowid, key in rows:
-                if key is not None:
-                    groups.setdefault(key, array("q")).append(rowid)
-        for key in list(groups):
-            rows = []
-            for chunk in _chunks(groups.pop(key), IN_CHUNK):
-                rows.extend(conn.execute(sql.items_in(len(chunk)), tuple(chunk)).fetchall())
-            rows.extend(conn.execute(sql.items_appended, (max_rowid, key)).fetchall())
-            rows.sort(key=lambda row: (_order_key(row[1]), row[0]))
-            yield from self._item_thread(key, rows, max_rowid)
-
-    def _screen(self, conn: sqlite3.Connection) -> tuple[dict[Any, int], set[Any], int] | None:
-        """Each thread's last row id, the suspects and the last row id screened; None when this table is better
-        read in full: its threads cannot be found by key, keys compare otherwise than in Python, another
-        dialect is forced, or SQLite cannot read JSON as strictly as orjson (see :mod:`.sqlite_screen`)."""
-        layout = self.layout
-        if not (layout.thread_indexed and layout.thread_binary and settle.worth_screening(self.dialect)):
-            return None
-        json = sqlite_screen.probe_json(conn)
-        if json is None:
-            return None
-        low, high = conn.execute(self._sql.rowid_bounds).fetchone()
-        if high is None:
-            return {}, set(), -(2**63)
-        try:
-            ends = sqlite_screen.walk_ends(conn, layout)
-        except sqlite3.OperationalError:  # a key that is not UTF-8: a full read says where
-            return None
-        if ends is None:
-            return None
-        options = self.options
-        task = sqlite_screen.Pass(self.path, layout, sqlite_screen.screen_sql(layout, json), options.busy_timeout,
-                                  options.max_doc_bytes)
-        suspects = sqlite_screen.screen_table(task, low, high, ends, options.jobs)
-        return None if suspects is None else (ends, suspects, high)
-
-    def _threads_screened(self, conn: sqlite3.Connection, ends: dict[Any, int], suspects: set[Any], max_rowid: int
-                          ) -> Iterator[Thread | ReadProblem | Settled]:
-        """Threads in key order, as a full read gives them: suspects read in full by key, the rest counted."""
-        for entry in sqlite_screen.in_key_order(ends, suspects, max_rowid):
-            if isinstance(entry, Settled):
-                yield entry
-            else:
-                yield from self._threads_of(conn, (entry,))
-
-    def _threads_of(self, conn: sqlite3.Connection, keys: Iterable[Any]) -> Iterator[Thread | ReadProblem]:
-        """The threads of these keys, read in full by key, in this order (a key with no rows any more: none)."""
-        items_by_key = self._sql.items_by_key
-        for key in keys:
-            rows = conn.execute(items_by_key, (key,)).fetchall()
-            if rows:
-                yield from self._item_thread(key, rows, -(2**63))
-
-    def _item_thread(self, key: Any, rows: list[tuple[Any, ...]], max_rowid: int) -> Iterator[Thread | ReadProblem]:
-        """One thread from its rows, in order: (row id, order, item bytes, thread key) each."""
-        address = self._address(self.layout.thread_column, key)
-        raws = list(map(_RAW, rows))
-        try:  # the fast path, in C loops: every row holds JSON, none too big
-            if None in raws or max(map(len, raws), default=0) > self.options.max_doc_bytes:
-                raise ValueError
-            items = list(map(orjson.loads, raws))
-        except ValueError:
-            items = []
-            for problem in self._read_rows(rows, items):
-                yield problem
-            if len(items) != len(rows):
-                yield ReadProblem(str(address), "some of its rows could not be read, so the thread is left alone")
-                return
-        thread = ItemThread(address=address, items=items, raw=items_blob(raws), mtime=self.mtime, dialect=self.dialect,
-                            locator=ItemsLocator(key, list(map(_ROWID, rows)), raws, max_rowid),
-                            store=self if self.layout.time_columns else None)
-        yield thread
-
-    def _thread_time(self, thread: Thread) -> float | None:
-        """The newest time in the time columns of a thread's last rows (rows are in order: the newest last)."""
-        rowids = thread.locator.rowids[-3:]
-        conn = self._reader()
-        return _row_time([value for row in conn.execute(self._sql.times_in(len(rowids)), tuple(rowids)) for value in row])
-
-    def _read_rows(self, rows: list[tuple[Any, ...]], items: list[Any]) -> Iterator[ReadProblem]:
-        """The slow path: parse row by row into ``items``, with a problem for each row that cannot be read."""
-        for rowid, _order, raw, _key in rows:
-            where = f"{self.display}:{self.layout.table}:rowid={rowid}"
-            if raw is None:
-                yield ReadProblem(where, "holds no item")
-            elif len(raw) > self.options.max_doc_bytes:
-                yield ReadProblem(where, f"is over the {self.options.max_doc_bytes // 2**20} MiB limit for one item "
-                                  "(raise --max-doc-mb)")
-            else:
-                try:
-                    items.append(jsonio.loads(raw))
-                except jsonio.JsonReadError as exc:
-                    yield ReadProblem(where, exc.message)
-
-    # ------------------------------------------------------------------ planning what to write
-
-    def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
-        if self.layout.kind == "thread":
-            data = encode_document(thread, new_items)
-            _check_text(thread.locator.text, data, thread)
-            return data
-        loc: ItemsLocator = thread.locator
-        by_id = {id(item): i for i, item in enumerate(thread.items)}
-        style = jsonio.detect_style(loc.raws[0], thread.items[0]) if loc.raws else None
-        plan: list[int | bytes] = []
-        used: set[int] = set()
-        for item in new_items:
-            index = by_id.get(id(item))
-            if index is not None and index not in used:
-                used.add(index)
-                plan.append(index)
-                continue
-            try:
-                data = jsonio.dumps(item, style or jsonio.COMPACT)
-            except jsonio.JsonWriteError as exc:
-                raise UnrewritableError(f"left alone: cannot be written back ({exc})", str(thread.address)) from None
-            _check_text(True, data, thread)
-            plan.append(data)
-        loc.plan = plan
-        return items_blob([loc.raws[p] if isinstance(p, int) else p for p in plan])
-
-    def _prepare(self, thread: Thread) -> None:
-        """Read a one-row-per-item thread's rows in full, once, before its journal entry and its write."""
-        loc = thread.locator
-        if not isinstance(loc, ItemsLocator) or loc.snapshot is not None:
-            return
-        rows = self._sql.full_rows(self._reader(), loc.key, loc.rowids, loc.max_rowid)
-        loc.snapshot = rows
-        item = self._sql.item_index
-        if [row[0] for row in rows] != loc.rowids or [_as_bytes(row[item]) for row in rows] != loc.raws:
-            loc.stale = True
-
-    def writer(self, dest: Path | None = None) -> StoreWriter:
-        return SQLiteWriter(self, dest)
-
-    def detached(self, thread: Thread) -> Thread:
-        """A thread's row is written only if it still holds what the plan was made from, so its bytes go too
-        (a thread of one item per row keeps its rows' in its locator)."""
-        return Thread(thread.address, [], raw=thread.raw if self.layout.kind == "thread" else b"",
-                      locator=thread.locator)
-
-    def journal_entry(self, thread: Thread, data: bytes) -> Entry | None:
-        layout = self.layout
-        real = os.path.realpath(self.path)
-        if layout.kind == "thread":
-            loc: RowLocator = thread.locator
-            return Entry("sqlite", real, str(thread.address), thread.raw, digest(data), {
-                "layout": "thread", "table": layout.table, "json_column": layout.json_column,
-                "id_column": layout.id_column, "rowid": loc.rowid, "key": _cell(loc.key), "text": loc.text})
-        self._prepare(thread)
-        items: ItemsLocator = thread.locator
-        before = orjson.dumps({"columns": list(layout.copied_columns),
-                               "rows": [[_cell(v) for v in row] for row in items.snapshot]})
-        return Entry("sqlite", real, str(thread.address), before, digest(data), {
-            "layout": "item", "table": layout.table, "thread_column": layout.thread_column,
-            "item_column": layout.item_column, "order_column": layout.order_column, "key": _cell(items.key)})
-
-    # ------------------------------------------------------------------ writing one thread (inside a transaction)
-
-    def write(self, conn: sqlite3.Connection, thread: Thread, data: bytes) -> None:
-        """Write one thread; BusyError when the app changed it since it was read, ThreadfixError when it cannot be."""
-        if self.layout.kind == "thread":
-            self._write_row(conn, thread, data)
-        else:
-            _ItemWrite(self, conn, thread, data).run()
-
-    def _write_row(self, conn: sqlite3.Connection, thread: Thread, data: bytes) -> None:
-        loc: RowLocator = thread.locator
-        row = conn.execute(self._sql.thread_row, (loc.rowid,)).fetchone()
-        if row is None or row[0] != loc.key or row[1] != thread.raw or (row[2] == "text") != loc.text:
-            raise BusyError(CHANGED, str(thread.address))
-        conn.execute(self._sql.update_json, (data.decode("utf-8") if loc.text else data, loc.rowid))
-
-
-def _row_time(times: Sequence[Any]) -> float | None:
-    """The newest time the rows' time columns give (None: the thread's JSON or the file's mtime will tell)."""
-    found = [t for value in times if (t := parse_time(value)) is not None]
-    return max(found) if found else None
-
-
-def _check_text(text: bool, data: bytes, thread: Thread) -> None:
-    if text:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise UnrewritableError("left alone: the repaired JSON is not valid UTF-8 text", str(thread.address)) from None
-
-
-def _db_mtime(path: Path) -> float | None:
-    """When the database last changed: the newer of the file and its WAL."""
-    times = []
-    for name in (str(path), str(path) + "-wal"):
-        try:
-            times.append(os.stat(name).st_mtime)
-        except OSError:
-            pass
-    return max(times) if times else None
-
-
-class _Sql:
-    """Every statement a layout needs, built once from names checked against the schema."""
-
-    def __init__(self, layout: Layout) -> None:
-        self.layout = layout
-        t, r = q(layout.table), layout.rowid
-        self.table, self.rowid = t, r
-        times = "".join(f", {q(c)}" for c in layout.time_columns)
-        self.copied = ", ".join(q(c) for c in layout.copied_columns)
-        #: the first and last row ids (each found in the row id b-tree: two single lookups, not a scan)
-        self.rowid_bounds = f"SELECT (SELECT min({r}) FROM {t}), (SELECT max({r}) FROM {t})"
-        if layout.kind == "thread":
-            js = q(layout.json_column)
-            ident = q(layout.id_column) if layout.id_column else r
-            head = f"SELECT {r}, {ident}, CAST({js} AS BLOB), typeof({js}){times} FROM {t}"
-            self.thread_chunk_first = f"{head} ORDER BY {r} LIMIT ?"
-            self.thread_chunk_after = f"{head} WHERE {r} > ? ORDER BY {r} LIMIT ?"
-            self.thread_chunk_upto = f"{head} WHERE {r} <= ? ORDER BY {r} LIMIT ?"
-            self.thread_chunk_between = f"{head} WHERE {r} > ? AND {r} <= ? ORDER BY {r} LIMIT ?"
-            self.thread_row = f"SELECT {ident}, CAST({js} AS BLOB), typeof({js}) FROM {t} WHERE {r} = ?"
-            self.update_json = f"UPDATE {t} SET {js} = ? WHERE {r} = ?"
-            return
-        th, it = q(layout.thread_column), q(layout.item_column)
-        order = q(layout.order_column) if layout.order_column else r
-        self.thread, self.item, self.order = th, it, order
-        self.ids_first = f"SELECT {r}, {th} FROM {t} ORDER BY {r} LIMIT ?"
-        self.ids_after = f"SELECT {r}, {th} FROM {t} WHERE {r} > ? ORDER BY {r} LIMIT ?"
-        self._items_head = f"SELECT {r}, {order}, CAST({it} AS BLOB), {th} FROM {t}"
-        self._times_head = f"SELECT {', '.join(q(c) for c in layout.time_columns) or 'NULL'} FROM {t}"
-        self.items_appended = f"{self._items_head} WHERE {r} > ? AND {th} = ?"
-        self.items_by_key = f"{self._items_head} WHERE {th} = ? ORDER BY {order}, {r}"
-        self.stream_first = f"{self._items_head} WHERE {th} IS NOT NULL ORDER BY {th}, {order}, {r} LIMIT ?"
-        self.stream_after = f"{self._items_head} WHERE {th} > ? ORDER BY {th}, {order}, {r} LIMIT ?"
-        self.keys_first = f"SELECT DISTINCT {th} FROM {t} WHERE {th} IS NOT NULL ORDER BY {th} LIMIT ?"
-        self.keys_after = f"SELECT DISTINCT {th} FROM {t} WHERE {th} > ? ORDER BY {th} LIMIT ?"
-        self.count_orphans = f"SELECT count(*) FROM {t} WHERE {th} IS NULL"
-        self._full_head = f"SELECT {r}, {self.copied} FROM {t}"
-        columns = layout.copied_columns
-        #: where the item and the order are in a full row (the row id is at 0)
-        self.item_index = 1 + columns.index(layout.item_column)
-        self.order_index = 1 + columns.index(layout.order_column) if layout.order_column else 0
-
-    def thread_row_chunks(self, conn: sqlite3.Connection, window: tuple[int | None, int | None] | None
-                          ) -> Iterator[list[tuple[Any, ...]]]:
-        """A table of one thread per row, in row id order, in keyset chunks: row id, key, JSON bytes, SQLite's
-        type, time columns; within ``window`` (row ids ``(after, through]``, None: unbounded) when given."""
-        after, through = window if window is not None else (None, None)
-        if through is None:
-            first, following, upper = self.thread_chunk_first, self.thread_chunk_after, ()
-        else:
-            first, following, upper = self.thread_chunk_upto, self.thread_chunk_between, (through,)
-        statement, lower = (first, ()) if after is None else (following, (after,))
-        rows = conn.execute(statement, (*lower, *upper, THREAD_CHUNK)).fetchall()
-        while rows:
-            yield rows
-            rows = conn.execute(following, (rows[-1][0], *upper, THREAD_CHUNK)).fetchall()
-
-    def items_in(self, count: int) -> str:
-        return f"{self._items_head} WHERE {self.rowid} IN ({', '.join('?' * count)})"
-
-    def times_in(self, count: int) -> str:
-        return f"{self._times_head} WHERE {self.rowid} IN ({', '.join('?' * count)})"
-
-    def full_rows(self, conn: sqlite3.Connection, key: Any, rowids: Sequence[int], max_rowid: int) -> list[tuple[Any, ...]]:
-        """Every row of one thread in full, in thread order."""
-        if self.layout.thread_indexed:
-            rows = conn.execute(f"{self._full_head} WHERE {self.thread} = ?", (key,)).fetchall()
-        else:
-            rows = []
-            for chunk in _chunks(list(rowids), IN_CHUNK):
-                rows.extend(conn.execute(f"{self._full_head} WHERE {self.rowid} IN ({', '.join('?' * len(chunk))})",
-                                         tuple(chunk)).fetchall())
-            rows.extend(conn.execute(f"{self._full_head} WHERE {self.rowid} > ? AND {self.thread} = ?",
-                                     (max_rowid, key)).fetchall())
-            known: set[Any] = set()
-            rows = [row for row in rows if not (row[0] in known or known.add(row[0]))]
-        index = self.order_index
-        rows.sort(key=lambda row: (_order_key(row[index]), row[0]))
-        return rows
-
-
-class _ItemWrite:
-    """Lay a planned one-row-per-item thread into its rows, keeping every other row's data."""
-
-    def __init__(self, store: SQLiteStore, conn: sqlite3.Connection, thread: Thread, data: bytes) -> None:
-        self.store, self.conn, self.thread, self.data = store, conn, thread, data
-        self.layout, self.sql = store.layout, store._sql
-        self.loc: ItemsLocator = thread.locator
-        self.inserted: list[int] = []
-
-    def run(self) -> None:
-        loc, sql = self.loc, self.sql
-        if loc.snapshot is None:
-            self.store._prepare(self.thread)
-        current = sql.full_rows(self.conn, loc.key, loc.rowids, loc.max_rowid)
-        if loc.stale or current != loc.snapshot:
-            raise BusyError(CHANGED, str(self.thread.address))
-        plan = loc.plan
-        first = 0
-        while first < min(len(plan), len(loc.rowids)) and plan[first] == first:
-            first += 1
-        tail = plan[first:]
-        kept = {p for p in tail if isinstance(p, int)}
-        removed = [i for i in range(first, len(loc.rowids)) if i not in kept]
-        if self.layout.order_kind == "rowid":
-            self._by_rowid(first, tail)
-        else:
-            self._by_column(first, tail, removed)
-        written = sql.full_rows(self.conn, loc.key, list(loc.rowids) + self.inserted, loc.max_rowid)
-        if items_blob([_as_bytes(row[sql.item_index]) for row in written]) != self.data:
-            raise StoreError("left alone: its rows did not read back as planned", str(self.thread.address))
-
-    def _refuse_if_referenced(self) -> None:
-        if self.layout.referenced_by:
-            raise UnrewritableError(
-                f"left alone: rows of {shown(self.layout.table)} are referenced from "
-                f"{', '.join(shown(t) for t in self.layout.referenced_by)}, and repairing this thread would move "
-                "or delete rows", str(self.thread.address))
-
-    def _delete(self, index: int) -> None:
-        self.conn.execute(f"DELETE FROM {self.sql.table} WHERE {self.sql.rowid} = ?", (self.loc.rowids[index],))
-
-    def _insert_new(self, data: bytes, neighbour: int, order: int | None = None) -> None:
-        """A row for a new item: its thread and item, its order when the order is a column, and the time of
-        the row before it (``neighbour``) in time columns that must not be empty; defaults for the rest."""
-        sql, loc, layout = self.sql, self.loc, self.layout
-        row = loc.snapshot[neighbour]
-        columns = [sql.thread, sql.item]
-        values = [loc.key, data.decode("utf-8") if isinstance(row[sql.item_index], str) else data]
-        if order is not None:
-            columns.append(sql.order)
-            values.append(order)
-        for name in layout.required_times:
-            columns.append(q(name))
-            values.append(row[1 + layout.copied_columns.index(name)])
-        cursor = self.conn.execute(f"INSERT INTO {sql.table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(values))})",
-                                   values)
-        self.inserted.append(cursor.lastrowid)
-
-    def _by_rowid(self, first: int, tail: list[int | bytes]) -> None:
-        """Order is the row id: the later rows are copied, every column intact, to new row ids after the new ones."""
-        loc, sql = self.loc, self.sql
-        if first < len(loc.rowids):
-            self._refuse_if_referenced()
-        for index in range(first, len(loc.rowids)):
-            self._delete(index)
-        marks = ", ".join("?" * len(self.layout.copied_columns))
-        neighbour = first - 1 if first else 0
-        for entry in tail:
-            if isinstance(entry, int):
-                cursor = self.conn.execute(f"INSERT INTO {sql.table} ({sql.copied}) VALUES ({marks})", loc.snapshot[entry][1:])
-                self.inserted.append(cursor.lastrowid)
-                neighbour = entry
-            else:
-                self._insert_new(entry, neighbour)
-
-    def _by_column(self, first: int, tail: list[int | bytes], removed: list[int]) -> None:
-        """Order is a column: rows that must make room move up by as little as possible; the rest stay."""
-        loc, sql, layout = self.loc, self.sql, self.layout
-        orders = [row[sql.order_index] for row in loc.snapshot]
-        kept = [e for e in tail if isinstance(e, int)]
-        reordered = kept != sorted(kept)
-        adds = any(not isinstance(e, int) for e in tail)
-        if removed:
-            self._refuse_if_referenced()
-        if layout.order_kind == "other" or not all(isinstance(v, int) and not isinstance(v, bool) for v in orders):
-            if adds or reordered:
-                raise UnrewritableError(f"left alone: items are ordered by {shown(layout.order_column)}, which does "
-                                        "not hold integers, so a new item cannot be placed", str(self.thread.address))
-            for index in removed:
-                self._delete(index)
-            return
-        for index in removed:
-            self._delete(index)
-        if layout.order_unique:  # a sequence over the whole table (indexed alone): go past its end
-            top = self.conn.execute(f"SELECT max({sql.order}) FROM {sql.table}").fetchone()[0] or 0
-            values = [top + 1 + k for k in range(len(tail))]
-        else:
-            values = []
-            prev = orders[first - 1] if first else (orders[0] - 1 if orders else -1)
-            for entry in tail:
-                value = orders[entry] if isinstance(entry, int) and orders[entry] > prev else prev + 1
-                values.append(value)
-                prev = value
-        moves = [(loc.rowids[e], v) for e, v in zip(tail, values) if isinstance(e, int) and v != orders[e]]
-        set_order = f"UPDATE {sql.table} SET {sql.order} = ? WHERE {sql.rowid} = ?"
-        if moves and not layout.order_unique:
-            # out of the way first, past every final value in this thread, so a UNIQUE (thread, position)
-            # never trips midway
-            past = max(orders) + len(tail) + 1
-            for k, (rowid, _) in enumerate(moves):
-                self.conn.execute(set_order, (past + k, rowid))
-        for rowid, value in moves:
-            self.conn.execute(set_order, (value, rowid))
-        neighbour = first - 1 if first else 0
-        for entry, value in zip(tail, values):
-            if isinstance(entry, int):
-                neighbour = entry
-            else:
-                self._insert_new(entry, neighbour, value)
-
-
-# --------------------------------------------------------------------------- the writer
-
-
-class SQLiteWriter(StoreWriter):
-    """Writes changed threads in short ``BEGIN IMMEDIATE`` transactions of ``batch_size`` threads (50), as they
-    come (:meth:`due`, :meth:`flush`): it holds one batch of threads, never every changed one of the store.
-
-    With ``dest`` (``-o``), the database is first copied with SQLite's online backup (a consistent
-    snapshot of a live database), the changes are written to the copy, and the copy is renamed into
-    place at :meth:`commit`; the original is only read.
-    """
-
-    def __init__(self, store: SQLiteStore, dest: Path | None = None) -> None:
-        self.store = store
-        self.dest = dest
-        self.queue: list[tuple[Thread, bytes]] = []
-        #: bytes of new JSON in the queue (a few huge threads make a batch too)
-        self.queued_bytes = 0
-        self.written = 0
-        self._unwritten: list[tuple[Thread, ThreadfixError]] = []
-        self._conn: sqlite3.Connection | None = None
-        self._temp: str | None = None
-
-    @property
-    def durable(self) -> bool:  # type: ignore[override]
-        """In place, every committed batch is; a copy (``-o``) is nothing until it is renamed into place."""
-        return self.written > 0 and self.dest is None
-
-    def replace(self, thread: Thread, data: bytes) -> None:
-        self.store._prepare(thread)
-        self.queue.append((thread, data))
-        self.queued_bytes += len(data)
-
-    def due(self) -> bool:
-        return len(self.queue) >= max(1, self.store.options.batch_size) or self.queued_bytes >= FLUSH_BYTES
-
-    def unwritten(self) -> list[tuple[Thread, ThreadfixError]]:
-        unwritten, self._unwritten = self._unwritten, []
-        return unwritten
-
-    def flush(self) -> None:
-        """Write the queued threads now."""
-        pending, self.queue, self.queued_bytes = self.queue, [], 0
-        if pending:
-            self._write(pending)
-
-    def commit(self) -> bool:
-        try:
-            if self.queue or (self.dest is not None and self._conn is None):  # (-o: the copy, changed or not)
-                self._write(self.queue)
-                self.queue = []
-            self._finish()
-        finally:
-            self.abort()
-        return self.written > 0 or self.dest is not None
-
-    def _write(self, pending: list[tuple[Thread, bytes]]) -> None:
-        """Write ``pending`` in transactions of ``batch_size`` threads; a thread that cannot be written (changed
-        by the app meanwhile, refused by the table) is rolled back alone and left for :meth:`unwritten`."""
-        store = self.store
-        timeout = store.options.busy_timeout
-        where = str(self.dest) if self.dest is not None else store.display
-        size = max(1, store.options.batch_size)
-        batch: list[tuple[Thread, bytes]] = []
-        try:
-            conn = self._conn if self._conn is not None else self._open()
-            while pending:
-                batch, pending = pending[:size], pending[size:]
-                conn.execute("BEGIN IMMEDIATE")
-                done = 0
-                for thread, data in batch:
-                    conn.execute("SAVEPOINT threadfix")
-                    try:
-                        store.write(conn, thread, data)
-                        done += 1
-                    except (ThreadfixError, sqlite3.IntegrityError) as exc:
-                        conn.execute("ROLLBACK TO threadfix")
-                        if isinstance(exc, sqlite3.IntegrityError):
-                            exc = StoreError(f"left alone: the table refused the change ({exc})", str(thread.address))
-                        self._unwritten.append((thread, exc))
-                    conn.execute("RELEASE threadfix")
-                conn.execute("COMMIT")
-                self.written += done
-                batch = []
-        except BaseException as exc:
-            self._rollback()
-            error = sqlite_error(exc, where, timeout) if isinstance(exc, sqlite3.Error) else None
-            reason = error or (exc if isinstance(exc, ThreadfixError) else StoreError("not written: interrupted", where))
-            marked = {id(t) for t, _ in self._unwritten}
-            self._unwritten.extend((t, reason) for t, _ in batch + pending if id(t) not in marked)
-            if error is not None:
-                raise error from None
-            raise
-
-    def _open(self) -> sqlite3.Connection:
-        store = self.store
-        if self.dest is None:
-            self._conn = connect(store.path, write=True, timeout=store.options.busy_timeout)
-            return self._conn
-        if self.dest.exists() and (os.path.realpath(self.dest) == os.path.realpath(store.path) or not self.dest.is_file()):
-            raise ConfigError("--output must name a new file or another regular file, not the database itself", str(self.dest))
-        folder = self.dest.parent if str(self.dest.parent) else Path(".")
-        fd, self._temp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".db", dir=folder)
-        os.close(fd)
-        source = connect(store.path, write=False, timeout=store.options.busy_timeout)
-        try:
-            self._conn = connect(Path(self._temp), write=True, timeout=store.options.busy_timeout)
-            source.backup(self._conn)
-        finally:
-            source.close()
-        return self._conn
-
-    def _finish(self) -> None:
-        """For ``-o``: close the copy and rename it into place."""
-        if self._temp is None:
-            return
-        self._conn.close()
-        self._conn = None
-        os.replace(self._temp, self.dest)
-        self._temp = None
-        fsync_folder(self.dest.parent if str(self.dest.parent) else Path("."))
-
-    def _rollback(self) -> None:
-        # after SQLITE_FULL or an I/O error SQLite may have rolled back already; ROLLBACK would then fail
-        # and hide the real error
-        if self._conn is not None and self._conn.in_transaction:
-            try:
-                self._conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
-
-    def abort(self) -> None:
-        self._rollback()
-        self.store._close()
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        if self._temp is not None:
-            try:
-                os.unlink(self._temp)
-            except FileNotFoundError:
-                pass
-            self._temp = None
-
-
-# --------------------------------------------------------------------------- undo
-
-
 def undo_entries(path: str, entries: list[Entry]) -> Iterator[Any]:
-    """Put back the threads of one database, newest repair first, in one ``BEGIN IMMEDIATE`` transaction.
-
-    A thread is restored only while it holds exactly what the repair wrote; one the app changed since
-    is refused, and one that already holds its original counts as restored.
-    """
+    """Put back the threads of one database (see :func:`threadfix.stores.table.undo_table_entries`)."""
     from threadfix.undo import UndoOutcome
 
     if not os.path.exists(path):
         for entry in entries:
             yield UndoOutcome(entry.address, "missing", "the database no longer exists")
         return
-    conn = connect(Path(path), write=True, timeout=5.0)
-    outcomes = []
-    try:
-        schema = Schema(conn)
-        conn.execute("BEGIN IMMEDIATE")
-        for entry in reversed(entries):
-            conn.execute("SAVEPOINT threadfix")
-            try:
-                outcome = _undo_one(conn, schema, entry)
-            except sqlite3.IntegrityError as exc:
-                conn.execute("ROLLBACK TO threadfix")
-                outcome = UndoOutcome(entry.address, "refused", f"the table refused the restore ({exc})")
-            except ThreadfixError as exc:
-                conn.execute("ROLLBACK TO threadfix")
-                outcome = UndoOutcome(entry.address, "refused", exc.message)
-            conn.execute("RELEASE threadfix")
-            outcomes.append(outcome)
-        conn.execute("COMMIT")
-    except sqlite3.Error as exc:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise sqlite_error(exc, path, 5.0) from None
-    finally:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        conn.close()
-    yield from reversed(outcomes)
-
-
-def _undo_layout(schema: Schema, locator: dict[str, Any]) -> Layout:
-    """The layout a journal entry names, every name checked against the schema as it is now."""
-    from threadfix.stores.sqlite_layout import _check_column, _check_table, _item_layout, _thread_layout
-
-    table = _check_table(schema, str(locator.get("table")))
-    if locator.get("layout") == "thread":
-        _check_column(table, locator["json_column"], "--json-column")
-        _check_column(table, locator.get("id_column"), "--id-column")
-        return _thread_layout(table, locator["json_column"], locator.get("id_column"))
-    for name in ("item_column", "thread_column", "order_column"):
-        _check_column(table, locator.get(name), f"--{name.replace('_', '-')}")
-    return _item_layout(table, locator["item_column"], locator["thread_column"], locator.get("order_column"))
-
-
-def _undo_one(conn: sqlite3.Connection, schema: Schema, entry: Entry) -> Any:
-    from threadfix.undo import UndoOutcome
-
-    try:
-        layout = _undo_layout(schema, entry.locator)
-    except (ConfigError, KeyError) as exc:
-        return UndoOutcome(entry.address, "missing", f"the table changed since the repair ({exc})")
-    sql = _Sql(layout)
-    key = _uncell(entry.locator.get("key"))
-    if layout.kind == "thread":
-        row = conn.execute(sql.thread_row, (entry.locator["rowid"],)).fetchone()
-        if row is None or row[0] != key:
-            return UndoOutcome(entry.address, "missing", "the row is no longer in the table")
-        return _decide(entry, row[1], entry.before, lambda: conn.execute(sql.update_json, (
-            entry.before.decode("utf-8") if entry.locator.get("text") else entry.before, entry.locator["rowid"])))
-    before = orjson.loads(entry.before)
-    if list(before["columns"]) != list(layout.copied_columns):
-        return UndoOutcome(entry.address, "refused", "the table's columns changed since the repair")
-    rows = [[_uncell(v) for v in row] for row in before["rows"]]
-    current = sql.full_rows(conn, key, [], -(2**63))
-    original = items_blob([_as_bytes(row[sql.item_index]) for row in rows])
-
-    def restore() -> None:
-        conn.execute(f"DELETE FROM {sql.table} WHERE {sql.thread} = ?", (key,))
-        marks = ", ".join("?" * (len(layout.copied_columns) + 1))
-        for row in rows:
-            conn.execute(f"INSERT INTO {sql.table} ({sql.rowid}, {sql.copied}) VALUES ({marks})", row)
-
-    return _decide(entry, items_blob([_as_bytes(row[sql.item_index]) for row in current]), original, restore)
-
-
-def _decide(entry: Entry, current: bytes, original: bytes, restore: Any) -> Any:
-    from threadfix.undo import UndoOutcome
-
-    found = digest(current)
-    if found == entry.after_sha256:
-        restore()
-        return UndoOutcome(entry.address, "restored")
-    if found == digest(original):
-        return UndoOutcome(entry.address, "already_original", "it already holds what it held before the repair")
-    return UndoOutcome(entry.address, "refused", "it changed after the repair; restoring it would lose those changes")
+    yield from undo_table_entries(SQLiteAdapter(Path(path), 5.0), entries)
