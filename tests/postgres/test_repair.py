@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.postgres.tables import OLD, agents_items, agents_session, create, healthy, rows, stuck, threads
+from tests.postgres.tables import agents_items, agents_session, create, healthy, rows, stuck, threads
 from tests.sqlite.dbs import outputs_per_call, run_cli
 from threadfix import dialects
 
@@ -131,12 +131,11 @@ def test_jobs_cut_by_key_ranges_give_what_one_connection_gives(db, capsys):
 @pytest.mark.parametrize("layout", ["thread", "item", "nokey"])
 def test_keyset_chunks_and_key_ranges_read_every_thread_once_in_key_order(db, monkeypatch, layout):
     """Integer keys over many small chunks (the keyset must follow the key's own order, not its text's)."""
-    from threadfix.stores import StoreOptions
-    from threadfix.stores import postgres
+    from threadfix.stores import StoreOptions, postgres, table
 
-    monkeypatch.setattr(postgres, "THREAD_CHUNK", 7)
-    monkeypatch.setattr(postgres, "KEY_CHUNK", 5)
-    monkeypatch.setattr(postgres, "ID_CHUNK", 11)
+    monkeypatch.setattr(table, "THREAD_CHUNK", 7)
+    monkeypatch.setattr(table, "STREAM_CHUNK", 5)
+    monkeypatch.setattr(table, "ID_CHUNK", 11)
     with __import__("psycopg").connect(db, autocommit=True) as conn:
         if layout == "thread":
             conn.execute("CREATE TABLE chats (id integer PRIMARY KEY, messages jsonb)")
@@ -153,7 +152,7 @@ def test_keyset_chunks_and_key_ranges_read_every_thread_once_in_key_order(db, mo
     for jobs in (1, 3):
         store = postgres.open_postgres_store(db, replace(options, jobs=jobs))
         if jobs > 1 and layout != "nokey":
-            assert len(store._ranges(jobs)) == 3
+            assert len(store._parts(jobs)) == 3
         found = [t for t in store.threads()]
         seen[jobs] = [(t.address.key, len(t.items)) for t in found]
     wanted = [(f"chats:{'id' if layout == 'thread' else 'chat'}={i}", 3) for i in range(1, 58)]

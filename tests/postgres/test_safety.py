@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 import psycopg
@@ -85,7 +84,7 @@ def test_app_appends_while_repair_runs_nothing_lost_nothing_doubled(cluster, lay
     print(f"{layout}: {conflicts} trial(s) with threads left alone as changed")
 
 
-def test_a_lock_held_past_lock_timeout_stops_with_75_and_says_what_was_written(db, tmp_path):
+def test_a_lock_held_past_lock_timeout_stops_with_75_keeping_what_was_committed(db, tmp_path):
     create(db, "thread", {"a": stuck(1), "b": stuck(2), "c": stuck(3)})
     holder = psycopg.connect(db)
     holder.execute("SELECT 1 FROM conversations WHERE id = 'b' FOR UPDATE")
@@ -97,7 +96,7 @@ def test_a_lock_held_past_lock_timeout_stops_with_75_and_says_what_was_written(d
     assert run.result.exit_code() == ExitCode.BUSY
     (problem,) = [p for p in run.result.problems if "locked" in p.message]
     assert "longer than --busy-timeout (0.3s)" in problem.message
-    assert "1 thread was written before it" in problem.message and "stopped after" in problem.message
+    assert "nothing more was written" in problem.message and "stopped after 2 threads" in problem.message
     now = threads(db, "thread")
     assert RESPONSES.check(now["a"]) == [] and now["b"] == stuck(2) and now["c"] == stuck(3)
     assert repair(db, tmp_path / "j").result.exit_code() == ExitCode.OK
@@ -106,10 +105,10 @@ def test_a_lock_held_past_lock_timeout_stops_with_75_and_says_what_was_written(d
 
 def test_a_thread_the_app_changed_under_its_row_lock_is_left_alone(db, tmp_path):
     """The app changes a planned thread before the writer's FOR UPDATE: compared, found changed, left alone."""
-    from threadfix.stores import postgres
+    from threadfix.stores import table
 
     create(db, "item", {"a": stuck(1), "b": stuck(2)})
-    original = postgres.PostgresWriter._batch
+    original = table.TableWriter._batch
 
     def app_writes_first(self, conn, batch):
         with psycopg.connect(db, autocommit=True) as app:
@@ -117,11 +116,11 @@ def test_a_thread_the_app_changed_under_its_row_lock_is_left_alone(db, tmp_path)
                         "WHERE thread_id = 'a' AND position = 0")
         return original(self, conn, batch)
 
-    postgres.PostgresWriter._batch = app_writes_first
+    table.TableWriter._batch = app_writes_first
     try:
         run = repair(db, tmp_path / "j")
     finally:
-        postgres.PostgresWriter._batch = original
+        table.TableWriter._batch = original
     assert run.result.exit_code() == ExitCode.BUSY
     assert any("changed while threadfix worked on" in p.message for p in run.result.problems)
     now = threads(db, "item")
@@ -142,7 +141,7 @@ def test_hostile_names_and_values_are_quoted_bound_and_shown_safely(db, tmp_path
                      ("k'\"; DROP TABLE x; --\x1b[2J", json.dumps(items)))
     args = ["--table", f"{schema}.{table}", "--json-column", "msgs'; --"]
     code, out, err = run_cli(["lint", db, *args], capsys)
-    assert code == 1 and "TF001" in out and "\x1b" not in out + err
+    assert code == 1 and "TF001" in out and "\x1b" not in out + err, err
     code, out, err = run_cli(["repair", db, *args, "--journal-dir", str(tmp_path)], capsys)
     assert code == 0 and "\x1b" not in out + err, err
     ((doc,),) = rows(db, 'SELECT "msgs\'; --" FROM "we""ird sch"."conv""; DROP TABLE x; --"')
