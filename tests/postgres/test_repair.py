@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("psycopg", reason="the postgres extra is not installed: pip install 'threadfix[postgres]'")
+
 from tests.postgres.tables import agents_items, agents_session, create, healthy, rows, stuck, threads
 from tests.sqlite.dbs import outputs_per_call, run_cli
 from threadfix import dialects
@@ -157,3 +159,25 @@ def test_keyset_chunks_and_key_ranges_read_every_thread_once_in_key_order(db, mo
         seen[jobs] = [(t.address.key, len(t.items)) for t in found]
     wanted = [(f"chats:{'id' if layout == 'thread' else 'chat'}={i}", 3) for i in range(1, 58)]
     assert seen[1] == seen[3] == wanted
+
+
+def test_reading_holds_no_transaction_or_lock_between_chunks_in_a_read_only_session(db, monkeypatch):
+    """Paused between two chunks, a read leaves the table free for an ACCESS EXCLUSIVE lock (which waits on
+    any open transaction that read it), and its session refuses writes and has a statement_timeout."""
+    from threadfix.stores import StoreOptions, postgres, table
+
+    monkeypatch.setattr(table, "THREAD_CHUNK", 2)
+    create(db, "thread", {f"t{i}": stuck(i) for i in range(6)})
+    store = postgres.open_postgres_store(db, StoreOptions())
+    reading = store.threads()
+    next(reading)
+    conn = store._reader()
+    assert conn.execute("SHOW transaction_read_only").fetchone() == ("on",)
+    assert conn.execute("SHOW statement_timeout").fetchone() == ("1min",)
+    with pytest.raises(__import__("psycopg").errors.ReadOnlySqlTransaction):
+        conn.execute("DELETE FROM conversations")
+    with __import__("psycopg").connect(db) as other:
+        other.execute("SET lock_timeout = '200ms'")
+        other.execute("LOCK TABLE conversations IN ACCESS EXCLUSIVE MODE")  # would time out behind a held read
+        other.rollback()
+    assert len([next(reading) for _ in range(5)]) == 5

@@ -10,8 +10,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-import psycopg
 import pytest
+
+psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed: pip install 'threadfix[postgres]'")
 
 from tests.postgres.tables import agents_items, agents_session, create, healthy, rows, stuck, threads
 from tests.sqlite.dbs import App, outputs_per_call, run_cli
