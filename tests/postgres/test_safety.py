@@ -148,6 +148,10 @@ def test_hostile_names_and_values_are_quoted_bound_and_shown_safely(db, tmp_path
     ((doc,),) = rows(db, 'SELECT "msgs\'; --" FROM "we""ird sch"."conv""; DROP TABLE x; --"')
     assert RESPONSES.check(doc) == [] and doc[0]["content"] == items[0]["content"]
     assert rows(db, "SELECT count(*) FROM x") == [(0,)]  # still there
+    code, out, err = run_cli(["undo", str(next(tmp_path.iterdir()))], capsys)
+    assert code == 0 and "1 restored" in err, err
+    ((doc,),) = rows(db, 'SELECT "msgs\'; --" FROM "we""ird sch"."conv""; DROP TABLE x; --"')
+    assert doc == items
     code, out, err = run_cli(["lint", db, "--table", 'nope"; DROP TABLE x; --'], capsys)
     assert code == 2 and "no table named" in err
     assert rows(db, "SELECT count(*) FROM x") == [(0,)]
