@@ -130,7 +130,7 @@ def test_jobs_cut_by_key_ranges_give_what_one_connection_gives(db, capsys):
     assert one == three and one[1].count("TF001") == 45
 
 
-@pytest.mark.parametrize("layout", ["thread", "item", "nokey"])
+@pytest.mark.parametrize("layout", ["thread", "item", "keyed", "nokey"])
 def test_keyset_chunks_and_key_ranges_read_every_thread_once_in_key_order(db, monkeypatch, layout):
     """Integer keys over many small chunks (the keyset must follow the key's own order, not its text's)."""
     from threadfix.stores import StoreOptions, postgres, table
@@ -143,9 +143,11 @@ def test_keyset_chunks_and_key_ranges_read_every_thread_once_in_key_order(db, mo
             conn.execute("CREATE TABLE chats (id integer PRIMARY KEY, messages jsonb)")
             conn.cursor().executemany("INSERT INTO chats VALUES (%s, %s)", [(i, json.dumps(stuck(i))) for i in range(1, 58)])
         else:
-            conn.execute("CREATE TABLE chats (id serial PRIMARY KEY, chat integer, data json)")
-            if layout == "item":
+            conn.execute("CREATE TABLE chats (id serial PRIMARY KEY, chat integer, data json, note text)")
+            if layout == "item":  # lists a thread's rows in order: streamed (--jobs: key ranges)
                 conn.execute("CREATE INDEX ON chats (chat)")
+            if layout == "keyed":  # only finds a thread: read by key (--jobs: runs of keys)
+                conn.execute("CREATE INDEX ON chats (chat, note)")
             conn.cursor().executemany("INSERT INTO chats (chat, data) VALUES (%s, %s)",
                              [(i, json.dumps(item)) for k in range(3) for i in range(1, 58) for item in [stuck(i)[k]]])
     options = StoreOptions(table="chats", **({"json_column": "messages"} if layout == "thread" else

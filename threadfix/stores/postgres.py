@@ -27,6 +27,8 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Iterator
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +39,12 @@ from threadfix.journal import Entry
 from threadfix.model import Thread
 from threadfix.stores.base import ReadProblem
 from threadfix.stores.postgres_layout import RETRIED, Schema, connect, driver, pg_error, q, redact, split_table
+from threadfix.stores import table
 from threadfix.stores.table import ItemRowStore, TableAdapter, TableStore, ThreadRowStore, items_blob, \
     undo_table_entries
 from threadfix.stores.table_layout import find_layout, shown
 
-#: chunks a --jobs range's reader may hold ahead of the one being given out
+#: chunks (of about 50 threads) a --jobs part's reader may hold ahead of the thread being given out
 AHEAD = 4
 JOURNAL_KIND = "postgres"
 INTEGER_TYPES = ("smallint", "integer", "bigint")
@@ -231,30 +234,78 @@ class PostgresItemStore(_Postgres, ItemRowStore):
         loc.plan = [p if isinstance(p, int) else self._as_stored(p, thread) for p in loc.plan]
         return items_blob([loc.raws[p] if isinstance(p, int) else p for p in loc.plan])
 
+    #: read only the threads whose keys are in ``(after, through]`` (None: unbounded), a ``--jobs`` part's share
+    key_window: tuple[Any, Any] | None = None
+
     def _parts(self, jobs: int) -> list[TableStore] | None:
-        """``jobs`` stores of runs of the thread keys, as many threads each (threads begun after the cut are not
-        read: a snapshot); None when no index finds a thread by key (one pass groups the table's rows)."""
-        if not self.layout.thread_indexed:
+        """``jobs`` stores of thread key ranges of about as many rows each, streamed when an index lists the rows
+        in thread order, else runs of the thread keys read by key (threads begun after the cut are not read: a
+        snapshot); None when no index finds a thread by key (one pass groups the table's rows)."""
+        layout, thread = self.layout, q(self.layout.thread_column)
+        if not layout.thread_indexed:
             return None
-        thread = q(self.layout.thread_column)
-        keys = [k for (k,) in self._reader().execute(
-            f"SELECT DISTINCT {thread} FROM {q(self.layout.table)} WHERE {thread} IS NOT NULL ORDER BY {thread}")]
+        conn, table = self._reader(), q(layout.table)
+        options = replace(self.options, jobs=1)
+        if layout.stream_indexed:
+            cuts = [cut for (cut,) in conn.execute(
+                f"SELECT unnest(percentile_disc(%s::float8[]) WITHIN GROUP (ORDER BY {thread})) FROM {table}",
+                ([k / jobs for k in range(1, jobs)],)) if cut is not None]
+            edges = [None, *dict.fromkeys(cuts), None]
+            parts = []
+            for after, through in zip(edges, edges[1:]):
+                part = PostgresItemStore(self.adapter, layout, options)
+                part.key_window, part.last_part = (after, through), through is None
+                parts.append(part)
+            return parts if len(parts) > 1 else None
+        keys = [k for (k,) in conn.execute(
+            f"SELECT DISTINCT {thread} FROM {table} WHERE {thread} IS NOT NULL ORDER BY {thread}")]
         if len(keys) < 2:
             return None
         ends = [len(keys) * k // jobs for k in range(jobs + 1)]
         parts = []
         for start, end in zip(ends, ends[1:]):
             if end > start:
-                part = PostgresItemStore(self.adapter, self.layout, replace(self.options, jobs=1))
+                part = PostgresItemStore(self.adapter, layout, options)
                 part.only_keys, part.last_part = tuple(keys[start:end]), end == len(keys)
                 parts.append(part)
         return parts
+
+    def _threads_streamed(self, conn: Any) -> Iterator[Thread | ReadProblem]:
+        if self.key_window is None:
+            return super()._threads_streamed(conn)
+        return self._window_streamed(conn)
+
+    def _window_streamed(self, conn: Any) -> Iterator[Thread | ReadProblem]:
+        """The engine's stream of whole threads, within :attr:`key_window`."""
+        sql, (after, through) = self._sql, self.key_window
+        th, size = sql.thread, table.STREAM_CHUNK
+        upto, bound = (f" AND {th} <= %s", (through,)) if through is not None else ("", ())
+        tail = f"{upto} ORDER BY {th}, {sql.order}, {sql.rowid} LIMIT %s"
+        while True:
+            if after is None:
+                rows = conn.execute(f"{sql._items_head} WHERE {th} IS NOT NULL{tail}", (*bound, size)).fetchall()
+            else:
+                rows = conn.execute(f"{sql._items_head} WHERE {th} > %s{tail}", (after, *bound, size)).fetchall()
+            if not rows:
+                return
+            groups = [(key, list(group)) for key, group in groupby(rows, key=itemgetter(3))]
+            if len(rows) == size:
+                cut = groups.pop()[0]
+                if not groups:
+                    groups = [(cut, conn.execute(sql.items_by_key, (cut,)).fetchall())]
+            for key, group in groups:
+                yield from self._item_thread(key, group, -(2**63))
+            after = groups[-1][0]
+
+    def _orphans(self, conn: Any) -> list[ReadProblem]:
+        """Said once, by the last part."""
+        return super()._orphans(conn) if self.key_window is None or self.last_part else []
 
 
 def _in_order(parts: list[TableStore]) -> Iterator[Thread | ReadProblem]:
     """Each part read on its own connection in a thread of its own, a few chunks ahead; given out in order."""
     stop = threading.Event()
-    queues: list[queue.Queue] = [queue.Queue(AHEAD * 200) for _ in parts]
+    queues: list[queue.Queue] = [queue.Queue(AHEAD * 50) for _ in parts]
     done = object()
 
     def read(part: TableStore, out: queue.Queue) -> None:
