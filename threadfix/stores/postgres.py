@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Iterator
 from itertools import groupby
 from operator import itemgetter
@@ -99,6 +100,12 @@ class PostgresAdapter(TableAdapter):
     def location(self) -> str:
         """The URL without its password, and the schema ``--table`` named after ``#`` (undo's way back)."""
         return self.display + (f"#{self.search_path}" if self.search_path is not None else "")
+
+    def changed_time(self) -> float | None:
+        """Now: nothing in PostgreSQL says when a table last changed, so a thread with no time of its own (no time
+        column, no times in its items) counts as just changed, and ``--min-age`` leaves it alone, as a live
+        SQLite database's mtime does."""
+        return time.time()
 
     def retryable(self, exc: BaseException) -> bool:
         return getattr(exc, "sqlstate", None) in RETRIED
