@@ -22,11 +22,13 @@ from threadfix import dialects
 from threadfix.dialects import Dialect
 from threadfix.errors import BusyError, ExitCode, InputError, ThreadfixError
 from threadfix.journal import Entry, Journal, default_folder
-from threadfix.model import RepairPlan, Thread, ThreadIndex
-from threadfix.parallel import Shard, WorkerLost, resolve_jobs, run_sharded, shard_file_store, shard_stores, sharded
+from threadfix.model import Problem, RepairPlan, Thread, ThreadIndex
+from threadfix.parallel import (
+    Shard, WorkerLost, resolve_jobs, run_sharded, shard_file_store, shard_stores, sharded, spread_for_store,
+)
 from threadfix.repair import RepairOptions, plan_repair, waiting_on
 from threadfix.spill import SpillList
-from threadfix.stores import ReadProblem, Store, StoreOptions, open_stores
+from threadfix.stores import ReadProblem, Store, StoreOptions, iter_stores, open_stores  # noqa: F401 - re-exported
 from threadfix.stores.atomic import Fingerprint
 from threadfix.stores.base import Settled, StoreWriter
 
@@ -76,14 +78,6 @@ class ThreadOutcome(Struct):
     after: bytes | None = None
     #: seconds since the thread last changed, when ``min_age`` asked (None at 0, or when nothing tells)
     age: float | None = None
-
-
-class Problem(Struct):
-    """A file, line, thread or store that could not be handled; the batch went on."""
-
-    where: str
-    message: str
-    exit_code: ExitCode = ExitCode.ERROR
 
 
 class Repeats:
@@ -137,19 +131,6 @@ def resolve_dialect(thread: Thread, forced: str | None) -> Dialect | None:
             raise InputError(f"does not look like {name} (it reads as {seen.name}); drop --dialect or name the "
                              "right one", str(thread.address))
     return dialect
-
-
-def iter_stores(specs: Iterable[str], options: StoreOptions, stdin: Any = None,
-                on_store: Callable[[Store], None] | None = None) -> Iterator[Store | Problem]:
-    """Every store the paths name; ``on_store`` sees each as it opens (to show what was detected)."""
-    for spec in specs:
-        try:
-            for store in open_stores(spec, options, stdin=stdin):
-                if on_store is not None:
-                    on_store(store)
-                yield store
-        except ThreadfixError as exc:
-            yield Problem(exc.where or spec, exc.message, exc.exit_code)
 
 
 class Scanned(Struct, frozen=True):
@@ -216,7 +197,8 @@ class RepairRun:
                 yield from self._sharded(*spread)
                 return
             # a table of one item per row may spread its own read over processes: never beside the run's workers
-            for store in iter_stores(self.specs, replace(options.store, jobs=jobs), self.stdin, self.on_store):
+            store_options = replace(options.store, jobs=jobs, spread=spread_for_store)
+            for store in iter_stores(self.specs, store_options, self.stdin, self.on_store):
                 if isinstance(store, Problem):
                     self.result.problems.append(store)
                     yield store

@@ -138,7 +138,7 @@ class Journal:
             raise StoreError("the journal could not be written earlier in this run, so nothing more is changed",
                              str(self.path))
         # (imported here: the stores package imports this module)
-        from threadfix.stores.atomic import write_all
+        from threadfix.fileio import write_all
 
         start = os.lseek(self._fd, 0, os.SEEK_END)
         try:
@@ -185,3 +185,12 @@ def read_journal(path: Path) -> Iterator[Entry]:
                 yield Entry.from_json(value)
             except (KeyError, TypeError, ValueError):
                 raise InputError("has a damaged entry", f"{path}:{number}") from None
+
+
+class UndoOutcome(Struct, frozen=True):
+    """What undo did to one journalled thread (each store's undo gives these)."""
+
+    address: str
+    #: restored | already_original | refused | missing
+    status: str
+    message: str = ""

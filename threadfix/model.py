@@ -11,6 +11,7 @@ from typing import Any
 
 from msgspec import Struct, field
 
+from threadfix.errors import ExitCode
 from threadfix.failures.kinds import Kind
 
 #: Where an item lives in a thread: (message index, block index), block -1 when the message itself is
@@ -110,7 +111,7 @@ class Thread(Struct):
         exact = self.exact_time()
         if exact is not None:
             return exact
-        from threadfix.stores.base import modified_time
+        from threadfix.times import modified_time
 
         return modified_time(self.container, self.items, self.mtime if fallback else None)
 
@@ -194,3 +195,11 @@ class Finding(Struct, frozen=True):
     kind: Kind | None = None
     fixable: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Problem(Struct):
+    """A file, line, thread or store that could not be handled; the batch went on."""
+
+    where: str
+    message: str
+    exit_code: ExitCode = ExitCode.ERROR

@@ -13,14 +13,15 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from msgspec import Struct
 from msgspec.structs import replace
 
 from threadfix.errors import ThreadfixError
+from threadfix.stores.base import Shard
 
 if TYPE_CHECKING:
     from threadfix.stores import Store, StoreOptions
@@ -45,36 +46,6 @@ Result = TypeVar("Result")
 class WorkerLost(ThreadfixError):
     """A worker process died before its part was done: the whole run stops (its part was neither read nor
     written, and the workers' results after it will not come)."""
-
-
-class Shard(Struct, frozen=True):
-    """One unit of work: a whole input, a byte range of a JSONL file, or a row id range or some threads (by
-    key) of a SQLite table."""
-
-    spec: str
-    start: int | None = None
-    end: int | None = None
-    #: a byte range's slots in its run's :class:`LineLedger`: its file's first range's and its own
-    slots: tuple[int, int] | None = None
-    #: a file found by walking a folder: read as the walk reads it (by suffix), or refused with this reason
-    in_folder: bool = False
-    refused: str | None = None
-    #: row ids ``(after, through]`` of a SQLite table of one thread per row (None: unbounded at that end)
-    rows: tuple[int | None, int | None] | None = None
-    #: the keys of the threads to read of a SQLite table of one item per row, in order
-    keys: tuple[Any, ...] | None = None
-    #: the input's last part, which says what concerns the whole input after its threads (rows of no thread)
-    last: bool = False
-
-    @property
-    def continues(self) -> bool:
-        """Whether this is a later part of the input before it (a byte or row id range after the first)."""
-        return bool(self.start) or (self.rows is not None and self.rows[0] is not None)
-
-    @property
-    def part(self) -> bool:
-        """Whether this is part of an input rather than all of it."""
-        return self.start is not None or self.rows is not None or self.keys is not None
 
 
 def resolve_jobs(jobs: int | None, specs: Iterable[str]) -> int:
@@ -380,9 +351,10 @@ def _ahead(pool: Any, work: Callable[[Shard], Result], shards: list[Shard], ahea
         yield result
 
 
-def spread(work: Callable[[Any], Result], tasks: list[Any], jobs: int, shared: Any = None) -> list[Result] | None:
-    """``work(task)`` for every task, in ``jobs`` worker processes, in order. ``shared`` is what every task
-    reads (as :data:`shared`, in the worker): handed to each worker once, and with fork not even copied.
+def spread(work: Callable[[Any, Any], Result], tasks: list[Any], jobs: int, shared: Any = None) -> list[Result] | None:
+    """``work(task, shared)`` for every task, in ``jobs`` worker processes, in order. ``shared`` is what every
+    task reads: handed to each worker once, and with fork not even copied. A store that spreads its own work
+    is handed this as a callback (:attr:`threadfix.stores.StoreOptions.spread`), never imports it.
 
     None when a worker failed or died (or no process could be started): the caller then does the work
     itself, where an error it meets is reported as its own (an exception crossing from a worker loses
@@ -390,9 +362,20 @@ def spread(work: Callable[[Any], Result], tasks: list[Any], jobs: int, shared: A
     """
     try:
         with _pool(min(jobs, len(tasks)), shared=shared) as pool:
-            return list(pool.map(work, tasks))
+            return list(pool.map(partial(_with_shared, work), tasks))
     except Exception:  # noqa: BLE001 - see above
         return None
+
+
+def spread_for_store(work: Callable[[Any, Any], Result], tasks: list[Any], jobs: int, shared: Any) -> list[Result] | None:
+    """:func:`spread`, as handed down to a store (``StoreOptions.spread``: a module-level function, so the
+    options still reach ``--jobs`` workers by pickling)."""
+    return spread(work, tasks, jobs, shared=shared)
+
+
+def _with_shared(work: Callable[[Any, Any], Result], task: Any) -> Result:
+    """In a worker of :func:`spread`: one task, with what the tasks share."""
+    return work(task, shared)
 
 
 @contextmanager
@@ -441,8 +424,8 @@ def _start_worker(ledger: LineLedger | None, common: Any) -> None:
 
 def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
                  on_store: Callable[[Store], None] | None = None) -> Iterator[Store | Any]:
-    """The stores of one shard, as :func:`threadfix.batch.iter_stores` gives them (Problems included)."""
-    from threadfix.batch import iter_stores
+    """The stores of one shard, as :func:`threadfix.stores.iter_stores` gives them (Problems included)."""
+    from threadfix.stores import iter_stores
 
     if shard.rows is not None or shard.keys is not None:
         for store in iter_stores([shard.spec], options, stdin, on_store):
@@ -484,34 +467,3 @@ def sharded(specs: list[str], jobs: int | None, options: StoreOptions | None = N
         return None
     shards = plan_shards(specs, count, options, by_key)
     return (count, shards) if len(shards) > 1 else None
-
-
-class Bounded:
-    """A readline-able view of the next ``remaining`` bytes of a file."""
-
-    def __init__(self, handle: Any, remaining: int) -> None:
-        self.handle = handle
-        self.remaining = remaining
-
-    def readline(self, limit: int = -1) -> bytes:
-        if self.remaining <= 0:
-            return b""
-        size = self.remaining if limit < 0 else min(limit, self.remaining)
-        line = self.handle.readline(size)
-        self.remaining -= len(line)
-        return line
-
-    def fileno(self) -> int:
-        return self.handle.fileno()
-
-    def peek(self, size: int = 0) -> bytes:
-        return self.handle.peek(size)[: self.remaining]
-
-    def close(self) -> None:
-        self.handle.close()
-
-    def __enter__(self) -> Bounded:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -77,7 +77,7 @@ class SpillList(Generic[T]):
         import pickle  # (only a store with many changed threads comes here: kept out of every start-up)
         import tempfile
 
-        from threadfix.stores.atomic import write_all
+        from threadfix.fileio import write_all
 
         try:
             # (JSON nested deeper than the pickler recurses, from a hostile thread, cannot go out)

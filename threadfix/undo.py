@@ -14,10 +14,8 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
-from msgspec import Struct
-
 from threadfix.errors import ThreadfixError
-from threadfix.journal import Entry, digest, read_journal
+from threadfix.journal import Entry, UndoOutcome, digest, read_journal
 from threadfix.stores.atomic import Fingerprint, Rewriter
 from threadfix.stores.files import _Lines
 
@@ -27,13 +25,6 @@ UNDOERS = {
     "sqlite": "threadfix.stores.sqlite:undo_entries",
     "postgres": "threadfix.stores.postgres:undo_entries",
 }
-
-
-class UndoOutcome(Struct, frozen=True):
-    address: str
-    #: restored | already_original | refused | missing
-    status: str
-    message: str = ""
 
 
 def undo(journal: Path) -> Iterator[UndoOutcome]:

@@ -595,21 +595,21 @@ def test_a_database_unreadable_only_for_later_parts_is_still_said(tmp_path, smal
     the run must say so (once), not end as if the whole table had been read."""
     import json
 
-    from threadfix import lint, report
+    from threadfix import lint, report, stores
     from threadfix.cli import main
 
     path = _database(tmp_path / "t.db")
     module = {"lint": lint, "report": report, "repair": batch}[command]
-    real_iter_stores = batch.iter_stores
+    real_iter_stores = stores.iter_stores
 
     def later_parts_cannot_open(shard, *args, **kwargs):
         if not shard.continues:
             return parallel.shard_stores(shard, *args, **kwargs)
-        batch.iter_stores = lambda specs, *a, **k: iter([batch.Problem(specs[0], "unable to open database file")])
+        stores.iter_stores = lambda specs, *a, **k: iter([batch.Problem(specs[0], "unable to open database file")])
         try:
             return list(parallel.shard_stores(shard, *args, **kwargs))
         finally:
-            batch.iter_stores = real_iter_stores
+            stores.iter_stores = real_iter_stores
 
     monkeypatch.setattr(module, "shard_stores", later_parts_cannot_open)
     args = ["repair", "--dry-run", "--min-age", "0"] if command == "repair" else [command, "--format", "json"]

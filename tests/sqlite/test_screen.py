@@ -172,7 +172,9 @@ def build(path: Path, schema: str, seed: int, threads: int = 30, odd: float = 0.
 
 
 def _store(path: Path, schema: str, **options: Any) -> Any:
-    return next(open_stores(str(path), replace(SCHEMAS[schema][2], **options)))
+    from threadfix.parallel import spread_for_store
+
+    return next(open_stores(str(path), replace(SCHEMAS[schema][2], spread=spread_for_store, **options)))
 
 
 def assert_same_as_a_full_read(path: Path, schema: str, **options: Any) -> int:

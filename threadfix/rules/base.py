@@ -1,7 +1,7 @@
 """What every lint rule is: a code, the name of the bad pattern, a severity, a fix, and its documentation.
 
 A rule is a stateless object with one method, :meth:`Rule.check`, that reads one thread through a
-:class:`threadfix.lint.Context` and yields findings. Everything costly (the repair plan, the
+:class:`threadfix.rules.context.Context` and yields findings. Everything costly (the repair plan, the
 provider's own check, output texts, classifications) is computed by the context once, on first use,
 so a rule pays only for what it reads, and unselected rules cost nothing.
 
@@ -21,7 +21,7 @@ from threadfix.model import Finding, Loc, Severity
 from threadfix.secrets import mask_secrets
 
 if TYPE_CHECKING:  # lint builds the context and imports the rules; rules only read it
-    from threadfix.lint import Context
+    from threadfix.rules.context import Context
 
 #: The documentation sections every rule's docstring holds, in this order (as ruff's rule pages).
 SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead", "Fix")

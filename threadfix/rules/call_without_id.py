@@ -8,7 +8,7 @@ from threadfix.rules.base import Rule, label
 from threadfix.rules.structure import SkipKind, skips
 
 if TYPE_CHECKING:
-    from threadfix.lint import Context
+    from threadfix.rules.context import Context
 
 
 class CallWithoutId(Rule):

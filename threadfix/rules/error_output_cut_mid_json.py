@@ -10,7 +10,7 @@ from threadfix.model import Finding, Severity
 from threadfix.rules.base import Rule, call_label, quoted
 
 if TYPE_CHECKING:
-    from threadfix.lint import Context
+    from threadfix.rules.context import Context
 
 #: an object whose first key names an error (the shapes tools and the seed projects write)
 _JSON_START = re.compile(r"\s*[\[{]")

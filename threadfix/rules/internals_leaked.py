@@ -8,7 +8,7 @@ from threadfix.model import Finding, Output, Severity
 from threadfix.rules.base import Rule, call_label, quoted
 
 if TYPE_CHECKING:
-    from threadfix.lint import Context
+    from threadfix.rules.context import Context
 
 #: Where a tool's own code lives (an installed package, a deployed app, a runtime), as opposed to a path
 #: the model asked about. Matched in error outputs only.

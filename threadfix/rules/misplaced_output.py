@@ -8,7 +8,7 @@ from threadfix.rules.base import Fix, Rule, call_label
 from threadfix.rules.structure import edits
 
 if TYPE_CHECKING:
-    from threadfix.lint import Context
+    from threadfix.rules.context import Context
 
 
 class MisplacedOutput(Rule):

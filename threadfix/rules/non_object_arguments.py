@@ -10,7 +10,7 @@ from threadfix.model import Finding, Severity
 from threadfix.rules.base import Rule, call_label
 
 if TYPE_CHECKING:
-    from threadfix.lint import Context
+    from threadfix.rules.context import Context
 
 _TYPE_NAMES = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "a boolean",
                type(None): "null"}

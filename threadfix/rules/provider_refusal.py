@@ -9,7 +9,7 @@ from threadfix.rules.base import Rule
 from threadfix.rules.structure import covers, laid_out_anew
 
 if TYPE_CHECKING:
-    from threadfix.lint import Context
+    from threadfix.rules.context import Context
 
 
 #: provider messages quote call ids, which are untrusted and unbounded

@@ -7,7 +7,7 @@ from threadfix.model import Finding, Severity
 from threadfix.rules.base import Rule, call_label
 
 if TYPE_CHECKING:
-    from threadfix.lint import Context
+    from threadfix.rules.context import Context
 
 
 class RepairedByThreadfix(Rule):

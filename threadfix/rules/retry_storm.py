@@ -10,7 +10,7 @@ from threadfix.model import Call, Finding, Severity
 from threadfix.rules.base import Rule, label
 
 if TYPE_CHECKING:
-    from threadfix.lint import Context
+    from threadfix.rules.context import Context
 
 
 class RetryStorm(Rule):

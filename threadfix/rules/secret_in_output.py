@@ -8,7 +8,7 @@ from threadfix.rules.base import Rule, call_label
 from threadfix.secrets import SECRET, mask, may_hold_secret
 
 if TYPE_CHECKING:
-    from threadfix.lint import Context
+    from threadfix.rules.context import Context
 
 
 class SecretInOutput(Rule):

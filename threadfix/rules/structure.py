@@ -18,7 +18,7 @@ from threadfix.model import Action, Call, Edit, Skip
 
 if TYPE_CHECKING:
     from threadfix.dialects import Violation
-    from threadfix.lint import Context
+    from threadfix.rules.context import Context
 
 
 class Dangling(Struct, frozen=True):

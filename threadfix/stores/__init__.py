@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -10,6 +10,7 @@ from typing import Any
 from msgspec import Struct
 
 from threadfix.errors import ThreadfixError
+from threadfix.model import Problem
 from threadfix.stores.base import ReadProblem, Store, StoreWriter
 from threadfix.stores.files import (
     DEFAULT_MAX_DOC_BYTES,
@@ -43,6 +44,10 @@ class StoreOptions(Struct, frozen=True):
     writable: bool = False
     #: processes a store may spread its own work over (repair of a SQLite table of one item per row)
     jobs: int = 1
+    #: how it spreads it, handed down by whoever owns the processes (stores never start them themselves):
+    #: ``spread(work, tasks, jobs, shared)`` -> ``[work(task, shared) for task in tasks]`` or None when a worker
+    #: failed (see :func:`threadfix.parallel.spread_for_store`); None: in this process
+    spread: Any = None
 
 
 def open_stores(spec: str, options: StoreOptions = StoreOptions(), stdin: Any = None) -> Iterator[Store]:
@@ -80,5 +85,18 @@ def open_folder_entry(entry: FolderEntry, options: StoreOptions) -> Store:
         return UnopenedDatabase(entry.path, exc, reopen)
 
 
-__all__ = ["FileStore", "ReadProblem", "Store", "StoreOptions", "StoreWriter", "is_sqlite", "open_folder_entry",
+def iter_stores(specs: Iterable[str], options: StoreOptions, stdin: Any = None,
+                on_store: Callable[[Store], None] | None = None) -> Iterator[Store | Problem]:
+    """Every store the paths name; ``on_store`` sees each as it opens (to show what was detected)."""
+    for spec in specs:
+        try:
+            for store in open_stores(spec, options, stdin=stdin):
+                if on_store is not None:
+                    on_store(store)
+                yield store
+        except ThreadfixError as exc:
+            yield Problem(exc.where or spec, exc.message, exc.exit_code)
+
+
+__all__ = ["FileStore", "ReadProblem", "Store", "StoreOptions", "StoreWriter", "is_sqlite", "iter_stores", "open_folder_entry",
            "open_stores", "walk_folder"]

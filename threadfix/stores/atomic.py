@@ -29,6 +29,7 @@ from typing import Any, BinaryIO
 from msgspec import Struct
 
 from threadfix.errors import BusyError, StoreError
+from threadfix.fileio import write_all
 
 TEMP_PREFIX = ".threadfix-"
 _F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)
@@ -374,14 +375,6 @@ def _new_target(dest: Path) -> Path:
     if dest.is_symlink() or (dest.exists() and not dest.is_file()):
         raise StoreError("exists and is not a regular file; refusing to replace it", str(dest))
     return Path(os.path.abspath(dest))
-
-
-def write_all(fd: int, data: bytes | memoryview) -> None:
-    """Write all of ``data`` (``os.write`` may take less than it is given)."""
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
 
 
 def _match_metadata(fd: int, original: os.stat_result, where: str) -> None:

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from msgspec import Struct
 
 from threadfix.errors import ThreadfixError
 from threadfix.journal import Entry
 from threadfix.model import Thread
+from threadfix.times import ITEM_TIME_KEYS, THREAD_TIME_KEYS, modified_time, parse_time  # noqa: F401 - re-exported
 
-#: keys that say when a thread last changed; a thread's own creation time says nothing about that,
-#: but an item's does (an item is created when it is appended)
-THREAD_TIME_KEYS = ("updated_at", "updatedAt", "modified_at", "last_updated", "last_modified")
-ITEM_TIME_KEYS = (*THREAD_TIME_KEYS, "created_at", "createdAt", "timestamp", "created", "time")
 
 
 class ReadProblem(Struct, frozen=True):
@@ -43,6 +39,48 @@ class RepairParts(Struct):
     settled: Settled
     shards: list[Any]
     problems: list[ReadProblem]
+
+
+class Shard(Struct, frozen=True):
+    """One unit of ``--jobs`` work, as a store cuts itself: a whole input, a byte range of a JSONL file, or a
+    row id range or some threads (by key) of a table. Plain data, sent to a worker process, which opens
+    the store of its part (:func:`threadfix.parallel.shard_stores`)."""
+
+    spec: str
+    start: int | None = None
+    end: int | None = None
+    #: a byte range's slots in its run's :class:`LineLedger`: its file's first range's and its own
+    slots: tuple[int, int] | None = None
+    #: a file found by walking a folder: read as the walk reads it (by suffix), or refused with this reason
+    in_folder: bool = False
+    refused: str | None = None
+    #: row ids ``(after, through]`` of a SQLite table of one thread per row (None: unbounded at that end)
+    rows: tuple[int | None, int | None] | None = None
+    #: the keys of the threads to read of a SQLite table of one item per row, in order
+    keys: tuple[Any, ...] | None = None
+    #: the input's last part, which says what concerns the whole input after its threads (rows of no thread)
+    last: bool = False
+
+    @property
+    def continues(self) -> bool:
+        """Whether this is a later part of the input before it (a byte or row id range after the first)."""
+        return bool(self.start) or (self.rows is not None and self.rows[0] is not None)
+
+    @property
+    def part(self) -> bool:
+        """Whether this is part of an input rather than all of it."""
+        return self.start is not None or self.rows is not None or self.keys is not None
+
+
+class LineNumbering(Protocol):
+    """How the reader of a byte range of a file learns the number of its first line, which the readers of the
+    ranges before it count (handed down by the ``--jobs`` machinery: see :class:`threadfix.parallel.LineLedger`)."""
+
+    def first_line(self, lines: int) -> int:
+        """Post that the range holds ``lines`` lines; the number of its first line."""
+
+    def abandon(self) -> None:
+        """The range was not read through: the ranges after it count their lines for themselves."""
 
 
 class StoreWriter(ABC):
@@ -134,33 +172,3 @@ class Store(ABC):
         """The store to read again after a busy error: itself, as each read opens what it reads; a store that
         could not be opened at all tries again (a lock at open may be gone by then)."""
         return self
-
-
-def parse_time(value: Any) -> float | None:
-    """Seconds since the epoch from an ISO-8601 string or a number in seconds or milliseconds."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return value / 1000.0 if value > 1e11 else float(value)
-    if isinstance(value, str) and 8 <= len(value) <= 40:
-        try:
-            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            return None
-        if moment.tzinfo is None:
-            from datetime import timezone
-
-            moment = moment.replace(tzinfo=timezone.utc)
-        return moment.timestamp()
-    return None
-
-
-def modified_time(container: dict[str, Any] | None, items: list[Any], fallback: float | None) -> float | None:
-    """When a thread last changed: its update time or its last items' times, else the file's mtime."""
-    found = [t for key in THREAD_TIME_KEYS if container and (value := container.get(key)) is not None
-             and (t := parse_time(value)) is not None]
-    for item in items[-3:]:
-        if isinstance(item, dict):
-            found.extend(t for key in ITEM_TIME_KEYS if (value := item.get(key)) is not None
-                         and (t := parse_time(value)) is not None)
-    return max(found) if found else fallback

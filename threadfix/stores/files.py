@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from msgspec import Struct
 
@@ -21,14 +21,9 @@ from threadfix.journal import Entry, digest
 from threadfix.model import Address, Thread
 from threadfix.stores import settle
 from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter, remove_stale_temps
-from threadfix.stores.base import ReadProblem, Settled, Store, StoreWriter
+from threadfix.stores.base import LineNumbering, ReadProblem, Settled, Store, StoreWriter
+from threadfix.stores.document import ID_KEYS, THREAD_KEYS, encode_document, split_container, thread_id  # noqa: F401
 
-if TYPE_CHECKING:
-    from threadfix.parallel import RangeNumbering
-
-#: keys under which an object holds its thread's items, in the order they are tried
-THREAD_KEYS = ("input", "messages", "items", "contents", "history")
-ID_KEYS = ("id", "thread_id", "session_id", "conversation_id", "chat_id")
 #: the largest single document or JSONL line threadfix parses (parsing needs ~30x its size in memory)
 DEFAULT_MAX_DOC_BYTES = 256 * 1024 * 1024
 FILE_SUFFIXES = (".json", ".jsonl")
@@ -45,44 +40,6 @@ BINARY_MESSAGE = "is not JSON text (it has NUL bytes: binary, or UTF-16); left a
 def _binary(head: bytes) -> bool:
     """One error line for a binary file, instead of one per "line" of it."""
     return b"\x00" in head[:BINARY_SNIFF_BYTES]
-
-
-def split_container(value: Any) -> tuple[list[Any], dict[str, Any] | None, str | None] | None:
-    """The items of a thread document and the object holding them, or None when it holds no thread."""
-    if isinstance(value, list):
-        return value, None, None
-    if isinstance(value, dict):
-        for key in THREAD_KEYS:
-            if isinstance(value.get(key), list):
-                return value[key], value, key
-    return None
-
-
-def thread_id(container: dict[str, Any] | None) -> str | None:
-    if container:
-        for key in ID_KEYS:
-            value = container.get(key)
-            if isinstance(value, (str, int)) and not isinstance(value, bool):
-                return str(value)
-    return None
-
-
-def encode_document(thread: Thread, new_items: list[Any]) -> bytes:
-    """The new bytes of a one-document thread, in the layout of the original."""
-    problem = jsonio.fidelity_problem(thread.raw)
-    if problem:
-        raise UnrewritableError(f"left alone: rewriting it would alter values ({problem})", str(thread.address))
-    if thread.container is None:
-        value, original = new_items, thread.items
-    else:
-        value = dict(thread.container)
-        value[thread.key] = new_items
-        original = thread.container
-    try:
-        data, _style = jsonio.rewrite(thread.raw, value, original)
-    except jsonio.JsonWriteError as exc:
-        raise UnrewritableError(f"left alone: cannot be written back ({exc})", str(thread.address)) from None
-    return data
 
 
 class Span(Struct, frozen=True):
@@ -140,7 +97,7 @@ class FileStore(Store):
         #: set while reading a JSONL file whose lines are items (the whole file is one thread)
         self.item_lines: list[tuple[int, bytes, Any]] | None = None
         #: read only this byte range of a JSONL file of threads: (start, end, how its lines are numbered)
-        self.byte_range: tuple[int, int, RangeNumbering] | None = None
+        self.byte_range: tuple[int, int, LineNumbering] | None = None
 
     # ------------------------------------------------------------------ reading
 
@@ -225,7 +182,7 @@ class FileStore(Store):
             mtime=self.mtime, dialect=self.dialect, locator=Span(0, len(raw)),
         )
 
-    def _read_range(self, handle: Any, start: int, end: int, numbering: RangeNumbering, screen: bool
+    def _read_range(self, handle: Any, start: int, end: int, numbering: LineNumbering, screen: bool
                     ) -> Iterator[Thread | ReadProblem | Settled]:
         """A ``--jobs`` byte range of a file of threads (one per line: a file of items is never cut).
 
@@ -234,8 +191,6 @@ class FileStore(Store):
         held; its own line count is then posted for the ranges after it, and the held lines read with the
         numbers the ranges before it posted. No process reads the file twice.
         """
-        from threadfix.parallel import Bounded
-
         settles = settle.settles_document if screen else None
         held: list[tuple[int, int, bytes | None]] = []
         lines = 0
@@ -547,3 +502,34 @@ def _sniff_jsonl(path: Path) -> bool:
     except jsonio.JsonReadError:
         return False
     return True
+
+
+class Bounded:
+    """A readline-able view of the next ``remaining`` bytes of a file."""
+
+    def __init__(self, handle: Any, remaining: int) -> None:
+        self.handle = handle
+        self.remaining = remaining
+
+    def readline(self, limit: int = -1) -> bytes:
+        if self.remaining <= 0:
+            return b""
+        size = self.remaining if limit < 0 else min(limit, self.remaining)
+        line = self.handle.readline(size)
+        self.remaining -= len(line)
+        return line
+
+    def fileno(self) -> int:
+        return self.handle.fileno()
+
+    def peek(self, size: int = 0) -> bytes:
+        return self.handle.peek(size)[: self.remaining]
+
+    def close(self) -> None:
+        self.handle.close()
+
+    def __enter__(self) -> Bounded:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -125,7 +125,7 @@ def _document_decoder() -> tuple[Callable[[bytes], Any], tuple[type[BaseExceptio
     """
     import msgspec
 
-    from threadfix.stores.files import THREAD_KEYS
+    from threadfix.stores.document import THREAD_KEYS
 
     def tagged(name: str, tag: str, fields: list[Any], code: int | None) -> type:
         return msgspec.defstruct(name, fields, tag_field="type", tag=tag, namespace={"code": code}, frozen=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from threadfix.errors import ConfigError, InputError, ThreadfixError
-from threadfix.journal import Entry
+from threadfix.journal import Entry, UndoOutcome
 from threadfix.stores import sqlite_screen
 from threadfix.stores.atomic import TEMP_PREFIX, fsync_folder
 from threadfix.stores.sqlite_layout import Schema, connect, sqlite_error
@@ -95,7 +95,7 @@ class SQLiteAdapter(TableAdapter):
             return None
         task = sqlite_screen.Pass(self.path, layout, sqlite_screen.screen_sql(layout, json), self.busy_timeout,
                                   options.max_doc_bytes)
-        suspects = sqlite_screen.screen_table(task, low, high, ends, options.jobs)
+        suspects = sqlite_screen.screen_table(task, low, high, ends, options.jobs, options.spread)
         return None if suspects is None else (ends, suspects, high)
 
     def copy(self, dest: Path) -> TableCopy:
@@ -187,8 +187,6 @@ def table_cut(path: Path, options: Any, by_key: bool) -> tuple[tuple[int, int] |
 
 def undo_entries(path: str, entries: list[Entry]) -> Iterator[Any]:
     """Put back the threads of one database (see :func:`threadfix.stores.table.undo_table_entries`)."""
-    from threadfix.undo import UndoOutcome
-
     if not os.path.exists(path):
         for entry in entries:
             yield UndoOutcome(entry.address, "missing", "the database no longer exists")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from threadfix.errors import BusyError, InputError, StoreError, ThreadfixError
 from threadfix.stores.table_layout import ROWID_NAMES, Column, Layout, TableInfo, find_layout, shown

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import gc
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable
 from functools import partial
 from itertools import pairwise
 from operator import itemgetter
@@ -37,9 +37,9 @@ from typing import Any
 
 from msgspec import Struct
 
-from threadfix.stores.base import Settled
+from threadfix.stores.table import in_key_order, stored_key  # noqa: F401 - the engine's, used here too
 from threadfix.stores.settle import (
-    CALL, DIALECT, IS_CALL, IS_OUTPUT, OUTPUT, answered_in_turn, pairs_settle, plain_types,
+    CALL, IS_CALL, IS_OUTPUT, OUTPUT, answered_in_turn, pairs_settle, plain_types,
 )
 from threadfix.stores.sqlite_layout import SQLITE_TOOBIG, Layout, connect, q
 
@@ -168,6 +168,11 @@ def _literal(text: str) -> str:
 
 # --------------------------------------------------------------------------- a pass, in one process or several
 
+#: how a store's own work is spread over processes, handed down by the caller that owns the processes
+#: (:attr:`threadfix.stores.StoreOptions.spread`): ``spread(work, tasks, jobs, shared)`` gives
+#: ``work(task, shared)`` for every task, in order, or None when a worker failed (the caller then does it all)
+Spread = Callable[[Callable[[Any, Any], Any], list[Any], int, Any], "list[Any] | None"]
+
 
 class Pass(Struct, frozen=True):
     """What a screening pass needs to open its own connection, in this process or in a worker."""
@@ -179,7 +184,8 @@ class Pass(Struct, frozen=True):
     max_doc_bytes: int
 
 
-def screen_table(task: Pass, low: int, high: int, ends: dict[Any, int], jobs: int = 1) -> set[Any] | None:
+def screen_table(task: Pass, low: int, high: int, ends: dict[Any, int], jobs: int = 1,
+                 spread: Spread | None = None) -> set[Any] | None:
     """The suspects among rows ``low .. high`` (see :meth:`Screen.run`), or None when the table is better read
     in full. With ``jobs`` > 1 the row ids are cut into as many parts, each screened in a process of its own:
     the statement is most of the pass, and SQLite parses each part's JSON on its own core.
@@ -188,11 +194,9 @@ def screen_table(task: Pass, low: int, high: int, ends: dict[Any, int], jobs: in
     suspect (as a thread written past a single pass is), so a thread with call or output rows in two parts
     is read in full; one with all of them in a later part is decided there, from all of them.
     """
-    parts = row_parts(low, high, jobs, PART_MIN_ROWS)
+    parts = row_parts(low, high, jobs, PART_MIN_ROWS) if spread is not None else [(low, high)]
     if len(parts) > 1:
-        from threadfix import parallel
-
-        found = parallel.spread(partial(_screen_part, task), parts, jobs, shared=ends)
+        found = spread(partial(_screen_part, task), parts, jobs, ends)
         if found is not None:  # (else a worker failed: screened here)
             suspects = None if None in found else set().union(*found)
             return None if suspects is None or len(suspects) > MAX_SUSPECTS else suspects
@@ -207,12 +211,8 @@ def row_parts(low: int, high: int, jobs: int, least: int) -> list[tuple[int, int
     return [(after + 1, through) for after, through in pairwise(edges)]
 
 
-def _screen_part(task: Pass, part: tuple[int, int], ends: dict[Any, int] | None = None) -> set[Any] | None:
+def _screen_part(task: Pass, part: tuple[int, int], ends: dict[Any, int]) -> set[Any] | None:
     """Screen one part on a connection of its own (in a worker, ``ends`` is what the workers share)."""
-    if ends is None:
-        from threadfix import parallel
-
-        ends = parallel.shared
     conn = connect(task.path, write=False, timeout=task.busy_timeout)
     try:
         conn.text_factory = bytes  # ids are only compared: no UTF-8 decoding
@@ -377,24 +377,3 @@ def walk_ends(conn: sqlite3.Connection, layout: Layout) -> dict[Any, int] | None
             return None
         rows = conn.execute(after, (rows[-1][0], WALK_CHUNK)).fetchall()
     return ends
-
-
-def in_key_order(ends: dict[Any, int], suspects: set[Any], max_rowid: int) -> Iterator[Any]:
-    """The walked keys in key order: suspects, and threads written to past ``max_rowid`` since the pass began,
-    as keys as the table holds them (to be read in full); the others as Settled counts."""
-    settled = 0
-    for key, last in ends.items():
-        if key in suspects or last > max_rowid:
-            if settled:
-                yield Settled(settled, DIALECT)
-                settled = 0
-            yield stored_key(key)
-        else:
-            settled += 1
-    if settled:
-        yield Settled(settled, DIALECT)
-
-
-def stored_key(key: Any) -> Any:
-    """A walked or screened key as the table holds it: the screen reads text keys as bytes."""
-    return key.decode() if type(key) is bytes else key

@@ -58,11 +58,11 @@ from msgspec import Struct
 
 from threadfix import jsonio
 from threadfix.errors import BusyError, ConfigError, StoreError, ThreadfixError, UnrewritableError
-from threadfix.journal import Entry, digest
+from threadfix.journal import Entry, UndoOutcome, digest
 from threadfix.model import Address, Thread
 from threadfix.stores import settle
-from threadfix.stores.base import ReadProblem, RepairParts, Settled, Store, StoreWriter, parse_time
-from threadfix.stores.files import THREAD_KEYS, encode_document, split_container
+from threadfix.stores.base import ReadProblem, RepairParts, Settled, Shard, Store, StoreWriter, parse_time
+from threadfix.stores.document import THREAD_KEYS, encode_document, split_container
 from threadfix.stores.table_layout import Layout, Schema, check_column, check_table, item_layout, shown, thread_layout
 
 #: rows per read transaction, one row per thread (each row may be a large document)
@@ -569,10 +569,8 @@ class ItemRowStore(TableStore):
             self._unscreened = screened is None
             if screened is None:
                 return None
-            from threadfix.stores import sqlite_screen
-
             settled, keys = 0, []
-            for entry in sqlite_screen.in_key_order(*screened):
+            for entry in in_key_order(*screened):
                 if isinstance(entry, Settled):
                     settled += entry.count
                 else:
@@ -582,8 +580,6 @@ class ItemRowStore(TableStore):
             raise self.adapter.error(exc, self.display) from None
         finally:
             self._close()
-        from threadfix.parallel import Shard
-
         size = max(KEYS_PER_PART, -(-len(keys) // (self.options.jobs * PARTS_PER_JOB)))
         if self.options.writable:
             size = min(size, WRITTEN_KEYS_PER_PART)
@@ -641,9 +637,7 @@ class ItemRowStore(TableStore):
     def _threads_screened(self, conn: Any, ends: dict[Any, int], suspects: set[Any], max_rowid: int
                           ) -> Iterator[Thread | ReadProblem | Settled]:
         """Threads in key order, as a full read gives them: suspects read in full by key, the rest counted."""
-        from threadfix.stores import sqlite_screen
-
-        for entry in sqlite_screen.in_key_order(ends, suspects, max_rowid):
+        for entry in in_key_order(ends, suspects, max_rowid):
             if isinstance(entry, Settled):
                 yield entry
             else:
@@ -762,6 +756,27 @@ def _check_text(text: bool, data: bytes, thread: Thread) -> None:
             data.decode("utf-8")
         except UnicodeDecodeError:
             raise UnrewritableError("left alone: the repaired JSON is not valid UTF-8 text", str(thread.address)) from None
+
+
+def in_key_order(ends: dict[Any, int], suspects: set[Any], max_rowid: int) -> Iterator[Any]:
+    """A screen's result as a read gives it: the walked keys in key order: suspects, and threads written to past ``max_rowid`` since the pass began,
+    as keys as the table holds them (to be read in full); the others as Settled counts."""
+    settled = 0
+    for key, last in ends.items():
+        if key in suspects or last > max_rowid:
+            if settled:
+                yield Settled(settled, settle.DIALECT)
+                settled = 0
+            yield stored_key(key)
+        else:
+            settled += 1
+    if settled:
+        yield Settled(settled, settle.DIALECT)
+
+
+def stored_key(key: Any) -> Any:
+    """A walked or screened key as the table holds it: the screen reads text keys as bytes."""
+    return key.decode() if type(key) is bytes else key
 
 
 # --------------------------------------------------------------------------- statements
@@ -1147,8 +1162,6 @@ def undo_table_entries(adapter: TableAdapter, entries: list[Entry]) -> Iterator[
     A thread is restored only while it holds exactly what the repair wrote; one the app changed since
     is refused, and one that already holds its original counts as restored.
     """
-    from threadfix.undo import UndoOutcome
-
     conn = adapter.connect(write=True)
     outcomes = []
     try:
@@ -1191,8 +1204,6 @@ def _undo_layout(schema: Schema, locator: dict[str, Any]) -> Layout:
 
 
 def _undo_one(adapter: TableAdapter, conn: Any, schema: Schema, entry: Entry) -> Any:
-    from threadfix.undo import UndoOutcome
-
     try:
         layout = _undo_layout(schema, entry.locator)
     except (ConfigError, KeyError) as exc:
@@ -1222,8 +1233,6 @@ def _undo_one(adapter: TableAdapter, conn: Any, schema: Schema, entry: Entry) ->
 
 
 def _decide(entry: Entry, current: bytes, original: bytes, restore: Any) -> Any:
-    from threadfix.undo import UndoOutcome
-
     found = digest(current)
     if found == entry.after_sha256:
         restore()

@@ -27,8 +27,8 @@ from msgspec.structs import replace
 
 from threadfix import jsonio
 from threadfix.errors import ConfigError
-from threadfix.stores.files import split_container
-from threadfix.stores.base import ITEM_TIME_KEYS, THREAD_TIME_KEYS
+from threadfix.stores.document import split_container
+from threadfix.times import ITEM_TIME_KEYS, THREAD_TIME_KEYS
 
 #: column names that usually name an item's thread, in the order they are preferred
 THREAD_COLUMNS = ("thread_id", "session_id", "conversation_id", "chat_id", "thread", "session", "conversation", "chat")
