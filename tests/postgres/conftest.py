@@ -76,7 +76,7 @@ class Cluster:
             raise RuntimeError(f"pg_ctl start failed: {started.stderr.strip()} {log}")
 
     def stop(self) -> None:
-        self._run("pg_ctl", "stop", "-D", str(self.data), "-m", "immediate", "-w")
+        self._run("pg_ctl", "stop", "-D", str(self.data), "-m", "immediate", "-w", "-t", "30")
 
     def url(self, database: str = "postgres", user: str = "postgres") -> str:
         """A libpq URL over the cluster's unix socket."""
