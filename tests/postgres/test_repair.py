@@ -128,6 +128,8 @@ def test_jobs_cut_by_key_ranges_give_what_one_connection_gives(db, capsys):
     one = run_cli(["--jobs", "1", "lint", db, "--table", "items"], capsys)
     three = run_cli(["--jobs", "3", "lint", db, "--table", "items"], capsys)
     assert one == three and one[1].count("TF001") == 45
+    code, out, err = run_cli(["--jobs", "2", "repair", db, "--table", "items", "--dry-run"], capsys)
+    assert code == 0 and "45 of 60 threads" in err, err
 
 
 @pytest.mark.parametrize("layout", ["thread", "item", "keyed", "nokey"])
