@@ -160,7 +160,9 @@ class LintRun:
         parts = scan_parts(list(self.specs), self.jobs, self.store, partial(_lint_part, options=self.options, now=now),
                            on_store=self.on_store)
         if parts is None:
-            found = lint_scanned(scan(self.specs, self.store, self.stdin, on_store=self.on_store), self.rules,
+            # a store that spreads its own read (PostgreSQL key ranges over connections) takes --jobs itself
+            store = structs.replace(self.store, jobs=self.jobs) if self.jobs else self.store
+            found = lint_scanned(scan(self.specs, store, self.stdin, on_store=self.on_store), self.rules,
                                  self.options, now)
         else:
             found = (result for _, results in parts for result in results)

@@ -447,7 +447,9 @@ def report_paths(specs: list[str], options: StoreOptions = StoreOptions(), *, ke
     judged = {"min_age": min_age, "leave_tools": tuple(leave_tools), "now": time.time() if min_age > 0 else None}
     parts = scan_parts(specs, jobs, options, partial(_report_part, keep=keep, judged=judged), on_store=on_store)
     if parts is None:
-        return build_report(scan(specs, options, on_store=on_store), keep=keep, on_problem=on_problem,
+        # a store that spreads its own read (PostgreSQL key ranges over connections) takes --jobs itself
+        scanned = scan(specs, replace(options, jobs=jobs) if jobs else options, on_store=on_store)
+        return build_report(scanned, keep=keep, on_problem=on_problem,
                             progress=progress, **judged)
     report = Report(keep=keep, **judged)
     repeats = Repeats()

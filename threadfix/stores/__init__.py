@@ -72,12 +72,17 @@ class RegisteredMedium(Struct, frozen=True):
         return importlib.import_module(self.module).MEDIUM
 
 
+#: a libpq URL names a PostgreSQL database
+URL_SCHEMES = ("postgresql://", "postgres://")
+
+
 def _database_file(spec: str) -> bool:
     return spec != "-" and Path(spec).is_file() and is_sqlite(Path(spec))
 
 
 #: the media, asked in order; the first that claims a path opens it (files take anything left)
 MEDIA: list[RegisteredMedium] = [
+    RegisteredMedium("postgres", lambda spec: spec.startswith(URL_SCHEMES), "threadfix.stores.postgres"),
     RegisteredMedium("sqlite", _database_file, "threadfix.stores.sqlite"),
     RegisteredMedium("file", lambda spec: True, "threadfix.stores.files"),
 ]
@@ -89,7 +94,8 @@ def medium_of(spec: str) -> Medium:
 
 
 def open_stores(spec: str, options: StoreOptions = StoreOptions(), stdin: Any = None) -> Iterator[Store]:
-    """Every store a path names: a JSON/JSONL file, ``-`` (stdin), a SQLite database, or a folder of them."""
+    """Every store a path names: a JSON/JSONL file, ``-`` (stdin), a SQLite database, or a folder of them; or a
+    PostgreSQL database by its URL (``postgresql://``)."""
     path = Path(spec)
     if spec != "-" and path.is_dir():
         from threadfix.stores.strands_folder import open_strands_stores

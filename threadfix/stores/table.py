@@ -84,6 +84,8 @@ WRITTEN_KEYS_PER_PART = 16
 #: new JSON queued for writing before a batch is written, however few threads hold it (a changed thread is
 #: held whole until then, its items decoded: several times these bytes)
 FLUSH_BYTES = 4 * 1024 * 1024
+#: times one batch is written before its error stands, when the adapter says the error is worth retrying
+BATCH_ATTEMPTS = 3
 CHANGED = "changed while threadfix worked on it (the app wrote to it); left alone, run again"
 #: the fields of an item row as scanned: row id, order, item bytes, thread
 _ROWID, _RAW, _THREAD = itemgetter(0), itemgetter(2), itemgetter(3)
@@ -173,6 +175,18 @@ class TableAdapter(ABC):
     def copy(self, dest: Path) -> TableCopy:
         """A consistent copy of the database at ``dest`` to write ``-o`` into, renamed into place on finish."""
         raise ConfigError("--output is not supported for this database; repair it in place", str(dest))
+
+    #: what ends a write's compare-and-swap read of a thread's rows, so the rows stay as read until the commit
+    #: (PostgreSQL: " FOR UPDATE"; SQLite's write transaction holds the database's lock already)
+    for_update: str = ""
+
+    def lock_thread(self, conn: Any, store: TableStore, key: Any) -> None:
+        """Inside a write transaction, before one thread is compared and written: keep the app from adding
+        rows to it until the commit (SQLite: nothing to do; its write transaction excludes other writers)."""
+
+    def retryable(self, exc: BaseException) -> bool:
+        """Whether a batch that failed with ``exc`` (a serialization failure, a deadlock) is tried again."""
+        return False
 
 
 class TableCopy(ABC):
@@ -500,7 +514,7 @@ class ThreadRowStore(TableStore):
 
     def write(self, conn: Any, thread: Thread, data: bytes) -> None:
         loc: RowLocator = thread.locator
-        row = conn.execute(self._sql.thread_row, (loc.rowid,)).fetchone()
+        row = conn.execute(self._sql.thread_row + self.adapter.for_update, (loc.rowid,)).fetchone()
         if row is None or row[0] != loc.key or _as_bytes(row[1]) != thread.raw or (row[2] == "text") != loc.text:
             raise BusyError(CHANGED, str(thread.address))
         conn.execute(self._sql.update_json, (data.decode("utf-8") if loc.text else data, loc.rowid))
@@ -858,17 +872,18 @@ class _ItemSql(_Sql):
     def times_in(self, count: int) -> str:
         return f"{self._times_head} WHERE {self.rowid} IN ({self.marks(count)})"
 
-    def full_rows(self, conn: Any, key: Any, rowids: Sequence[int], max_rowid: int) -> list[tuple[Any, ...]]:
-        """Every row of one thread in full, in thread order."""
+    def full_rows(self, conn: Any, key: Any, rowids: Sequence[int], max_rowid: int, lock: str = ""
+                  ) -> list[tuple[Any, ...]]:
+        """Every row of one thread in full, in thread order (``lock``: the adapter's :attr:`~TableAdapter.for_update`)."""
         p = self.p
         if self.layout.thread_indexed:
-            rows = conn.execute(f"{self._full_head} WHERE {self.thread} = {p}", (key,)).fetchall()
+            rows = conn.execute(f"{self._full_head} WHERE {self.thread} = {p}{lock}", (key,)).fetchall()
         else:
             rows = []
             for chunk in _chunks(list(rowids), IN_CHUNK):
-                rows.extend(conn.execute(f"{self._full_head} WHERE {self.rowid} IN ({self.marks(len(chunk))})",
+                rows.extend(conn.execute(f"{self._full_head} WHERE {self.rowid} IN ({self.marks(len(chunk))}){lock}",
                                          tuple(chunk)).fetchall())
-            rows.extend(conn.execute(f"{self._full_head} WHERE {self.rowid} > {p} AND {self.thread} = {p}",
+            rows.extend(conn.execute(f"{self._full_head} WHERE {self.rowid} > {p} AND {self.thread} = {p}{lock}",
                                      (max_rowid, key)).fetchall())
             known: set[Any] = set()
             rows = [row for row in rows if not (row[0] in known or known.add(row[0]))]
@@ -890,7 +905,7 @@ class _ItemWrite:
         loc, sql = self.loc, self.sql
         if loc.snapshot is None:
             self.store._prepare(self.thread)
-        current = sql.full_rows(self.conn, loc.key, loc.rowids, loc.max_rowid)
+        current = sql.full_rows(self.conn, loc.key, loc.rowids, loc.max_rowid, self.store.adapter.for_update)
         if loc.stale or current != loc.snapshot:
             raise BusyError(CHANGED, str(self.thread.address))
         plan = loc.plan
@@ -1062,32 +1077,31 @@ class TableWriter(StoreWriter):
         where = str(self.dest) if self.dest is not None else store.display
         size = max(1, store.options.batch_size)
         batch: list[tuple[Thread, bytes]] = []
-        committing, done = False, 0
+        committing, done, left = False, 0, []
         try:
             conn = self._conn if self._conn is not None else self._open()
             while pending:
                 batch, pending = pending[:size], pending[size:]
-                adapter.begin_write(conn)
-                done = 0
-                for thread, data in batch:
-                    conn.execute("SAVEPOINT threadfix")
+                for attempt in range(BATCH_ATTEMPTS):
                     try:
-                        store.write(conn, thread, data)
-                        done += 1
-                    except (ThreadfixError, *_classes(adapter.IntegrityError)) as exc:
-                        conn.execute("ROLLBACK TO SAVEPOINT threadfix")
-                        if not isinstance(exc, ThreadfixError):
-                            exc = StoreError(f"left alone: the table refused the change ({exc})", str(thread.address))
-                        self._unwritten.append((thread, exc))
-                    conn.execute("RELEASE SAVEPOINT threadfix")
-                committing = True
-                conn.execute("COMMIT")
-                committing = False
+                        left = self._batch(conn, batch)
+                        done = len(batch) - len(left)
+                        committing = True
+                        conn.execute("COMMIT")
+                        committing = False
+                        break
+                    except adapter.Error as exc:
+                        committing = False
+                        if attempt + 1 == BATCH_ATTEMPTS or not adapter.retryable(exc):
+                            raise
+                        self._rollback()  # (a deadlock or a serialization failure: nothing of it was written)
+                self._unwritten.extend(left)
                 self.written += done
                 batch = []
         except BaseException as exc:
             if committing and self._conn is not None and not adapter.in_transaction(self._conn):
                 # an interrupt that arrived during COMMIT is raised once it returns: the batch is written (issue #22)
+                self._unwritten.extend(left)
                 self.written += done
                 batch = []
             self._rollback()
@@ -1098,6 +1112,25 @@ class TableWriter(StoreWriter):
             if error is not None:
                 raise error from None
             raise
+
+    def _batch(self, conn: Any, batch: list[tuple[Thread, bytes]]) -> list[tuple[Thread, ThreadfixError]]:
+        """One write transaction, up to its COMMIT (the caller's); each thread under a savepoint, so one the table
+        refuses is left alone by itself: the threads left alone, and why."""
+        store, adapter = self.store, self.store.adapter
+        left: list[tuple[Thread, ThreadfixError]] = []
+        adapter.begin_write(conn)
+        for thread, data in batch:
+            conn.execute("SAVEPOINT threadfix")
+            try:
+                adapter.lock_thread(conn, store, thread.locator.key)
+                store.write(conn, thread, data)
+            except (ThreadfixError, *_classes(adapter.IntegrityError)) as exc:
+                conn.execute("ROLLBACK TO SAVEPOINT threadfix")
+                if not isinstance(exc, ThreadfixError):
+                    exc = StoreError(f"left alone: the table refused the change ({exc})", str(thread.address))
+                left.append((thread, exc))
+            conn.execute("RELEASE SAVEPOINT threadfix")
+        return left
 
     def _open(self) -> Any:
         adapter = self.store.adapter
