@@ -26,7 +26,7 @@ from threadfix.model import Problem, RepairPlan, Thread, ThreadIndex
 from threadfix.parallel import (
     Shard, WorkerLost, resolve_jobs, run_sharded, shard_file_store, shard_stores, sharded, spread_for_store,
 )
-from threadfix.repair import RepairOptions, plan_repair, refusal_reason, waiting_on, waiting_reason
+from threadfix.repair import RepairOptions, as_written, plan_repair, refusal_reason, waiting_on, waiting_reason
 from threadfix.spill import SpillList
 from threadfix.stores import ReadProblem, Store, StoreOptions, iter_stores, open_stores  # noqa: F401 - re-exported
 from threadfix.stores.base import Change, Settled, StoreWriter
@@ -551,6 +551,7 @@ class RepairRun:
             if plan.skips:  # nothing it can do, and something it must not touch: said, never silent
                 return ThreadOutcome(address, dialect.name, plan, "refused", refusal_reason(plan)), None
             return ThreadOutcome(address, dialect.name, plan, "healthy"), None
+        applied, plan = plan, as_written(plan, thread.saved_outputs)  # (the dialect applies its own plan)
         age = None
         if options.min_age > 0:  # (at 0 every thread is old enough: no lookup, a query a thread on item tables)
             changed = thread.last_changed()
@@ -560,11 +561,11 @@ class RepairRun:
                 return ThreadOutcome(address, dialect.name, plan, "recent",
                                      f"changed {format_age(age)} ago, under --min-age; its calls may still be running",
                                      age=age), None
-        waiting = waiting_on(plan, options.leave_tools)
+        waiting = waiting_on(plan, options.leave_tools)  # (a call whose own output was saved waits on nobody)
         if waiting is not None:
             return ThreadOutcome(address, dialect.name, plan, "waiting", waiting_reason(waiting), age=age), None
         try:
-            data = store.encode(thread, dialect.apply(thread.items, plan))
+            data = store.encode(thread, dialect.apply(thread.items, applied))
         except MALFORMED as exc:
             return ThreadOutcome(address, dialect.name, plan, "left_alone", not_in_format(dialect, exc)), None
         except ThreadfixError as exc:

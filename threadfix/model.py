@@ -105,6 +105,9 @@ class Thread(Struct):
     dialect: str | None = None
     #: store-private data needed to write the thread back (line number, row id...)
     locator: Any = None
+    #: outputs of its calls that the store keeps apart from its items (LangGraph's pending writes), by call id, each
+    #: with where it was saved: the store's encode puts such an output in place of the error output a plan inserts
+    saved_outputs: dict[str, str] | None = None
 
     def exact_time(self) -> float | None:
         """The store's own record of the thread's last change (a row's time column), if it keeps one."""
@@ -126,6 +129,9 @@ class Action(str, Enum):
     """What a repair does to one call or output."""
 
     INSERT_OUTPUT = "insert_output"
+    #: the call's own output, saved by its store apart from the thread (:attr:`Thread.saved_outputs`), put in place
+    #: of the error output INSERT_OUTPUT planned; only in what a repair says it did, never in a plan a dialect applies
+    INSERT_SAVED_OUTPUT = "insert_saved_output"
     MOVE_OUTPUT = "move_output"
     CONVERT_ORPHAN = "convert_orphan"
     DROP_ORPHAN = "drop_orphan"

@@ -67,7 +67,7 @@ def _size(spec: str) -> int:
         return path.stat().st_size
     from threadfix.stores.files import walk_folder
 
-    return sum(_file_size(entry.path) for entry in walk_folder(spec) if entry.refused is None)
+    return sum(_file_size(entry.path) for entry in walk_folder(spec) if entry.refused is None and entry.agents is None)
 
 
 def _file_size(path: Path) -> int:
@@ -86,7 +86,6 @@ def plan_shards(specs: Iterable[str], jobs: int, options: StoreOptions | None = 
     does not cut, or one too small to be worth it, is one part. ``options``: how the stores are found, as the
     command reads them."""
     from threadfix.stores import StoreOptions, cut, walk_folder
-    from threadfix.stores.strands_folder import agent_folders
 
     shards: list[Shard] = []
     for spec in specs:
@@ -94,12 +93,12 @@ def plan_shards(specs: Iterable[str], jobs: int, options: StoreOptions | None = 
         if jobs > 1 and spec != "-" and path.is_file() and path.stat().st_size >= 2 * MIN_SHARD_BYTES:
             count = _parts(path.stat().st_size, jobs)
             shards.extend(cut(spec, count, options or StoreOptions(), by_key) or [Shard(spec)])
-        elif jobs > 1 and spec != "-" and path.is_dir() and agent_folders(path) is not None:
-            shards.append(Shard(spec))  # one store per agent, each read whole (see threadfix.stores.strands_folder)
         elif jobs > 1 and spec != "-" and path.is_dir():
             for entry in walk_folder(spec):  # the walk's own rules (symlinks out of the folder refused)
                 found = str(entry.path)
-                if entry.refused is not None:
+                if entry.agents is not None:  # a Strands folder: one store per agent, each read whole
+                    shards.append(Shard(found))
+                elif entry.refused is not None:
                     shards.append(Shard(found, in_folder=True, refused=entry.refused))
                 elif entry.database:  # read as if named: it is one by its header
                     shards.extend(plan_shards([found], jobs, options, by_key))

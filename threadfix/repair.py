@@ -195,6 +195,18 @@ def id_label(call_id: str | None) -> str:
     return call_id if call_id.strip() else f'"{call_id}"'
 
 
+def as_written(plan: RepairPlan, saved_outputs: dict[str, str] | None) -> RepairPlan:
+    """``plan`` as the store writes it: an error output planned for a call whose own output the store saved apart
+    from the thread (:attr:`Thread.saved_outputs`) goes in as that saved output, which is what a repair says."""
+    if not saved_outputs:
+        return plan
+    edits = tuple(replace(edit, action=Action.INSERT_SAVED_OUTPUT, kind=None, cause=None, payload=None,
+                          evidence=saved_outputs[edit.call_id])
+                  if edit.action is Action.INSERT_OUTPUT and edit.call_id in saved_outputs else edit
+                  for edit in plan.edits)
+    return replace(plan, edits=edits)
+
+
 def refusal_reason(plan: RepairPlan) -> str:
     """One line for a thread repair leaves alone because it refuses its calls: the ids and why."""
     reasons: dict[str, list[str]] = defaultdict(list)

@@ -8,6 +8,7 @@ refuses a call without its ToolMessage (INVALID_CHAT_HISTORY); after the repair 
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
@@ -76,6 +77,50 @@ def test_lint_reads_the_checkpoints_as_threads(db: Path, capsys) -> None:
     assert found == {("end", "TF001"), ("moved-on", "TF001"), ("moved-on", "TF007"), ("orphan", "TF002"),
                      ("parallel", "TF001")}
     assert out.count("parallel#1: TF001") == 3
+
+
+SAVED_LINE = "{db}:parallel#1: add saved output for {call} (get_weather): " \
+             "LangGraph saved it as a pending write of the latest checkpoint"
+ERROR_LINE = "{db}:parallel#1: add error output for call_p2 (get_weather): aborted, the thread ends on this call"
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_repair_says_which_outputs_are_the_tools_own(db: Path, tmp_path: Path, dry_run: bool, capsys) -> None:
+    args = ["--dry-run"] if dry_run else ["--journal-dir", str(tmp_path / "j")]
+    code, out, err = run_cli(["repair", "--min-age", "0", *args, str(db)], capsys)
+    assert code == 0, err
+    parallel = [line for line in out.splitlines() if ":parallel#" in line]
+    assert parallel == [SAVED_LINE.format(db=db, call="call_p1"), ERROR_LINE.format(db=db),
+                        SAVED_LINE.format(db=db, call="call_p3")]
+    assert f"{db}:end#1: add error output for call_p1 (get_weather): aborted, the thread ends on this call" in out
+    assert "(1 convert orphan, 3 insert output, 2 insert saved output)" in err
+    if not dry_run:  # what the lines say is what went in
+        outputs = {m.tool_call_id: m for m in messages(db, "parallel") if isinstance(m, ToolMessage)}
+        assert outputs["call_p1"].content == "sunny in Rome" and outputs["call_p3"].content == "sunny in Paris"
+        assert outputs["call_p2"].status == "error"
+
+
+def test_repair_json_gives_the_saved_outputs_their_own_action(db: Path, capsys) -> None:
+    code, out, err = run_cli(["repair", "--min-age", "0", "--dry-run", "--format", "json", str(db)], capsys)
+    assert code == 0, err
+    report = json.loads(out)
+    parallel = next(t for t in report["threads"] if t["address"] == f"{db}:parallel")
+    assert [(e["action"], e["call_id"], e["kind"], e["evidence"]) for e in parallel["edits"]] == [
+        ("insert_saved_output", "call_p1", None, "LangGraph saved it as a pending write of the latest checkpoint"),
+        ("insert_output", "call_p2", "aborted", "the thread ends on this call"),
+        ("insert_saved_output", "call_p3", None, "LangGraph saved it as a pending write of the latest checkpoint")]
+    assert report["summary"]["edits"] == {"insert_output": 3, "insert_saved_output": 2, "convert_orphan": 1}
+
+
+def test_lint_says_a_dangling_calls_output_was_saved(db: Path, capsys) -> None:
+    code, out, err = run_cli(["lint", str(db)], capsys)
+    parallel = [line for line in out.splitlines() if ":parallel#" in line]
+    saved = "{db}:parallel#1: TF001 call {call} (get_weather) has no output in the thread; fixable: its output was " \
+            "saved (LangGraph saved it as a pending write of the latest checkpoint) (dangling-call)"
+    assert parallel == [saved.format(db=db, call="call_p1"),
+                        f"{db}:parallel#1: TF001 call call_p2 (get_weather) has no output: aborted, the thread ends on "
+                        "this call (dangling-call)",
+                        saved.format(db=db, call="call_p3")]
 
 
 @pytest.mark.parametrize("thread", ["end", "moved-on", "parallel"])

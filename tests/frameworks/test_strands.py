@@ -223,3 +223,26 @@ def test_undo_refuses_an_agent_the_app_went_on_with(storage: Path, tmp_path: Pat
     assert code == 1
     assert "changed after the repair" in out + err
     assert on_disk(storage, "parallel") == kept
+
+
+@pytest.mark.parametrize("jobs", [[], ["--jobs", "2"]])
+def test_a_folder_holding_a_strands_folder_deeper_down_reads_it_as_strands(written: Path, tmp_path: Path,
+                                                                            jobs: list[str], capsys) -> None:
+    app = tmp_path / "app"
+    nested = app / "data" / "sessions"
+    shutil.copytree(written, nested)
+    sample = Path(__file__).resolve().parents[2] / "sample_threads" / "openai-responses" / "deploy-killed-shell.json"
+    shutil.copy(sample, app / "deploy.json")  # a thread file beside it: still read as one
+    code, out, err = run_cli([*jobs, "lint", str(app)], capsys)
+    assert code == 1, err
+    assert "holds no thread" not in err
+    found = {(line.split("session_")[1].split("/")[0] if "session_" in line else line.split(":")[0].split("#")[0],
+              line.split()[1]) for line in out.splitlines()}
+    assert found == {("end", "TF001"), ("moved-on", "TF001"), ("moved-on", "TF007"), ("orphan", "TF002"),
+                     ("parallel", "TF001"), (str(app / "deploy.json"), "TF001")}
+    code, out, err = run_cli([*jobs, "repair", "--min-age", "0", "--journal-dir", str(tmp_path / "j"), str(app)],
+                             capsys)
+    assert code == 0, err
+    assert "repaired 5 of 6 threads" in err and "holds no thread" not in err
+    for session in ("end", "moved-on", "parallel"):
+        assert answered_next([f["message"] for f in on_disk(nested, session)]), session

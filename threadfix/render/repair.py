@@ -15,6 +15,7 @@ from threadfix.render.safe import terminal_safe
 
 _VERBS = {
     "insert_output": "add error output for",
+    "insert_saved_output": "add saved output for",
     "move_output": "move output of",
     "convert_orphan": "keep as message: orphan output of",
     "drop_orphan": "drop orphan output of",

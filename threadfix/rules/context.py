@@ -19,7 +19,7 @@ from threadfix.batch import MALFORMED, as_patterns, as_seconds, not_in_format
 from threadfix.dialects import Dialect, Violation
 from threadfix.failures import Arguments, read_arguments
 from threadfix.model import Address, Call, Output, RepairPlan, Severity, Thread, ThreadIndex
-from threadfix.repair import RepairOptions, plan_repair, waiting_on
+from threadfix.repair import RepairOptions, as_written, plan_repair, waiting_on
 
 if TYPE_CHECKING:
     from threadfix.failures.classifier import Classification
@@ -97,7 +97,8 @@ class Context:
     @cached_property
     def waiting(self) -> bool:
         """Has an open call to a tool left to others, so its open calls are pending (asked only when it has some)."""
-        return waiting_on(self.plan, self.options.leave_tools) is not None
+        # as repair decides it: a call whose own output the store saved waits on nobody
+        return waiting_on(as_written(self.plan, self.thread.saved_outputs), self.options.leave_tools) is not None
 
     @cached_property
     def accepted(self) -> bool:

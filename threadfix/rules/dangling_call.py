@@ -45,7 +45,8 @@ class DanglingCall(Rule):
 
     ## Fix
     Sometimes. `threadfix repair` writes an error output in the provider's exact shape, saying why the
-    call did not finish. It cannot for calls whose wire type needs real data (an OpenAI
+    call did not finish; where the store kept the tool's own output apart from the thread (a LangGraph
+    pending write), it puts that output in instead, and the finding says so. It cannot for calls whose wire type needs real data (an OpenAI
     `computer_call` needs a screenshot); those are reported as not fixable.
     """
 
@@ -59,7 +60,11 @@ class DanglingCall(Rule):
     def check(self, ctx: Context) -> Iterator[Finding]:
         for found in reported_dangling(ctx):
             call = found.call
-            message = f"call {call_label(call.call_id, call.name)} has no output: {found.kind}, {found.evidence}"
+            saved = (ctx.thread.saved_outputs or {}).get(call.call_id) if found.fixable else None
+            if saved:  # repair puts in the tool's own output, kept by the store apart from the thread
+                message = f"call {call_label(call.call_id, call.name)} has no output in the thread; fixable: its output was saved ({saved})"
+            else:
+                message = f"call {call_label(call.call_id, call.name)} has no output: {found.kind}, {found.evidence}"
             if found.note:
                 message += f"; {found.note}"
             yield self.finding(ctx, message, at=call.at, call_id=call.call_id, tool=call.name, kind=found.kind,

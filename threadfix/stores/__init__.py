@@ -98,14 +98,13 @@ def open_stores(spec: str, options: StoreOptions = StoreOptions(), stdin: Any = 
     PostgreSQL database by its URL (``postgresql://``)."""
     path = Path(spec)
     if spec != "-" and path.is_dir():
-        from threadfix.stores.strands_folder import open_strands_stores
-
-        strands = open_strands_stores(path)  # (a Strands session folder is one store per agent, not its files)
-        if strands is not None:
-            yield from strands
-            return
         for entry in walk_folder(spec):
-            yield open_folder_entry(entry, options)
+            if entry.agents is not None:  # a Strands session folder: one store per agent, not its files
+                from threadfix.stores.strands_folder import StrandsStore
+
+                yield from (StrandsStore(agent) for agent in entry.agents)
+            else:
+                yield open_folder_entry(entry, options)
         return
     if spec != "-" and spec.endswith(DATABASE_SUFFIXES) and Path(spec).is_file():
         refused = not_a_database(Path(spec))  # named like a database: read as one, or said why not (never as JSON)

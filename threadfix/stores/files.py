@@ -519,6 +519,8 @@ class FolderEntry(Struct, frozen=True):
     database: bool = False
     #: why it is left alone, unread (reported as a problem of that file)
     refused: str | None = None
+    #: a Strands storage, session or agent folder (``path``): its agent folders, each one store, not a file each
+    agents: tuple[Path, ...] | None = None
 
 
 def walk_folder(spec: str) -> Iterator[FolderEntry]:
@@ -529,11 +531,19 @@ def walk_folder(spec: str) -> Iterator[FolderEntry]:
 
     Nothing that cannot be read is passed over in silence (issue #22): a folder that cannot be listed (the one
     named included) and a file named like a database that is not SQLite are refused entries, read as a problem
-    naming the path and the reason."""
+    naming the path and the reason.
+
+    A Strands session folder it meets (the one named included) is one entry, not walked: its message files are
+    one thread per agent (see :mod:`threadfix.stores.strands_folder`)."""
     root = os.path.realpath(spec)
     unlisted: list[OSError] = []
     for folder, subfolders, files in os.walk(spec, onerror=unlisted.append):
         yield from _unlisted(unlisted)
+        agents = _strands_agents(Path(folder), subfolders, files)
+        if agents is not None:
+            subfolders[:] = []
+            yield FolderEntry(Path(folder), agents=agents)
+            continue
         subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
         for name in sorted(files):
             if name.startswith(TEMP_PREFIX):
@@ -550,6 +560,21 @@ def walk_folder(spec: str) -> Iterator[FolderEntry]:
             else:
                 yield FolderEntry(path, database)
     yield from _unlisted(unlisted)
+
+
+def _strands_agents(folder: Path, subfolders: list[str], files: list[str]) -> tuple[Path, ...] | None:
+    """The agent folders of ``folder`` when it is a Strands storage, session or agent folder (what the walk listed
+    of it tells first whether it may be one); None otherwise, or when it cannot be looked into (walked as any
+    folder, which says why)."""
+    if not ({"agent.json", "session.json"} & set(files) or any(d.startswith("session_") for d in subfolders)):
+        return None
+    from threadfix.stores.strands_folder import agent_folders
+
+    try:
+        found = agent_folders(folder)
+    except OSError:
+        return None
+    return None if found is None else tuple(found)
 
 
 def _unlisted(errors: list[OSError]) -> Iterator[FolderEntry]:

@@ -43,6 +43,8 @@ _ROW = ("SELECT type, checkpoint, metadata FROM checkpoints "
 _WRITES = ("SELECT task_id, idx, channel, type, value FROM writes "
            "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_id, idx")
 _NEWEST = "SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
+#: where the output :meth:`LangGraphStore.records_for` puts in for a call was found (what repair and lint say)
+SAVED = "LangGraph saved it as a pending write of the latest checkpoint"
 
 
 class Latest(Struct):
@@ -125,7 +127,7 @@ class LangGraphStore(FrameworkStore):
         latest = Latest(thread_id, ns, checkpoint_id, checkpoint, metadata, by_item, pending, _writes_digest(rows))
         return Thread(address, items, raw=orjson.dumps(items, default=str, option=orjson.OPT_INDENT_2),
                       modified=parse_time(checkpoint.get("ts")), dialect=self.options.dialect or "langchain",
-                      locator=latest)
+                      locator=latest, saved_outputs=dict.fromkeys(pending, SAVED) or None)
 
     def records_for(self, thread: Thread, new_items: list[Any]) -> tuple[NewCheckpoint, bytes]:
         latest: Latest = thread.locator

@@ -64,16 +64,6 @@ def agent_folders(path: Path) -> list[Path] | None:
     return [agent for session in sessions for agent in agent_folders(session) or []]
 
 
-def open_strands_stores(path: Path) -> list[StrandsStore] | None:
-    """A store per agent folder of a Strands storage folder (None: the folder is not one, or cannot be looked
-    into: the folder walk then says why it cannot be read)."""
-    try:
-        folders = agent_folders(path)
-    except OSError:
-        return None
-    return None if folders is None else [StrandsStore(folder) for folder in folders]
-
-
 def dumps(value: dict[str, Any]) -> bytes:
     """A file's bytes as ``FileSessionManager._write_file`` writes them."""
     return json.dumps(value, indent=2, ensure_ascii=False).encode("utf-8")
