@@ -28,7 +28,7 @@ from threadfix.parallel import (
 )
 from threadfix.repair import RepairOptions, as_written, plan_repair, refusal_reason, waiting_on, waiting_reason
 from threadfix.spill import SpillList
-from threadfix.stores import ReadProblem, Store, StoreOptions, iter_stores, open_stores  # noqa: F401 - re-exported
+from threadfix.stores import MEDIA, ReadProblem, Store, StoreOptions, iter_stores, open_stores  # noqa: F401 - re-exported
 from threadfix.stores.base import Change, Settled, StoreWriter
 
 DEFAULT_MIN_AGE = 600.0
@@ -202,15 +202,21 @@ def scan(specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], optio
 
 
 def describe_tables(shards: Iterable[Shard], options: StoreOptions, on_store: Callable[[Any], None]) -> None:
-    """Show ``on_store`` each table cut into parts for workers, as one process shows it when it opens it (the
-    layout detected); a table the parent cannot open is the workers' to report."""
+    """Show ``on_store`` each database of a ``--jobs`` run, cut into parts or read whole by one worker, as one
+    process shows it when it opens it (the layout detected; workers never say it); a database the parent
+    cannot open is the workers' to report."""
     said: set[str] = set()
     for shard in shards:
-        if (shard.rows is not None or shard.keys is not None) and shard.spec not in said:
+        if shard.start is None and not shard.in_folder and shard.spec not in said and _database(shard.spec):
             said.add(shard.spec)
             for store in iter_stores([shard.spec], options):
                 if not isinstance(store, Problem):
                     on_store(store)
+
+
+def _database(spec: str) -> bool:
+    """Whether ``spec`` is held by a medium other than plain files (a database, which has a layout to say)."""
+    return next(entry for entry in MEDIA if entry.claims(spec)).name != "file"
 
 
 def scan_stores(stores: Iterable[Store | Problem], options: StoreOptions = StoreOptions()) -> Iterator[Scanned | Problem]:

@@ -10,9 +10,9 @@ ruff and black do). In ``threadfix.toml`` the same tables stand at the top level
     oversized-bytes = 200_000         oversized-bytes = 200_000
 
 Every command has a table (``[tool.threadfix.repair]``, ``[report]``...). A key that means the same for
-every command that has it (:data:`SHARED`: ``min-age``, ``leave-tools``, ``max-doc-mb``, ``busy-timeout``,
-``jobs``, ``color``) may also stand at the top (``[tool.threadfix]`` itself), for every command that has it;
-a command's own table wins over the top.
+every command that has it (:data:`SHARED`: ``min-age``, ``leave-tools``, ``answer-waiting``, ``max-doc-mb``,
+``busy-timeout``, ``jobs``, ``color``) may also stand at the top (``[tool.threadfix]`` itself), for every
+command that has it; a command's own table wins over the top.
 
 Every key is checked: an unknown one is refused by name (with the closest known key), so a typo
 never silently does nothing. Command-line options override the file.
@@ -134,6 +134,8 @@ SHARED: dict[str, Key] = {key.name: key for key in (
     Key("min-age", _duration, "threads changed more recently than this have pending, not dangling, calls"),
     Key("leave-tools", tool_patterns, "tools (globs) whose outputs come from a person or another process: "
                                       "a thread with an open call to one is waiting, its open calls pending"),
+    Key("answer-waiting", _bool, "answer the calls a thread's format marks as waiting (an approval requested) "
+                                 "even at the end of their thread, for when the answer will never come"),
     Key("max-doc-mb", _int(1), "the largest single JSON document or JSONL line to parse, in MiB"),
     Key("busy-timeout", _seconds, "SQLite: seconds to wait for the app's write lock"),
     Key("jobs", _int(1), "processes to spread large inputs over"),
@@ -148,7 +150,7 @@ SECTIONS: dict[str, dict[str, Key]] = {
         Key("select", _selectors, "rule codes (by prefix) or names to run"),
         Key("ignore", _selectors, "rule codes (by prefix) or names to leave out"),
         Key("fail-on", _severity, "the least severe finding that fails the run: error, warning or info"),
-        SHARED["min-age"], SHARED["leave-tools"],
+        SHARED["min-age"], SHARED["leave-tools"], SHARED["answer-waiting"],
         Key("oversized-bytes", _int(1), "outputs larger than this are oversized (TF203)"),
         Key("stuck-turns", _int(1), "later user turns that make a dangling call a stuck thread (TF007)"),
         Key("retry-storm", _int(2), "failures in a row of one tool that make a retry storm (TF206)"),
@@ -159,6 +161,7 @@ SECTIONS: dict[str, dict[str, Key]] = {
         Key("drop-orphans", _bool, "delete outputs that have no call instead of keeping them as plain messages"),
         Key("reason", _text, "the sentence the model reads in every written output"),
         Key("journal-dir", _text, "the folder for undo journals"),
+        SHARED["answer-waiting"],
         *(SHARED[name] for name in _READS_STORES),
     )},
     "report": {key.name: key for key in (

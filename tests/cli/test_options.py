@@ -120,6 +120,34 @@ def test_repair_reads_its_settings_and_the_shared_ones(capsysbinary, here: Path,
     assert "skipped" in threadfix(capsysbinary, "repair", "-n", "--min-age", "1d", "s.jsonl")[1]  # options win
 
 
+WAITING = [  # an AI SDK approval requested in the last step: waiting on a person, left whole by default (#23)
+    {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "delete old backups"}]},
+    {"id": "a1", "role": "assistant", "parts": [
+        {"type": "step-start"},
+        {"type": "tool-deleteBackups", "toolCallId": "toolu_3", "state": "approval-requested", "input": {"days": 30},
+         "approval": {"id": "appr_3"}}]},
+]
+
+
+@pytest.mark.parametrize("where", ["[tool.threadfix]", "[tool.threadfix.repair]", "[tool.threadfix.lint]"])
+def test_answer_waiting_is_a_setting_of_repair_and_lint(capsysbinary, here: Path, where: str) -> None:
+    (here / "w.json").write_bytes(orjson.dumps(WAITING))
+    (here / "pyproject.toml").write_text(f'{where}\nanswer-waiting = true\n')
+    repair = threadfix(capsysbinary, "repair", "-n", "--min-age", "0", "w.json")
+    lint = threadfix(capsysbinary, "lint", "w.json")
+    answered = (0, "w.json#1.1: add error output for toolu_3 (deleteBackups): aborted, the thread ends on this call\n",
+                "threadfix: would repair 1 of 1 thread (1 insert output)\n")
+    left = (0, "w.json: skipped: its call toolu_3 to deleteBackups waits on a person or another process (its format "
+               "marks it so) and ends the thread; --answer-waiting answers it\n",
+            "threadfix: would repair 0 of 1 thread; 1 waiting on a person or another process (--leave-tool, "
+            "--answer-waiting)\n")
+    assert repair == (left if where.endswith("lint]") else answered)
+    assert (lint[0], "TF001" in lint[1]) == ((0, False) if where.endswith("repair]") else (1, True)), lint
+    (here / "pyproject.toml").write_text(f'{where}\nanswer-waiting = "yes"\n')
+    code, out, err = threadfix(capsysbinary, "lint", "w.json")
+    assert (code, out) == (2, "") and f"{where} answer-waiting must be true or false, not 'yes'" in err
+
+
 def test_report_reads_its_settings(capsysbinary, here: Path) -> None:
     (here / "threadfix.toml").write_text('[report]\nby = "thread"\ntop = 1\n\n[lint]\nfail-on = "error"\n')
     code, out, _ = threadfix(capsysbinary, "report", "--format", "csv", "s.jsonl")

@@ -64,6 +64,20 @@ def test_chat_duplicate_and_unknown_ids_in_block():
     assert "'tool_call_id' of 'z' not found in 'tool_calls' of previous message" in found[1]
 
 
+def test_chat_same_id_twice_in_one_messages_tool_calls():
+    """OpenAI refuses one id twice among an assistant message's tool_calls, even when a tool message answers it
+    (issue #23); an id reused in a later message is another call, refused by no block rule."""
+    def calls(*ids):
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in ids]}
+
+    items = [{"role": "user", "content": "x"}, calls("a", "a", "b"), {"role": "tool", "tool_call_id": "a", "content": "1"},
+             {"role": "tool", "tool_call_id": "b", "content": "2"}]
+    assert messages("openai-chat", items) == ["Invalid parameter: Duplicate value for 'tool_call_id' of 'a' in messages[1]."]
+    answer = {"role": "tool", "tool_call_id": "a", "content": "1"}
+    assert messages("openai-chat", [items[0], calls("a"), answer, calls("a"), answer]) == []
+
+
 def test_anthropic_results_must_lead_the_next_turn():
     items = [{"role": "user", "content": "x"},
              {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_A", "name": "f", "input": {}}]},

@@ -198,3 +198,18 @@ def _accepted_by_google_genai(types: Any, content: dict[str, Any]) -> None:
     for part in parsed.parts:
         if part.function_response is not None:
             assert isinstance(part.function_response.response, dict) and part.function_response.name
+
+
+def test_lint_reports_a_call_in_a_user_content_that_repair_keeps_as_text() -> None:
+    """A functionCall in a user content (issue #23): lint says Gemini refuses it, fixable, and that repair's
+    convert_call leaves nothing to report."""
+    from threadfix.lint import LintOptions, lint_items
+
+    items = [{"role": "user", "parts": [{"text": "look this order up:"}, call("order_status", id="call_u")]},
+             {"role": "model", "parts": [{"text": "Order 1 has shipped."}]}]
+    findings = lint_items(items, GEMINI, LintOptions())
+    assert [(f.code, f.item, f.fixable) for f in findings] == [("TF008", (0, -1), True)], findings
+    assert SAY_INVALID in findings[0].message
+    plan, repaired = repair_items(items, GEMINI)
+    assert [(e.action.value, e.call_id, e.at) for e in plan.edits] == [("convert_call", "call_u", (0, 1))]
+    assert lint_items(repaired, GEMINI, LintOptions()) == []

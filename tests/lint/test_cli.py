@@ -115,8 +115,8 @@ def test_unknown_setting_is_a_usage_error(capsysbinary, store: Path, here: Path)
     code, out, err = threadfix(capsysbinary, "lint", "s.jsonl")
     assert (code, out) == (2, "")
     assert err == (f"threadfix: error: {here / 'pyproject.toml'}: unknown [tool.threadfix.lint] key 'selct' "
-                   "(did you mean 'select'?); known: select, ignore, fail-on, min-age, leave-tools, oversized-bytes, "
-                   "stuck-turns, retry-storm, scan-chars, max-doc-mb, busy-timeout, jobs, color\n")
+                   "(did you mean 'select'?); known: select, ignore, fail-on, min-age, leave-tools, answer-waiting, "
+                   "oversized-bytes, stuck-turns, retry-storm, scan-chars, max-doc-mb, busy-timeout, jobs, color\n")
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -245,6 +245,20 @@ def test_description_goes_to_stderr_only(tmp_path: Path) -> None:
                                            "id, dialect openai-responses")
 
 
+@pytest.mark.parametrize("command", [["lint"], ["report"], ["repair", "--dry-run", "--min-age", "0"]])
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_each_database_layout_is_said_once_whatever_jobs(tmp_path: Path, command: list[str], jobs: str) -> None:
+    # two tables too small to be cut into parts: with --jobs each is one worker's, and workers never say it (#22)
+    agents = create(tmp_path / "a.db", "agents", {"a": stuck(1)})
+    thread = create(tmp_path / "b.db", "thread", {"a": stuck(1)})
+    done = cli("--jobs", jobs, *command, str(agents), str(thread))
+    said = [line for line in done.stderr.splitlines() if ": reading " in line]
+    assert said == [f'threadfix: {agents}: reading openai-agents SQLiteSession: table "agent_messages", one item per '
+                    'row in "message_data", threads by "session_id", ordered by row id, dialect openai-responses',
+                    f'threadfix: {thread}: reading table "conversations", one thread per row in "messages" (keyed by id)'], \
+        done.stderr
+
+
 def test_layout_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
     db = create(tmp_path / "c.db", "thread", {"a": stuck(1)})
     done = cli("lint", "--table", 'x"; DROP TABLE conversations;--', str(db))

@@ -364,6 +364,12 @@ class ToolBlocks(Struct, frozen=True):
             if not wanted:
                 i += 1
                 continue
+            for call_id in dict.fromkeys(c for c in wanted if wanted.count(c) > 1):
+                # OpenAI refuses an id twice among one message's tool_calls; its words for that are not on record
+                # apart from the same two-tool-messages error for one message, which DeepSeek's servers give too
+                violations.append(Violation(
+                    "duplicate-call-id", i, f"Invalid parameter: Duplicate value for 'tool_call_id' of '{call_id}' "
+                    f"in messages[{i}].", call_id))
             seen: dict[Any, int] = {}
             j = i + 1
             while j < len(items) and self.is_output(items[j]):

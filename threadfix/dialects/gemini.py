@@ -15,7 +15,9 @@ is named by its place (``#M.P``). When a move empties a content, the model turns
 since a call turn may not follow a model turn.
 
 Layout: Gemini takes text parts after ``functionCall`` parts in a model turn, and call parts are never
-edited (Gemini 3 replays their ``thoughtSignature``), so there is no ``move_text``. Waiting calls: Google
+edited (Gemini 3 replays their ``thoughtSignature``), so there is no ``move_text``. A ``functionCall`` part in
+a user (or ``function``) content is no call: Gemini takes calls in model turns only, so it is kept as text
+where it stood (``convert_call``), as the anthropic and bedrock dialects keep theirs. Waiting calls: Google
 ADK marks a long-running call in its own events (``Event.long_running_tool_ids``), which are not part of
 ``contents``; a ``contents`` list carries no such mark (``--leave-tool`` names the tool).
 """
@@ -27,7 +29,18 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from threadfix.dialects.base import Dialect, Slot, Violation, apply_blocks, join_clashing, list_under, orphan_text
+from threadfix.dialects.base import (
+    Dialect,
+    Slot,
+    Violation,
+    apply_blocks,
+    call_text,
+    calls_in_user_turns,
+    join_clashing,
+    lay_out,
+    list_under,
+    orphan_text,
+)
 from threadfix.failures import is_threadfix_output
 from threadfix.model import Call, Edit, Loc, Output, RepairPlan, ThreadIndex
 
@@ -236,9 +249,16 @@ class Gemini(Dialect):
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
         return output.at[0] == call.at[0] + 1 and role(items[output.at[0]]) != "model"
 
+    def layout_edits(self, index: ThreadIndex, items: Sequence[Any]) -> list[Edit]:
+        return calls_in_user_turns(items, user_blocks=_user_parts,
+                                   call_of=lambda part: (_id(c), _name(c)) if (c := call_of(part)) is not None else None)
+
     def check(self, items: Sequence[Any]) -> list[Violation]:
         violations: list[Violation] = []
         for m, content in enumerate(items):
+            if role(content) != "model" and any(call_of(p) is not None for p in parts(content)):
+                # (Gemini's words for it are not on record: its bare 400, as for the other invalid parts)
+                violations.append(Violation("call-not-in-model-turn", m, SAY_INVALID))
             if is_call_turn(content):
                 calls = [call_of(p) for p in parts(content) if call_of(p) is not None]
                 ids = [_id(c) for c in calls if _id(c) is not None]
@@ -274,6 +294,8 @@ class Gemini(Dialect):
             response["response"] = {"error": edit.payload}
             return {RESPONSE_KEYS[CALL_KEYS.index(key)]: response}
 
+        items, plan = lay_out(items, plan, content_key="parts", kind_of=lambda part: None, call_kind="functionCall",
+                              as_text=_call_as_text)
         repaired = apply_blocks(
             items, plan, content_key="parts", slot=slot, build=build, convert=_convert,
             is_result=lambda part: response_of(part) is not None,
@@ -281,6 +303,15 @@ class Gemini(Dialect):
             blocks_of=lambda content: parts(content),
         )
         return join_clashing(items, repaired, role_of=role, roles=frozenset({"model"}), content_key="parts")
+
+
+def _user_parts(content: Any) -> list[Any] | None:
+    return parts(content) if role(content) != "model" else None
+
+
+def _call_as_text(part: Any) -> dict[str, Any]:
+    call = call_of(part) or {}
+    return {"text": call_text(_id(call), _name(call), call.get("args"))}
 
 
 def _convert(edit: Edit, part: Any) -> dict[str, Any]:
