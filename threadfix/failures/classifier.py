@@ -1096,6 +1096,11 @@ _STATED_REACH = 120
 _EDGE = 64
 
 
+def _described(said: str) -> bool:
+    """True when ``said`` is laid out as a document or a listing (see _DESCRIBED_TEXT)."""
+    return _DESCRIBED_TEXT.match(said) is not None or "**" in said or said.count("`") >= 3
+
+
 def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
     """A failure an unflagged, unframed text states in words, or None (see _STATED).
 
@@ -1126,10 +1131,10 @@ def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
         said = first
     else:
         return None
+    if said.endswith("?") or said[:2] in _JSON_STARTS or _described(said):
+        return None
     end = _SENTENCE_END.search(low)
     sentence = low[: end.start() if end else len(low)]
-    if said.endswith("?") or _DESCRIBED_TEXT.match(said) or said[:2] in _JSON_STARTS:
-        return None
     # A word in quotes is mentioned, not said: f("error", 674), {"error": "too many ..."} reads on.
     match = next((found for found in _STATED.finditer(sentence, 0, _STATED_REACH)
                   if not (sentence[found.start() - 1 : found.start()] in _QUOTES
@@ -1161,7 +1166,12 @@ def _from_text(text: str, wire: _Wire) -> _Verdict:
         return _success(wire.basis)
     first = _first_line(text)
     if wire.flag is None and _unframed(text, first):
-        verdict = _stated_failure(text, first)
+        # A long text with no space at either end and no status leading it states nothing: the first
+        # test _stated_failure makes, without the call (most results).
+        if len(text) > STATED_CHARS and not (text[0] in "45" or text[0].isspace() or text[-1].isspace()):
+            verdict = None
+        else:
+            verdict = _stated_failure(text, first)
         if verdict is None and _ERROR_LINE_AT.search(text, 0, _ERROR_LINE_PROBE) is not None:
             verdict = _error_line(text)
         return verdict or _NO_SIGNAL
@@ -1800,8 +1810,21 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
     docstring gives the precedence between them and the content. Never raises on content that JSON,
     a store or a dialect can produce.
     """
-    wire = _wire(is_error, status)
-    verdict = _classify(content, wire, 0)
+    if type(content) is str and is_error is None and status is None:
+        # Most outputs: plain text with no flag. A text that cannot open as JSON goes straight to the
+        # text reading (_parsed would say None); the same verdict, without the dispatch.
+        lead = content[:1]
+        if lead != "{" and lead != "[" and not lead.isspace():
+            wire = _NO_WIRE
+            verdict = _from_text(content, wire)
+            if verdict is _NO_SIGNAL:
+                return _NO_SIGNAL_RESULT
+        else:
+            wire = _NO_WIRE
+            verdict = _classify(content, wire, 0)
+    else:
+        wire = _wire(is_error, status)
+        verdict = _classify(content, wire, 0)
     if verdict.kind is Kind.SUCCESS:
         if wire.flag:
             verdict = _Verdict(Kind.UNKNOWN, f"{wire.basis}; cause not recognised", generic=True)
