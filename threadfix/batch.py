@@ -232,7 +232,7 @@ def scan_stores(stores: Iterable[Store | Problem], options: StoreOptions = Store
                     continue
                 try:
                     dialect = resolve_dialect(thread, options.dialect)
-                    index = dialect.index(thread.items) if dialect else None
+                    index = thread.index(dialect) if dialect else None
                 except ThreadfixError as exc:
                     yield Problem(exc.where or str(thread.address), exc.message, exc.exit_code)
                     continue
@@ -548,7 +548,7 @@ class RepairRun:
         try:
             if dialect.quick_healthy(thread.items):
                 return _healthy(dialect.name), None  # most threads: no address formatted, no outcome built
-            plan = plan_repair(dialect.index(thread.items), dialect, thread.items, options.repair)
+            plan = plan_repair(thread.index(dialect), dialect, thread.items, options.repair)
         except MALFORMED as exc:
             return (ThreadOutcome(str(thread.address), dialect.name, RepairPlan(), "left_alone",
                                   not_in_format(dialect, exc)), None)

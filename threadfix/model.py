@@ -10,6 +10,7 @@ from enum import Enum, unique
 from typing import Any
 
 from msgspec import Struct, field
+from msgspec.structs import replace
 
 from threadfix.errors import ExitCode
 from threadfix.failures.kinds import Kind
@@ -108,6 +109,18 @@ class Thread(Struct):
     #: outputs of its calls that the store keeps apart from its items (LangGraph's pending writes), by call id, each
     #: with where it was saved: the store's encode puts such an output in place of the error output a plan inserts
     saved_outputs: dict[str, str] | None = None
+    #: ids of calls its store marks as waiting on a person or another process, apart from the items (an ADK
+    #: event's ``long_running_tool_ids``, a LangGraph interrupt pending): indexed as :attr:`Call.waiting`, the
+    #: same mark a format's own marker sets, so the planner, repair and lint treat both alike
+    waiting_calls: frozenset[str] = frozenset()
+
+    def index(self, dialect: Any) -> ThreadIndex:
+        """``dialect``'s index of the items, with the calls of :attr:`waiting_calls` marked as waiting."""
+        index: ThreadIndex = dialect.index(self.items)
+        if not self.waiting_calls:
+            return index
+        calls = tuple(replace(c, waiting=True) if c.call_id in self.waiting_calls else c for c in index.calls)
+        return replace(index, calls=calls)
 
     def exact_time(self) -> float | None:
         """The store's own record of the thread's last change (a row's time column), if it keeps one."""

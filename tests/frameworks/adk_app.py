@@ -55,14 +55,15 @@ def service(path: Path) -> DatabaseSessionService:
     return DatabaseSessionService(f"sqlite+aiosqlite:///{path}")
 
 
-def run(path: Path, session: str, replies: list[Any], text: str, *, create: bool = True) -> list[Any]:
+def run(path: Path, session: str, replies: list[Any], text: str, *, create: bool = True,
+        tools: tuple[Any, ...] = (get_weather,)) -> list[Any]:
     """One turn of the agent on ``session``: the events it produced."""
     async def turn() -> list[Any]:
         sessions = service(path)
         try:
             if create and await sessions.get_session(app_name=APP, user_id=USER, session_id=session) is None:
                 await sessions.create_session(app_name=APP, user_id=USER, session_id=session)
-            agent = LlmAgent(name="assistant", model=Scripted(replies=list(replies)), tools=[get_weather])
+            agent = LlmAgent(name="assistant", model=Scripted(replies=list(replies)), tools=list(tools))
             runner = Runner(app_name=APP, agent=agent, session_service=sessions)
             message = types.Content(role="user", parts=[types.Part(text=text)])
             return [e async for e in runner.run_async(user_id=USER, session_id=session, new_message=message)]
@@ -110,3 +111,18 @@ def append(path: Path, session: str, author: str, role: str, parts: list[Any]) -
         finally:
             await sessions.close()
     asyncio.run(add())
+
+
+def request_approval(amount: int) -> None:
+    """Ask a person to approve a refund (a long-running tool: it returns nothing, the answer comes later)."""
+
+
+def write_waiting(path: Path, *, moved_on: bool = False) -> None:
+    """A session whose last call is to a ``LongRunningFunctionTool``: ADK marks it in the event's
+    ``long_running_tool_ids`` and ends the turn without a response; with ``moved_on`` the user then wrote again."""
+    from google.adk.tools.long_running_tool import LongRunningFunctionTool
+
+    tools = (LongRunningFunctionTool(request_approval),)
+    run(path, "approval", [[("request_approval", {"amount": 40}, "call_a1")]], "refund 40?", tools=tools)
+    if moved_on:
+        run(path, "approval", ["ok, what then?"], "never mind", tools=tools)

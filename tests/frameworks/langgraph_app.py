@@ -97,3 +97,25 @@ def write_stuck(path: Path) -> None:
         # healthy
         bot = chatbot(cp, [AIMessage(content="hello")])
         bot.invoke({"messages": [HumanMessage("hi")]}, config("healthy"))
+
+
+@tool
+def refund(amount: int) -> str:
+    """Refund an amount, once a person approved it (``interrupt()`` pauses the run until the app resumes it)."""
+    from langgraph.types import interrupt
+
+    return "refunded" if interrupt({"approve": amount}) else "declined"
+
+
+def write_waiting(path: Path) -> None:
+    """A thread paused by ``interrupt()`` inside its tool: an ``__interrupt__`` pending write of the latest
+    checkpoint, its call unanswered in the messages."""
+    import warnings
+
+    from langgraph.prebuilt import create_react_agent
+
+    reply = AIMessage(content="", tool_calls=[{"name": "refund", "args": {"amount": 40}, "id": "call_r1"}])
+    with saver(path) as cp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent = create_react_agent(ScriptedModel(messages=iter([reply])), [refund], checkpointer=cp)
+        agent.invoke({"messages": [HumanMessage("refund 40?")]}, config("approval"))

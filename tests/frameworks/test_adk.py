@@ -15,6 +15,7 @@ import sqlite3
 from datetime import datetime
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -205,3 +206,34 @@ def test_undo_refuses_a_session_the_app_went_on_with(db: Path, tmp_path: Path, c
     assert code == 1
     assert "changed after the repair" in out + err
     assert [r for r in rows(db) if r[3] == "end"] == kept
+
+
+@pytest.mark.parametrize("moved_on", [False, True])
+def test_a_long_running_call_waits_until_the_user_moves_on(tmp_path: Path, capsys, moved_on: bool) -> None:
+    from tests.frameworks.adk_app import write_waiting
+
+    db = tmp_path / "sessions.db"
+    write_waiting(db, moved_on=moved_on)
+    stored = [e for e in events(db, "approval") if e.long_running_tool_ids]
+    assert [e.long_running_tool_ids for e in stored] == [{"call_a1"}]  # (ADK's own mark, as it saved it)
+    code, out, err = run_cli(["lint", str(db)], capsys)
+    assert (code, "TF001" in out) == ((1, True) if moved_on else (0, False)), out
+    assert ("1 thread waiting" in err) is not moved_on, err
+    before = rows(db)
+    code, out, err = run_cli(["repair", "--min-age", "0", "--format", "json", "--journal-dir", str(tmp_path / "j"),
+                              str(db)], capsys)
+    assert code == 0, err
+    [thread] = orjson.loads(out)["threads"]
+    if not moved_on:
+        assert thread["status"] == "waiting" and "call_a1 to request_approval waits on a person" in thread["message"]
+        assert rows(db) == before
+        code, out, err = run_cli(["lint", "--answer-waiting", str(db)], capsys)
+        assert code == 1 and "TF001" in out, out
+        code, out, err = run_cli(["repair", "--min-age", "0", "--answer-waiting", "--journal-dir",
+                                  str(tmp_path / "j"), str(db)], capsys)
+        assert code == 0 and "repaired 1 of 1 thread" in err, err
+    else:
+        assert thread["status"] == "repaired", thread
+    answered = [p.function_response for e in events(db, "approval") if e.content for p in e.content.parts
+                if p.function_response]
+    assert [r.id for r in answered] == ["call_a1"]

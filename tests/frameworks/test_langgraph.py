@@ -242,3 +242,30 @@ def test_without_the_extra_the_store_is_named_with_the_extra_to_install(db: Path
 def test_jobs_give_the_same_result(db: Path, capsys) -> None:
     for command in (["lint"], ["repair", "--min-age", "0", "--dry-run"]):
         assert run_cli(["--jobs", "2", *command, str(db)], capsys) == run_cli([*command, str(db)], capsys)
+
+
+def test_a_call_paused_by_interrupt_waits_until_answer_waiting(tmp_path: Path, capsys) -> None:
+    from tests.frameworks.langgraph_app import write_waiting
+
+    db = tmp_path / "checkpoints.db"
+    write_waiting(db)
+    with saver(db) as cp:
+        paused = cp.get_tuple(config("approval"))
+    assert [w[1] for w in paused.pending_writes] == ["__interrupt__"]  # (LangGraph's own mark, as it saved it)
+    code, out, err = run_cli(["lint", str(db)], capsys)
+    assert code == 0 and "TF001" not in out and "1 thread waiting" in err, (out, err)
+    before = rows(db, "checkpoints")
+    code, out, err = run_cli(["repair", "--min-age", "0", "--format", "json", "--journal-dir", str(tmp_path / "j"),
+                              str(db)], capsys)
+    assert code == 0, err
+    [thread] = json.loads(out)["threads"]
+    assert thread["status"] == "waiting" and "call_r1 to refund waits on a person" in thread["message"]
+    assert rows(db, "checkpoints") == before
+    code, out, err = run_cli(["lint", "--answer-waiting", str(db)], capsys)
+    assert code == 1 and "TF001" in out, out
+    code, out, err = run_cli(["repair", "--min-age", "0", "--answer-waiting", "--journal-dir", str(tmp_path / "j"),
+                              str(db)], capsys)
+    assert code == 0 and "repaired 1 of 1 thread" in err, err
+    answered = [m for m in messages(db, "approval") if isinstance(m, ToolMessage)]
+    assert [m.tool_call_id for m in answered] == ["call_r1"]
+    assert resume(db, "approval")[-1].content == "here is what I found"

@@ -38,7 +38,9 @@ must end the turn): the text is moved ahead of the calls (``move_text``), in a m
 **Waiting calls.** Nothing in the stored messages marks a call as waiting on a person: a LangGraph
 ``interrupt()`` (``HumanInTheLoopMiddleware``) is kept in the checkpoint's pending writes under
 ``__interrupt__`` (``langgraph/_internal/_constants.py`` ``INTERRUPT``), not in ``messages``, so the message
-list alone reads as a thread that ends on its calls; ``--leave-tool`` names such tools.
+list alone reads as a thread that ends on its calls. The LangGraph checkpoint store reads that write and
+marks the calls waiting (:mod:`threadfix.stores.langgraph_checkpoints`); for a list stored elsewhere,
+``--leave-tool`` names such tools.
 """
 
 from __future__ import annotations

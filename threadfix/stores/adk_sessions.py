@@ -11,8 +11,10 @@ event's ``invocation_id``, ``author`` and ``node_info``, ``content.role = "user"
 part per call), timed between the call's event and the next one, in the column and in ``event_data`` alike.
 A batch partly answered has the missing responses added to its response event, and an orphan response is
 kept as text in its event. The session's ``update_time`` moves to now, which ADK's optimistic-concurrency
-check reads: an app holding the session reloads it. A long-running call (``long_running_tool_ids``, an
-approval) may wait longer than any ``--min-age``: ``--leave-tool`` leaves it to the app.
+check reads: an app holding the session reloads it. A call an event names in its ``long_running_tool_ids``
+(``google/adk/events/event.py``; set for a ``LongRunningFunctionTool`` or a confirmation request, whose
+response the app sends later as a new message) is waiting (:attr:`Thread.waiting_calls`): left whole at the
+end of its session, answered once a later user turn moved past it or with ``--answer-waiting``.
 """
 
 from __future__ import annotations
@@ -107,7 +109,7 @@ class AdkSessionsStore(FrameworkStore):
     def _thread(self, conn: sqlite3.Connection, key: tuple[str, str, str], updated: Any) -> Thread | ReadProblem:
         address = Address(self.display, key="/".join(key))
         rows = conn.execute(_EVENTS, key).fetchall()
-        events, items, owners = [], [], []
+        events, items, owners, waiting = [], [], [], set()
         for event_id, invocation, at, text in rows:
             try:
                 data = orjson.loads(text) if text is not None else {}
@@ -116,6 +118,9 @@ class AdkSessionsStore(FrameworkStore):
                 return ReadProblem(str(address), f"event {event_id} cannot be read (its event_data is not JSON, "
                                                  "or its timestamp not a time); left alone")
             content = data.get("content") if isinstance(data, dict) else None
+            long_running = data.get("long_running_tool_ids") if isinstance(data, dict) else None
+            if isinstance(long_running, list):  # (a set, dumped in mode="json")
+                waiting.update(i for i in long_running if isinstance(i, str))
             if isinstance(content, dict) and isinstance(content.get("parts"), list):
                 items.append(content)
                 owners.append(len(events))
@@ -128,7 +133,7 @@ class AdkSessionsStore(FrameworkStore):
         session = Session(key, events, owners, _rows_digest(rows))
         return Thread(address, items, raw=orjson.dumps([e.data for e in events], option=orjson.OPT_INDENT_2),
                       modified=max(times) if times else None, dialect=self.options.dialect or "gemini",
-                      locator=session)
+                      locator=session, waiting_calls=frozenset(waiting))
 
     def records_for(self, thread: Thread, new_items: list[Any]) -> tuple[NewEvents, bytes]:
         session: Session = thread.locator

@@ -11,6 +11,11 @@ parallel batch one of whose tools crashed), that real output is what goes in; th
 only where none exists. The tasks the old latest checkpoint was waiting to run (a paused or crashed tool
 node) are taken as done, so the app resumes with its next message. Older checkpoints and their writes are
 never touched. Serialised by the saver itself (the ``threadfix[langgraph]`` extra), never by hand.
+
+An ``interrupt()`` in a tool or node (``HumanInTheLoopMiddleware``) saves an ``__interrupt__`` pending write
+of the latest checkpoint (``langgraph/_internal/_constants.py`` ``INTERRUPT``); the app resumes it with
+``Command(resume=...)``. While one is pending, the checkpoint's unanswered calls are waiting
+(:attr:`Thread.waiting_calls`): left whole, answered only with ``--answer-waiting``.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ PRESET = "LangGraph SqliteSaver checkpoints"
 JOURNAL_KIND = "langgraph"
 #: the channel a node's trigger is written to (langgraph ``branch:to:<node>``) and the Send queue
 _TRIGGER, _TASKS = "branch:to:", "__pregel_tasks"
+#: the pending-write channel of an ``interrupt()`` waiting to be resumed
+_INTERRUPT = "__interrupt__"
 
 _LATEST = ("SELECT thread_id, checkpoint_ns, max(checkpoint_id) FROM checkpoints "
            "GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns")
@@ -124,10 +131,16 @@ class LangGraphStore(FrameworkStore):
                 call_id = getattr(message, "tool_call_id", None)
                 if getattr(message, "type", None) == "tool" and call_id:
                     pending.setdefault(call_id, message)
+        waiting: frozenset[str] = frozenset()
+        if any(channel == _INTERRUPT for channel, _ in writes):
+            answered = {item.get("tool_call_id") for item in items if item.get("type") == "tool"}
+            waiting = frozenset(call["id"] for item in items if item.get("type") == "ai"
+                                for call in item.get("tool_calls") or () if isinstance(call.get("id"), str)
+                                and call["id"] not in answered and call["id"] not in pending)
         latest = Latest(thread_id, ns, checkpoint_id, checkpoint, metadata, by_item, pending, _writes_digest(rows))
         return Thread(address, items, raw=orjson.dumps(items, default=str, option=orjson.OPT_INDENT_2),
                       modified=parse_time(checkpoint.get("ts")), dialect=self.options.dialect or "langchain",
-                      locator=latest, saved_outputs=dict.fromkeys(pending, SAVED) or None)
+                      locator=latest, saved_outputs=dict.fromkeys(pending, SAVED) or None, waiting_calls=waiting)
 
     def records_for(self, thread: Thread, new_items: list[Any]) -> tuple[NewCheckpoint, bytes]:
         latest: Latest = thread.locator
