@@ -127,7 +127,10 @@ def check_batch(tmp: Path, bad: bytes, suffix: str) -> None:
     control.write_bytes(CONTROL)
     planned = cli("repair", "--dry-run", "--min-age", "0", str(folder))
     errors = planned.errors()
-    assert planned.code == (2 if errors else 0), planned.stderr
+    # a call that cannot be told apart (no id, one id twice in a turn) is refused, said on its own line, exit 1
+    refused = [line for line in planned.stdout.splitlines() if b": not repaired (" in line]
+    assert all(line.startswith(str(bad_path).encode()) for line in refused), refused
+    assert planned.code == (2 if errors else 1 if refused else 0), planned.stderr
     assert all(e.startswith(str(bad_path)) for e in errors), errors
     units = 1 if suffix == ".json" else bad.count(b"\n") + 2  # each line, and the file as one thread
     assert len(errors) <= units, errors
@@ -137,7 +140,8 @@ def check_batch(tmp: Path, bad: bytes, suffix: str) -> None:
     assert written.code == planned.code and written.errors() == errors
     assert control.read_bytes() != CONTROL
     settled = cli("repair", "--min-age", "0", "--check", str(folder))
-    assert settled.stdout == b"" and settled.errors() == errors, "a second run still changes something"
+    assert settled.stdout.splitlines() == refused and settled.errors() == errors, \
+        "a second run still changes something (or no longer says what it refuses)"
 
 
 @given(bad=mutated(), suffix=st.sampled_from([".json", ".jsonl"]))
@@ -161,7 +165,9 @@ def test_stdin_gets_one_error_or_a_document(bad: bytes) -> None:
     tally("hostile inputs thrown at repair, lint and report")
     ran = cli("repair", "--min-age", "0", "-", stdin=bad)
     errors = ran.errors()
-    assert ran.code == (2 if errors else 0)
+    # a refused call is said on stderr (stdout holds the document) and exits 1; any other error exits 2
+    refused = [e for e in errors if e.startswith("<stdin>: not repaired: ")]
+    assert ran.code == (2 if len(refused) < len(errors) else 1 if refused else 0), ran.stderr
     assert all(e.startswith("<stdin>") for e in errors)
     if not errors:
         assert ran.stdout, "nothing on stdout and no error"
@@ -222,3 +228,22 @@ if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as scratch:
         table = {name: repair_case(Path(scratch), name)[0] for name in CASES}
     (NASTY / "expected.json").write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n")
+
+
+# A mutation the batch campaign found: a key renamed so that a tool_use lost its id. The call is refused (said,
+# exit 1), the thread's other call is still answered, and a second run says the refusal again and changes nothing.
+ID_LOST = (b'[{"role":"user","content":"start"},{"role":"assistant","content":[{"type":"text","text":"calling"},'
+           b'{"type":"tool_use","id":"call_001","name":"shell","input":{}},'
+           b'{"type":"tool_use"," d":"call_008","name":"shell","input":{}}]}]')
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_a_call_that_lost_its_id_is_refused_in_a_batch(tmp_path: Path, suffix: str) -> None:
+    check_batch(tmp_path, ID_LOST, suffix)
+
+
+def test_a_call_that_lost_its_id_is_refused_from_stdin() -> None:
+    ran = cli("repair", "--min-age", "0", "-", stdin=ID_LOST)
+    assert ran.code == 1 and ran.errors() == [
+        "<stdin>: not repaired: call (no id): the call has no id, so no output can be paired with it"]
+    assert b'"tool_use_id":"call_001"' in ran.stdout
