@@ -8,6 +8,7 @@ import re
 import select
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -17,11 +18,14 @@ _TOKEN = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|\r|\n|[^\x1b\r\n]")
 
 
 def run_on_pty(args: list[str], *, cwd: Path, columns: int = 80, env: dict[str, str] | None = None,
-               stdout_on_pty: bool = True, timeout: float = 60.0) -> tuple[bytes, bytes, int]:
-    """``python -m threadfix ARGS`` with stderr (and stdout, unless told) on one terminal of ``columns``.
+               stdout_on_pty: bool = True, stderr_on_pty: bool = True,
+               timeout: float = 60.0) -> tuple[bytes, bytes, int]:
+    """``python -m threadfix ARGS`` with stderr and stdout (unless told) on one terminal of ``columns``.
 
-    Returns the raw bytes the terminal received, stdout's bytes when it is a pipe, and the exit code.
+    Returns the raw bytes the terminal received, the bytes of the stream that is a pipe (empty when both are
+    on the terminal), and the exit code.
     """
+    assert stdout_on_pty or stderr_on_pty, "one of the streams must be on the terminal"
     leader, follower = pty.openpty()
     import fcntl
     import struct
@@ -35,9 +39,14 @@ def run_on_pty(args: list[str], *, cwd: Path, columns: int = 80, env: dict[str, 
     if env is None or "NO_COLOR" not in env:
         environment.pop("NO_COLOR", None)
     process = subprocess.Popen([sys.executable, "-m", "threadfix", *args], cwd=cwd, env=environment,
-                               stdin=subprocess.DEVNULL, stderr=follower,
+                               stdin=subprocess.DEVNULL,
+                               stderr=follower if stderr_on_pty else subprocess.PIPE,
                                stdout=follower if stdout_on_pty else subprocess.PIPE)
     os.close(follower)
+    pipe = process.stdout if process.stdout is not None else process.stderr
+    piped: list[bytes] = []
+    drain = threading.Thread(target=lambda: piped.append(pipe.read() if pipe is not None else b""), daemon=True)
+    drain.start()  # read beside the terminal, so that a full pipe never stalls the child
     chunks: list[bytes] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -54,8 +63,8 @@ def run_on_pty(args: list[str], *, cwd: Path, columns: int = 80, env: dict[str, 
             break
         chunks.append(chunk)
     os.close(leader)
-    piped = process.stdout.read() if process.stdout is not None else b""
-    return b"".join(chunks), piped, process.wait(timeout)
+    drain.join(timeout)
+    return b"".join(chunks), b"".join(piped), process.wait(timeout)
 
 
 def screen(raw: bytes) -> list[str]:

@@ -12,10 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_options import threadfix
+from tests.sqlite.dbs import STUCK_CHAT, chat_table
 
-STUCK = [{"role": "user", "content": "refund"},
-         {"role": "assistant", "content": None,
-          "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "refund", "arguments": "{}"}}]}]
 #: an app's write killed mid-transaction: its pages spilled to the database, the journal left hot
 KILLED_WRITE = """
 import os, sqlite3, sys
@@ -32,12 +30,7 @@ os._exit(9)
 def crashed(tmp_path: Path, monkeypatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / ".state"))
-    path = tmp_path / "chats.db"
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE threads (id TEXT PRIMARY KEY, messages TEXT)")
-    conn.executemany("INSERT INTO threads VALUES (?, ?)", [(f"t{n}", json.dumps(STUCK)) for n in range(150)])
-    conn.commit()
-    conn.close()
+    path = chat_table(tmp_path / "chats.db", (f"t{n}" for n in range(150)))
     subprocess.run([sys.executable, "-c", KILLED_WRITE, str(path)], check=False, timeout=60)
     journal = tmp_path / "chats.db-journal"
     assert journal.exists() and journal.stat().st_size > 0, "the killed write left no journal: the test would be vacuous"
@@ -65,5 +58,5 @@ def test_repair_rolls_the_journal_back_says_so_and_repairs(capsysbinary, crashed
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     rows = conn.execute("SELECT id, messages FROM threads").fetchall()
     assert len(rows) == 150  # the killed write's copies were rolled back
-    assert all(json.loads(messages)[:2] == STUCK and len(json.loads(messages)) == 3 for _, messages in rows)
+    assert all(json.loads(messages)[:2] == STUCK_CHAT and len(json.loads(messages)) == 3 for _, messages in rows)
     assert threadfix(capsysbinary, "lint", "chats.db")[0] == 0  # readable again, and clean

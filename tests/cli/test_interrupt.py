@@ -13,19 +13,13 @@ import sys
 import time
 from pathlib import Path
 
+from tests.sqlite.dbs import chat_table
+
 ROOT = Path(__file__).resolve().parents[2]
-STUCK = [{"role": "user", "content": "refund"},
-         {"role": "assistant", "content": None,
-          "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "refund", "arguments": "{}"}}]}]
 
 
 def test_an_interrupted_repair_reports_what_it_committed(tmp_path: Path) -> None:
-    path = tmp_path / "chats.db"
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE threads (id TEXT PRIMARY KEY, messages TEXT)")
-    conn.executemany("INSERT INTO threads VALUES (?, ?)", [(f"t{n:05}", json.dumps(STUCK)) for n in range(40_000)])
-    conn.commit()
-    conn.close()
+    path = chat_table(tmp_path / "chats.db", (f"t{n:05}" for n in range(40_000)))
     journals = tmp_path / "journals"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen([sys.executable, "-m", "threadfix", "repair", "--min-age", "0", "--jobs", "1",

@@ -11,17 +11,15 @@ and on a real pseudo-terminal with colour forced (then only SGR colour codes may
 from __future__ import annotations
 
 import os
-import pty
 import re
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import orjson
 import pytest
 
-from tests.reliability.harness import CANARIES, PAYLOADS, ROOT, cli, hostile_threads, repair, stuck_thread, tally
+from tests.cli.terminal import run_on_pty
+from tests.reliability.harness import CANARIES, PAYLOADS, cli, hostile_threads, repair, stuck_thread, tally
 
 #: what must never come out raw: C0 but newline and tab, DEL, C1, bidi controls, line/paragraph separators
 FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
@@ -86,25 +84,8 @@ def test_machine_output_escapes_control_characters(hostile: Path, command: list[
 
 def on_terminal(command: list[str], folder: Path) -> tuple[bytes, bytes, int]:
     """Run ``threadfix --color always COMMAND folder`` with stdout on a pseudo-terminal (stderr a pipe)."""
-    leader, follower = pty.openpty()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm-256color", "COLUMNS": "220",
-           "XDG_STATE_HOME": str(folder.parent / ".state")}
-    env.pop("NO_COLOR", None)
-    process = subprocess.Popen([sys.executable, "-m", "threadfix", "--color", "always", *command, str(folder)],
-                               stdout=follower, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    stderr = process.stderr.read()
-    return b"".join(chunks), stderr, process.wait(60)
+    return run_on_pty(["--color", "always", *command, str(folder)], cwd=folder.parent, columns=220,
+                      stderr_on_pty=False)
 
 
 def test_on_a_real_terminal_only_colour_codes_come_out(hostile: Path) -> None:

@@ -73,6 +73,22 @@ def create(path: Path, layout: str, threads: dict[str, list[dict[str, Any]]], *,
     return path
 
 
+#: an OpenAI Chat thread whose refund call never got its tool message
+STUCK_CHAT = [{"role": "user", "content": "refund"},
+              {"role": "assistant", "content": None,
+               "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "refund", "arguments": "{}"}}]}]
+
+
+def chat_table(path: Path, keys: Iterable[str]) -> Path:
+    """A ``threads(id, messages)`` table, as a Chat app keeps one, whose every thread is :data:`STUCK_CHAT`."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE threads (id TEXT PRIMARY KEY, messages TEXT)")
+    conn.executemany("INSERT INTO threads VALUES (?, ?)", [(key, json.dumps(STUCK_CHAT)) for key in keys])
+    conn.commit()
+    conn.close()
+    return path
+
+
 def query(path: Path, sql: str) -> list[tuple[Any, ...]]:
     """The rows of one statement, read through a read-only connection."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
