@@ -432,22 +432,24 @@ def walk_folder(spec: str) -> Iterator[FolderEntry]:
     one thread per agent (see :mod:`threadfix.stores.strands_folder`)."""
     root = os.path.realpath(spec)
     unlisted: list[OSError] = []
-    for folder, subfolders, files in os.walk(spec, onerror=unlisted.append):
+    for folder, subfolders, links in _walk(spec, unlisted.append):
         yield from _unlisted(unlisted)
+        files = list(links)
         agents = _strands_agents(Path(folder), subfolders, files)
         if agents is not None:
             subfolders[:] = []
             yield FolderEntry(Path(folder), agents=agents)
             continue
         subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+        base = Path(folder)
         for name in sorted(files):
             if name.startswith(TEMP_PREFIX):
                 continue
-            path = Path(folder) / name
             database = name.endswith(DATABASE_SUFFIXES)
             if not (database or name.endswith(FILE_SUFFIXES)):
                 continue
-            if path.is_symlink() and os.path.commonpath([root, os.path.realpath(path)]) != root:
+            path = base / name
+            if links[name] and os.path.commonpath([root, os.path.realpath(path)]) != root:
                 yield FolderEntry(path, database, f"is a symlink to a file outside {spec}; name it directly to "
                                   "repair it")
             elif database and (refused := not_a_database(path)) is not None:
@@ -455,6 +457,37 @@ def walk_folder(spec: str) -> Iterator[FolderEntry]:
             else:
                 yield FolderEntry(path, database)
     yield from _unlisted(unlisted)
+
+
+def _walk(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], dict[str, bool]]]:
+    """``os.walk(top, onerror=onerror)``, top down, except that each folder's files come with whether each is a
+    symlink, as its listing tells (``os.walk`` gives names only, and the walk would ask the system again for
+    each file). The caller may prune the subfolder names, as with ``os.walk``; symlinked folders are not entered."""
+    try:
+        with os.scandir(top) as listing:
+            entries = list(listing)
+    except OSError as exc:
+        onerror(exc)
+        return
+    subfolders: list[str] = []
+    files: dict[str, bool] = {}
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            subfolders.append(entry.name)
+        else:
+            try:
+                files[entry.name] = entry.is_symlink()
+            except OSError:
+                files[entry.name] = os.path.islink(entry.path)
+    yield top, subfolders, files
+    for name in subfolders:
+        path = os.path.join(top, name)
+        if not os.path.islink(path):
+            yield from _walk(path, onerror)
 
 
 def _strands_agents(folder: Path, subfolders: list[str], files: list[str]) -> tuple[Path, ...] | None:
