@@ -7,7 +7,7 @@ of the original (only the values that changed are new bytes).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from msgspec import Struct
 
@@ -63,6 +63,14 @@ def encode_document(thread: Thread, new_items: list[Any]) -> bytes:
     except jsonio.JsonWriteError as exc:
         raise UnrewritableError(f"left alone: cannot be written back ({exc})", str(thread.address)) from None
     return data
+
+
+class FileContainer(Protocol):
+    """How threads sit in a file: what the file store encodes a repaired thread through (the reading is the
+    container's own; see :mod:`.files`)."""
+
+    def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
+        """The bytes that replace the thread's byte range once its items are ``new_items``."""
 
 
 class Document:

@@ -10,6 +10,7 @@ thread's byte range, so that a repair rewrites only the ranges it changed and co
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,6 +28,7 @@ from threadfix.stores.base import LineNumbering, Medium, ReadProblem, Settled, S
 from threadfix.stores.document import (  # noqa: F401 - ID_KEYS, THREAD_KEYS, split_container, thread_id re-exported
     DOCUMENT,
     ID_KEYS,
+    FileContainer,
     THREAD_KEYS,
     Span,
     encode_document,
@@ -54,6 +56,14 @@ BINARY_MESSAGE = "is not JSON text (it has NUL bytes: binary, or UTF-16); left a
 #: decoder costs more to build than it saves on a few small files, and is built once for a folder of many
 SCREEN_DOCUMENTS_AFTER = settle.MIN_DOCUMENTS_BYTES
 _documents_read = 0
+
+
+def _read_to_end(fd: int, size: int) -> bytes:
+    """Everything left to read from ``fd``, whose file is ``size`` bytes (one read, and one that finds the end)."""
+    parts = [os.read(fd, size + 1)]
+    while parts[-1]:
+        parts.append(os.read(fd, max(size + 1, 1 << 16)))
+    return parts[0] if len(parts) == 2 else b"".join(parts)
 
 
 def _binary(head: bytes) -> bool:
@@ -92,14 +102,14 @@ class FileStore(Store):
         #: read only this byte range of a JSONL file of threads: (start, end, how its lines are numbered)
         self.byte_range: tuple[int, int, LineNumbering] | None = None
         #: how the threads read last sit in the file (set as a read finds out): what :meth:`encode` writes through
-        self.container: Any = DOCUMENT
+        self.container: FileContainer = DOCUMENT
 
     @property
     def session(self) -> Any:
         """The coding agent's session the file was read as (:mod:`.records`), or None."""
         return self.container.session if isinstance(self.container, SessionFile) else None
 
-    def _adopt(self, container: Any) -> None:
+    def _adopt(self, container: FileContainer) -> None:
         self.container = container
 
     # ------------------------------------------------------------------ reading
@@ -180,18 +190,27 @@ class FileStore(Store):
         """A ``.json`` file: read whole, unbuffered, and parsed once (a folder of small files pays per file what
         a JSONL line pays per thread). The session containers look at it first, as at any file."""
         global _documents_read
-        opened = self._open(0)
-        if isinstance(opened, ReadProblem):
-            yield opened
+        try:
+            # a descriptor, not a file object: Python's open and readall cost three more system calls a file
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            yield self._unopened(exc)
             return
-        handle, st = opened
-        with handle:
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                yield self._unopened(IsADirectoryError())
+                return
+            self.fingerprint = Fingerprint.of(st)
+            self.mtime = st.st_mtime
             if (problem := self._too_large(st.st_size, "document")) is not None:
-                if _binary(handle.read(BINARY_SNIFF_BYTES)):
+                if _binary(os.read(fd, BINARY_SNIFF_BYTES)):
                     problem = ReadProblem(self.display, BINARY_MESSAGE)
                 yield problem
                 return
-            raw = handle.readall()
+            raw = _read_to_end(fd, st.st_size)
+        finally:
+            os.close(fd)
         if _binary(raw):
             yield ReadProblem(self.display, BINARY_MESSAGE)
             return

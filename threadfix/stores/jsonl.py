@@ -17,7 +17,7 @@ from threadfix.errors import UnrewritableError
 from threadfix.model import Address, Thread
 from threadfix.stores import settle
 from threadfix.stores.base import LineNumbering, ReadProblem, Settled
-from threadfix.stores.document import NO_THREAD, Span, encode_document, split_container, thread_id
+from threadfix.stores.document import NO_THREAD, FileContainer, Span, encode_document, split_container, thread_id
 
 
 class Lines:
@@ -132,7 +132,7 @@ class JsonlReader:
     to ``adopt`` before the first thread it reads comes out (the store encodes through it)."""
 
     def __init__(self, display: str, max_doc_bytes: int, mtime: float | None, dialect: str | None,
-                 adopt: Callable[[Any], None]) -> None:
+                 adopt: Callable[[FileContainer], None]) -> None:
         self.display = display
         self.max_doc_bytes = max_doc_bytes
         self.mtime = mtime
