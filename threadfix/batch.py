@@ -449,10 +449,12 @@ class RepairRun:
             if isinstance(thread, ReadProblem):
                 yield Problem(thread.where, thread.message), None
                 continue
-            outcome, data = self._thread(store, thread, now)
-            change = None
-            if data is not None and not options.dry_run:
-                change = store.change(thread, data, journal=options.output is None)
+            outcome, change = self._thread(store, thread, now)
+            if change is None or options.dry_run:
+                yield outcome, None
+                continue
+            if options.output is None:  # (-o changes nothing in place: nothing to undo)
+                change.entry = store.entry(thread, change)
             yield outcome, change
 
     def _store(self, store: Store, held: _Held, planned: Iterable[Planned] | None = None) -> None:
@@ -485,7 +487,7 @@ class RepairRun:
                         if pending >= JOURNAL_BATCH_BYTES:  # memory stays flat however many threads change
                             self._journal(entries)
                             pending = 0
-                    writer.replace(change.thread, change.data)
+                    writer.add(change)
                     written[id(change.thread)] = at
                     if writer.due():
                         self._journal(entries)  # every before-image is synced before the store changes
@@ -537,7 +539,9 @@ class RepairRun:
             self.journal.record(entries)
             entries.clear()
 
-    def _thread(self, store: Store, thread: Thread, now: float) -> tuple[ThreadOutcome, bytes | None]:
+    def _thread(self, store: Store, thread: Thread, now: float) -> tuple[ThreadOutcome, Change | None]:
+        """Plan one thread: its outcome, and when it changes, the change its store built (without its journal
+        entry)."""
         options = self.options
         try:
             dialect = resolve_dialect(thread, options.store.dialect)
@@ -571,7 +575,7 @@ class RepairRun:
         if waiting is not None:
             return ThreadOutcome(address, dialect.name, plan, "waiting", waiting_reason(waiting), age=age), None
         try:
-            data = store.encode(thread, dialect.apply(thread.items, applied))
+            change = store.change(thread, dialect.apply(thread.items, applied))
         except MALFORMED as exc:
             return ThreadOutcome(address, dialect.name, plan, "left_alone", not_in_format(dialect, exc)), None
         except ThreadfixError as exc:
@@ -579,7 +583,7 @@ class RepairRun:
         before = store.before_bytes(thread) if options.keep_bytes else None
         status = "would_repair" if options.dry_run else "repaired"
         return ThreadOutcome(address, dialect.name, plan, status, before=before,
-                             after=data if options.keep_bytes else None, age=age), data
+                             after=change.data if options.keep_bytes else None, age=age), change
 
 
 #: one planned thread: its outcome (or a read problem), and when it changes, the thread, new bytes, undo record

@@ -74,12 +74,24 @@ class Shard(Struct, frozen=True):
 
 class Change(Struct):
     """One thread's repair as its store will make it, built by the store (:meth:`Store.change`) and carried whole to
-    its writer, across the ``--jobs`` pipe too: what the write needs of the thread (its address, its locator and the
-    bytes it was planned on, for the compare-and-swap; never its items), the new bytes, and the journal entry that
-    undo replays (None: a dry run, or ``-o``, which changes nothing in place)."""
+    its writer, across the ``--jobs`` pipe too (plain data: it pickles, and holds no items), so that no store keeps
+    anything of a planned thread between its plan and its write.
+
+    - ``thread``: what the write needs of the thread (:meth:`Store.detached`: its address and locator; a store
+      whose compare-and-swap compares bytes keeps those too), never its items;
+    - ``data``: the after-image, which ``--diff`` shows and the journal digests (for most stores it is also the
+      write: the document's or line's new bytes);
+    - ``ops``: the store's own operations when the write is more than ``data`` (append these records with these
+      fresh ids and move the tip; renumber these files), carried out by its writer; None: write ``data``;
+    - ``precondition``: what must still hold at write time for the write to go ahead (the compare-and-swap),
+      when the thread's locator does not say it;
+    - ``entry``: the journal entry undo replays (None: a dry run, or ``-o``, which changes nothing in place).
+    """
 
     thread: Thread
     data: bytes
+    ops: Any = None
+    precondition: Any = None
     entry: Entry | None = None
 
 
@@ -101,9 +113,15 @@ class StoreWriter(ABC):
     #: some of the changes are durable already, before :meth:`commit`
     durable: bool = False
 
-    @abstractmethod
+    def add(self, change: Change) -> None:
+        """Take ``change`` (as :meth:`Store.change` built it) to write; a writer whose store's changes carry their own
+        operations keeps the change itself."""
+        self.replace(change.thread, change.data)
+
     def replace(self, thread: Thread, data: bytes) -> None:
-        """Put ``data`` (the thread's new encoding) in place of the thread."""
+        """Put ``data`` (the thread's new encoding) in place of the thread: the write of a store whose change is its
+        new bytes."""
+        raise NotImplementedError(f"{type(self).__name__} takes whole changes (add)")
 
     def due(self) -> bool:
         """Whether the changes handed over so far should be written now (:meth:`flush`), before more are read.
@@ -166,21 +184,27 @@ class Store(ABC):
     def writer(self, dest: Path | None = None) -> StoreWriter:
         """A writer for this store (``dest``: write elsewhere instead of in place)."""
 
-    @abstractmethod
     def journal_entry(self, thread: Thread, data: bytes) -> Entry | None:
-        """The undo record for replacing ``thread`` with ``data`` in place (None: nothing to undo)."""
+        """The undo record for replacing ``thread`` with ``data`` in place (None: nothing to undo): the journal of a
+        store whose change is its new bytes (one whose change carries operations overrides :meth:`entry`)."""
+        raise NotImplementedError(f"{type(self).__name__} journals whole changes (entry)")
 
-    def change(self, thread: Thread, data: bytes, journal: bool = True) -> Change:
-        """The change that puts ``data`` (:meth:`encode`'s bytes) in place of ``thread``, with its journal entry
-        when ``journal``: what the batch runner journals and hands to :meth:`writer`, in this process or from a
-        ``--jobs`` worker."""
-        entry = self.journal_entry(thread, data) if journal else None
-        return Change(self.detached(thread), data, entry)
+    def change(self, thread: Thread, new_items: list[Any]) -> Change:
+        """The change that makes the thread hold ``new_items``, without its journal entry (:meth:`entry`): what the
+        batch runner journals and hands to :meth:`writer`, in this process or from a ``--jobs`` worker. Most stores
+        only :meth:`encode`; one whose write is more than new bytes puts its own operations and precondition in the
+        change (see :class:`Change`)."""
+        return Change(self.detached(thread), self.encode(thread, new_items))
+
+    def entry(self, thread: Thread, change: Change) -> Entry | None:
+        """The journal entry undo replays to take ``change`` back (``thread``: as read, with its items and
+        before-image); None: nothing to undo."""
+        return self.journal_entry(thread, change.data)
 
     def detached(self, thread: Thread) -> Thread:
         """What :meth:`writer` needs of a changed thread, for its :class:`Change` (which a ``--jobs`` worker sends
         back instead of the whole thread): its address and locator; a store whose write compares the bytes the
-        plan was made from keeps those too."""
+        plan was made from keeps those too. Never the thread itself: a change holds no items."""
         return Thread(thread.address, [], locator=thread.locator)
 
     def restrict(self, part: Shard, numbering: LineNumbering | None = None) -> None:
