@@ -7,6 +7,7 @@ byte ranges, so that ``--jobs 3`` really runs workers: the store is cut as it cu
 from __future__ import annotations
 
 import json
+import pickle
 import random
 import shutil
 from collections.abc import Callable
@@ -15,6 +16,10 @@ from pathlib import Path
 import orjson
 import pytest
 
+from threadfix import batch
+from threadfix.model import Problem
+from threadfix.stores import StoreOptions, iter_stores
+from threadfix.stores.base import Change
 from tests.perf.test_jobs import _database, _items_database, _run, _store, _thread, small_shards  # noqa: F401
 
 
@@ -146,11 +151,22 @@ def _journal(path: Path, folder: Path) -> list[dict]:
     return json.loads(json.dumps(entries).replace(str(folder.resolve()), "F").replace(str(folder), "F"))
 
 
+def _changes(folder: Path) -> list[Change]:
+    """Every change a repair of the folder's stores plans, as a worker builds it (journal entry included)."""
+    run = batch.RepairRun([], batch.RunOptions(min_age=0))
+    return [change for store in iter_stores([str(folder)], StoreOptions()) if not isinstance(store, Problem)
+            for _, change in run._plan(store, 0.0) if change is not None]
+
+
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_jobs_1_and_jobs_3_give_the_same_result(tmp_path: Path, small_shards, kind: str) -> None:
     base = tmp_path / "base"
     base.mkdir()
     KINDS[kind](base)
+    # what crosses the --jobs pipe: each change whole, as plain data that pickles, holding none of the items
+    changes = [change for change in _changes(base) if str(base / "z-cut.jsonl") not in change.thread.address.source]
+    assert changes and all(change.entry is not None and change.thread.items == [] for change in changes)
+    assert [pickle.loads(pickle.dumps(change)) for change in changes] == changes
     _store(base / "z-cut.jsonl", threads=160, seed=9)
     original = _files(base)
     seen = {}
