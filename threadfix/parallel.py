@@ -62,7 +62,7 @@ def _size(spec: str) -> int:
         return 0
     if path.is_file():
         return path.stat().st_size
-    from threadfix.stores.files import walk_folder
+    from threadfix.stores import walk_folder
 
     return sum(_file_size(entry.path) for entry in walk_folder(spec) if entry.refused is None and entry.agents is None)
 
