@@ -24,7 +24,7 @@ from threadfix.journal import Entry, UndoOutcome, digest, restore_if_unchanged
 from threadfix.model import Thread
 from threadfix.stores import settle
 from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter, remove_stale_temps
-from threadfix.stores.base import LineNumbering, Medium, ReadProblem, Settled, Shard, Store, StoreWriter
+from threadfix.stores.base import LineNumbering, Medium, PartLedger, ReadProblem, Settled, Store, StoreWriter
 from threadfix.stores.document import (  # noqa: F401 - ID_KEYS, THREAD_KEYS, split_container, thread_id re-exported
     DOCUMENT,
     ID_KEYS,
@@ -37,6 +37,7 @@ from threadfix.stores.document import (  # noqa: F401 - ID_KEYS, THREAD_KEYS, sp
     thread_id,
 )
 from threadfix.stores.jsonl import Bounded, JsonlReader, Lines, lines_are_items  # noqa: F401 - Bounded re-exported
+from threadfix.stores.ranges import ByteRange, FirstLine
 from threadfix.stores.sessions import container_of, session_container
 
 #: the largest single document or JSONL line threadfix parses (parsing needs ~30x its size in memory)
@@ -302,9 +303,9 @@ class FileStore(Store):
         self.fingerprint, self.mtime = Fingerprint.of(st), st.st_mtime
         return True
 
-    def restrict(self, part: Shard, numbering: LineNumbering | None = None) -> None:
-        if part.start is not None and part.end is not None and numbering is not None:
-            self.byte_range = (part.start, part.end, numbering)
+    def restrict(self, part: Any, ledger: PartLedger | None = None) -> None:
+        if isinstance(part, ByteRange):
+            self.byte_range = (part.start, part.end, FirstLine(self.path, part.start, ledger))
 
     def whole_bytes(self) -> bytes:
         if self.data is not None:
@@ -386,7 +387,7 @@ class UnopenedDatabase(FileStore):
             return UnopenedDatabase(self.path, exc, self._reopen)
 
 
-def cut_file(path: Path, spec: str, parts: int) -> list[Shard] | None:
+def cut_file(path: Path, spec: str, parts: int) -> list[ByteRange] | None:
     """A JSONL file of threads (one per line) cut into ``parts`` byte ranges for ``--jobs``; None for any other
     file (a document, or a file whose lines are one thread's items, which is one thread)."""
     if path.suffix != ".jsonl" or _lines_are_items(path):
@@ -401,7 +402,7 @@ def _lines_are_items(path: Path) -> bool:
         return lines_are_items(handle)
 
 
-def cut_lines(path: Path, spec: str, parts: int) -> list[Shard]:
+def cut_lines(path: Path, spec: str, parts: int) -> list[ByteRange]:
     """About ``parts`` newline-aligned byte ranges (``--jobs`` asks for more than it has workers on large files:
     workers take the next range as they finish, so an uneven range does not leave a core idle, and a repair's
     parent holds one range's results at a time)."""
@@ -415,7 +416,7 @@ def cut_lines(path: Path, spec: str, parts: int) -> list[Shard]:
             if bounds[-1] < cut < size:
                 bounds.append(cut)
     bounds.append(size)
-    return [Shard(spec, start, end) for start, end in zip(bounds, bounds[1:])]
+    return [ByteRange(start, end) for start, end in zip(bounds, bounds[1:])]
 
 
 def is_sqlite(path: Path) -> bool:
@@ -578,8 +579,12 @@ class FileMedium(Medium):
     def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[Store]:
         return open_file_stores(spec, max_doc_bytes=options.max_doc_bytes, dialect=options.dialect, stdin=stdin)
 
-    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Shard] | None:
+    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[ByteRange] | None:
         return cut_file(Path(spec), spec, parts)
+
+    def reopen(self, spec: str, options: Any) -> Iterator[Store]:
+        # a file that was cut is JSONL by its suffix; one gone since is the read's to say
+        yield folder_file_store(FolderEntry(Path(spec)), max_doc_bytes=options.max_doc_bytes, dialect=options.dialect)
 
 
 MEDIUM = FileMedium()
