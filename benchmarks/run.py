@@ -146,6 +146,9 @@ CASES: tuple[Case, ...] = (
 DIALECTS = {"responses": "openai-responses", "chat": "openai-chat", "anthropic": "anthropic",
             "langchain": "langchain", "pydantic": "pydantic-ai"}
 STDLIB = str(HERE / "stdlib_repair.py")
+#: the script answers every open call; threadfix leaves a call its format marks as waiting (a pydantic-ai history
+#: that ends on calls) unless told to answer it, so it is told, and both do the same work
+ANSWER_ALL = ("--answer-waiting",)
 
 
 def dialect_cases() -> tuple[Case, ...]:
@@ -157,13 +160,13 @@ def dialect_cases() -> tuple[Case, ...]:
         cases += [
             Case(f"stdlib_{short}", PYTHON, (STDLIB, name, jsonl, "{out}"),
                  f"the stdlib json script, {name} JSONL to a new file", check=f"dialect:{name}", writes=True),
-            Case(f"repair_{short}", THREADFIX, ("repair", "--min-age", "0", "-o", "{out}", jsonl),
+            Case(f"repair_{short}", THREADFIX, ("repair", "--min-age", "0", *ANSWER_ALL, "-o", "{out}", jsonl),
                  f"repair {name} JSONL to a new file (vs the stdlib script)", (f"stdlib_{short}",),
                  f"dialect:{name}", writes=True),
             Case(f"stdlib_{short}_folder", PYTHON, (STDLIB, name, "{work}"),
                  f"the stdlib json script, a folder of {name} files, in place", check=f"folder:{name}", writes=True,
                  fresh=folder),
-            Case(f"repair_{short}_folder", THREADFIX, ("repair", "--min-age", "0", "{work}"),
+            Case(f"repair_{short}_folder", THREADFIX, ("repair", "--min-age", "0", *ANSWER_ALL, "{work}"),
                  f"repair a folder of {name} files in place (vs the stdlib script)", (f"stdlib_{short}_folder",),
                  f"folder:{name}", writes=True, fresh=folder),
         ]

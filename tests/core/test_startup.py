@@ -262,3 +262,30 @@ def test_near_misses_are_left_to_typer(value: str) -> None:
     from typer.models import OptionInfo
 
     assert cli_values.plain_value(int, OptionInfo(min=1), value) is cli_values.UNSURE
+
+
+#: what a small run over a plain file of threads has no use for: the libraries of other commands and stores, the
+#: session containers (their files are told by a cheap test first), a settings parser with no settings file, and
+#: the machinery of writes and of --jobs
+NOT_FOR_A_SMALL_RUN = ("pydantic", "rich", "sqlite_utils", "sqlite3", "multiprocessing", "concurrent", "ctypes",
+                       "tomllib", "pickle", "tempfile", "threadfix.stores.records", "threadfix.stores.claude_code",
+                       "threadfix.stores.codex_rollout", "threadfix.stores.gemini_cli", "threadfix.stores.sqlite",
+                       "threadfix.stores.table", "threadfix.stores.postgres", "threadfix.undo")
+
+
+@pytest.mark.parametrize("args", [
+    ("lint", "--format", "json", "--exit-zero"),
+    ("repair", "--dry-run", "--min-age", "0", "--format", "json"),
+])
+@pytest.mark.parametrize("name", ["threads.jsonl", "thread.json"])
+def test_a_small_run_imports_nothing_it_does_not_use(tmp_path: Path, args: tuple[str, ...], name: str) -> None:
+    """Start-up is paid by every run (issue #28): each module here cost a small run milliseconds it did not use."""
+    thread = SAMPLE.read_bytes()
+    (tmp_path / name).write_bytes(thread if name.endswith(".json") else thread.replace(b"\n", b"") + b"\n")
+    done = subprocess.run([sys.executable, "-c", RUN_AND_LIST_MODULES, *args, name], capture_output=True, text=True,
+                          timeout=60, check=False, cwd=tmp_path)  # (no settings file here)
+    modules = set(done.stderr.splitlines()[-1].split()[1:])
+    assert "threadfix.batch" in modules and done.stdout.strip(), done.stderr  # the command did run
+    assert [name for name in NOT_FOR_A_SMALL_RUN if imported(modules, name)] == []
+    if args[0] == "repair":  # repair never classifies an existing output
+        assert "threadfix.failures.classifier" not in modules

@@ -249,3 +249,48 @@ def test_a_planted_symlink_in_the_journal_folder_is_not_followed(tmp_path: Path,
     journal.close()
     assert victim.read_text() == "keep me"
     assert not journal.path.is_symlink() and journal.path.name.endswith("-fresh.jsonl")
+
+
+# --------------------------------------------------------------------------- medium x container
+
+
+@pytest.mark.parametrize("name, content, container", [
+    ("thread.json", orjson.dumps(STUCK), "Document"),
+    ("threads.jsonl", line(HEALTHY) + line(STUCK), "ThreadLines"),
+    ("items.jsonl", b"".join(line(item) for item in STUCK["items"]), "ItemLines"),
+])
+def test_a_file_store_encodes_through_the_container_its_read_found(tmp_path: Path, name: str, content: bytes,
+                                                                  container: str) -> None:
+    """The file medium opens the bytes; how threads sit in them is the container a read finds (issue #21)."""
+    from threadfix.stores.files import FileStore
+
+    path = tmp_path / name
+    path.write_bytes(content)
+    store = FileStore(path, str(path), jsonl=name.endswith(".jsonl"))
+    threads = list(store.threads())
+    assert type(store.container).__name__ == container
+    assert store.encode(threads[-1], threads[-1].items) == (content if container == "ItemLines" else threads[-1].raw)
+    assert run([path], tmp_path).result.changed == 1
+
+
+def test_documents_are_screened_once_a_run_has_read_enough_of_them(tmp_path: Path, monkeypatch) -> None:
+    """A folder of many small documents builds the screen's decoder once and settles its healthy Responses
+    threads without a full parse (issue #28); the repair is the same as a full read's."""
+    from threadfix.stores import files, settle
+
+    folder = tmp_path / "threads"
+    folder.mkdir()
+    healthy = orjson.dumps(HEALTHY["items"])
+    for n in range(30):
+        (folder / f"{n:02}.json").write_bytes(healthy)
+    (folder / "30.json").write_bytes(orjson.dumps(STUCK["items"]))
+    settled = []
+    real = settle.settles_document
+    monkeypatch.setattr(settle, "settles_document", lambda raw: settled.append(real(raw)) or settled[-1])
+    monkeypatch.setattr(files, "SCREEN_DOCUMENTS_AFTER", 5 * len(healthy))
+    monkeypatch.setattr(files, "_documents_read", 0)
+    result = run([folder], tmp_path).result
+    assert (result.threads, result.changed, result.problems) == (31, 1, [])
+    assert settled.count(True) == 25 and settled.count(False) == 1  # the first five read in full, the stuck one too
+    repaired = orjson.loads((folder / "30.json").read_bytes())
+    assert repaired[:2] == STUCK["items"] and repaired[2]["call_id"] == "call_1"

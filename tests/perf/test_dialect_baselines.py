@@ -147,4 +147,4 @@ def test_the_list_shows_the_stdlib_cases_with_their_placeholders() -> None:
     done = subprocess.run([sys.executable, str(run.HERE / "run.py"), "--list"], capture_output=True, text=True,
                           timeout=60, check=True)
     assert "stdlib_repair.py anthropic {anthropic_jsonl} {out}" in done.stdout
-    assert "repair --min-age 0 {work}" in done.stdout
+    assert "repair --min-age 0 --answer-waiting {work}" in done.stdout  # the script answers waiting calls too

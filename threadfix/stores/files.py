@@ -1,30 +1,44 @@
-"""Threads stored in files: a ``.json`` document, a ``.jsonl`` file, or stdin; and the walk of a folder, which
-finds those and SQLite databases.
+"""The file medium: a file named on the command line, or stdin's bytes, and the walk of a folder, which finds
+those files and SQLite databases.
 
-Reading streams (one JSONL line at a time) and remembers each thread's byte range, so that a repair
-rewrites only the ranges it changed and copies every other byte as it was.
+A file store opens the bytes and hands them to the container they hold: a JSON document
+(:mod:`.document`), JSONL with a thread per line or lines that are one thread's items (:mod:`.jsonl`), or a
+coding agent's session (:mod:`.sessions`). Reading streams (one JSONL line at a time) and remembers each
+thread's byte range, so that a repair rewrites only the ranges it changed and copies every other byte as it was.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from msgspec import Struct
 
 from threadfix import jsonio
-from threadfix.errors import InputError, ThreadfixError, UnrewritableError
+from threadfix.errors import InputError, ThreadfixError
 from threadfix.journal import Entry, UndoOutcome, digest, restore_if_unchanged
-from threadfix.model import Address, Thread
+from threadfix.model import Thread
 from threadfix.stores import settle
 from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter, remove_stale_temps
-from threadfix.stores.base import LineNumbering, Medium, ReadProblem, Settled, Shard, Store, StoreWriter
-from threadfix.stores.document import ID_KEYS, THREAD_KEYS, encode_document, split_container, thread_id  # noqa: F401
-from threadfix.stores.records import Container, Session, encode_session, read_session
-from threadfix.stores.sessions import session_container
+from threadfix.stores.base import LineNumbering, Medium, PartLedger, ReadProblem, Settled, Store, StoreWriter
+from threadfix.stores.document import (  # noqa: F401 - ID_KEYS, THREAD_KEYS, split_container, thread_id re-exported
+    DOCUMENT,
+    ID_KEYS,
+    FileContainer,
+    THREAD_KEYS,
+    Span,
+    encode_document,
+    read_document,
+    split_container,
+    thread_id,
+)
+from threadfix.stores.jsonl import Bounded, JsonlReader, Lines, lines_are_items  # noqa: F401 - Bounded re-exported
+from threadfix.stores.ranges import ByteRange, FirstLine
+from threadfix.stores.sessions import container_of, session_container
 
 #: the largest single document or JSONL line threadfix parses (parsing needs ~30x its size in memory)
 DEFAULT_MAX_DOC_BYTES = 256 * 1024 * 1024
@@ -39,6 +53,18 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 BINARY_SNIFF_BYTES = 8000
 READ_BUFFER = 1 << 20
 BINARY_MESSAGE = "is not JSON text (it has NUL bytes: binary, or UTF-16); left alone"
+#: documents are screened (:mod:`.settle`) once this process has read this many bytes of them: the screen's
+#: decoder costs more to build than it saves on a few small files, and is built once for a folder of many
+SCREEN_DOCUMENTS_AFTER = settle.MIN_DOCUMENTS_BYTES
+_documents_read = 0
+
+
+def _read_to_end(fd: int, size: int) -> bytes:
+    """Everything left to read from ``fd``, whose file is ``size`` bytes (one read, and one that finds the end)."""
+    parts = [os.read(fd, size + 1)]
+    while parts[-1]:
+        parts.append(os.read(fd, max(size + 1, 1 << 16)))
+    return parts[0] if len(parts) == 2 else b"".join(parts)
 
 
 def _binary(head: bytes) -> bool:
@@ -46,47 +72,23 @@ def _binary(head: bytes) -> bool:
     return b"\x00" in head[:BINARY_SNIFF_BYTES]
 
 
-class Span(Struct, frozen=True):
-    """A thread's byte range in its file."""
+class SessionFile:
+    """A coding agent's session file (:mod:`.records`) as the store's container: its app rebuilds the thread."""
 
-    start: int
-    end: int
+    def __init__(self, container: Any, session: Any) -> None:
+        self.container = container
+        self.session = session
 
+    def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
+        if thread is not self.session.thread:
+            return encode_document(thread, new_items)  # (not the session's thread: never met in a read)
+        from threadfix.stores.records import encode_session
 
-class _Lines:
-    """Lines of a binary stream with their offsets; over-long lines are skipped, not loaded."""
-
-    def __init__(self, stream: Any, max_bytes: int, offset: int = 0) -> None:
-        """``offset``: where the stream starts in its file (a ``--jobs`` byte range, whose lines are numbered
-        from 1 all the same)."""
-        self.stream = stream
-        self.max_bytes = max_bytes
-        self.offset = offset
-
-    def __iter__(self) -> Iterator[tuple[int, int, bytes | None]]:
-        """(line number, start offset, content with its newline, or None when too long)."""
-        offset = self.offset
-        number = 0
-        while True:
-            line = self.stream.readline(self.max_bytes + 2)
-            if not line:
-                return
-            number += 1
-            start = offset
-            offset += len(line)
-            if len(line) > self.max_bytes + 1 or (not line.endswith(b"\n") and len(line) > self.max_bytes):
-                while not line.endswith(b"\n"):
-                    line = self.stream.readline(1 << 20)
-                    if not line:
-                        break
-                    offset += len(line)
-                yield number, start, None
-                continue
-            yield number, start, line
+        return encode_session(self.container, self.session, new_items)
 
 
 class FileStore(Store):
-    """One file (or stdin's bytes): a JSON document or JSONL."""
+    """One file (or stdin's bytes), in the container it holds: a JSON document, JSONL, or a coding agent's session."""
 
     def __init__(self, path: Path | None, display: str, data: bytes | None = None, *, jsonl: bool | None = None,
                  max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES, dialect: str | None = None) -> None:
@@ -98,13 +100,18 @@ class FileStore(Store):
         self.dialect = dialect
         self.fingerprint: Fingerprint | None = None
         self.mtime: float | None = None
-        #: set while reading a JSONL file whose lines are items (the whole file is one thread)
-        self.item_lines: list[tuple[int, bytes, Any]] | None = None
         #: read only this byte range of a JSONL file of threads: (start, end, how its lines are numbered)
         self.byte_range: tuple[int, int, LineNumbering] | None = None
-        #: set once the file is read as a coding agent's session (:mod:`.records`)
-        self.session: Session | None = None
-        self.session_container: Container | None = None
+        #: how the threads read last sit in the file (set as a read finds out): what :meth:`encode` writes through
+        self.container: FileContainer = DOCUMENT
+
+    @property
+    def session(self) -> Any:
+        """The coding agent's session the file was read as (:mod:`.records`), or None."""
+        return self.container.session if isinstance(self.container, SessionFile) else None
+
+    def _adopt(self, container: FileContainer) -> None:
+        self.container = container
 
     # ------------------------------------------------------------------ reading
 
@@ -112,8 +119,9 @@ class FileStore(Store):
         return self._read(screen=False)
 
     def threads_to_repair(self) -> Iterator[Thread | ReadProblem | Settled]:
-        """:meth:`threads`, except that JSONL lines of healthy OpenAI Responses threads may come as
-        :class:`Settled` counts, told from their items' types and call ids alone (:mod:`.settle`)."""
+        """:meth:`threads`, except that healthy OpenAI Responses threads (JSONL lines; documents, once a run has
+        read enough of them) may come as :class:`Settled` counts, told from their items' types and call ids alone
+        (:mod:`.settle`)."""
         return self._read(screen=True)
 
     def _read(self, screen: bool) -> Iterator[Thread | ReadProblem | Settled]:
@@ -121,22 +129,16 @@ class FileStore(Store):
             yield from self._read_bytes(self.data, screen)
             return
         assert self.path is not None
-        try:
-            # a 1 MiB buffer halves readline's cost on ~20 KB lines (measured against the default 8 KiB)
-            handle = open(self.path, "rb", buffering=READ_BUFFER)  # noqa: SIM115 - closed below
-        except FileNotFoundError:
-            yield ReadProblem(self.display, "no such file or folder")
+        if self.jsonl is False and self.byte_range is None:
+            yield from self._read_document_file(screen)
             return
-        except IsADirectoryError:
-            yield ReadProblem(self.display, "is a folder")
+        # a 1 MiB buffer halves readline's cost on ~20 KB lines (measured against the default 8 KiB)
+        opened = self._open(READ_BUFFER)
+        if isinstance(opened, ReadProblem):
+            yield opened
             return
-        except PermissionError:
-            yield ReadProblem(self.display, "permission denied")
-            return
+        handle, st = opened
         with handle:
-            st = os.fstat(handle.fileno())
-            self.fingerprint = Fingerprint.of(st)
-            self.mtime = st.st_mtime
             if _binary(handle.peek(BINARY_SNIFF_BYTES)):
                 yield ReadProblem(self.display, BINARY_MESSAGE)
                 return
@@ -145,33 +147,107 @@ class FileStore(Store):
             if container is not None:  # a coding agent's session: its container rebuilds the thread
                 yield from self._read_session(container, handle, st.st_size)
                 return
+            reader = self._jsonl_reader()
             if self.jsonl and self.byte_range is not None:
                 start, end, numbering = self.byte_range
-                yield from self._read_range(handle, start, end, numbering,
-                                            screen=screen and settle.worth_screening(self.dialect, end - start))
+                yield from reader.byte_range(handle, start, end, numbering,
+                                             screen=screen and settle.worth_screening(self.dialect, end - start))
             elif self.jsonl:
-                yield from self._read_lines(_Lines(handle, self.max_doc_bytes),
-                                            screen=screen and settle.worth_screening(self.dialect, st.st_size))
+                yield from reader.lines(Lines(handle, self.max_doc_bytes),
+                                        screen=screen and settle.worth_screening(self.dialect, st.st_size))
             else:
-                if st.st_size > self.max_doc_bytes:
-                    yield ReadProblem(self.display, f"is {st.st_size // 2**20} MiB, over the {self.max_doc_bytes // 2**20} MiB "
-                                      "limit for one document (raise --max-doc-mb)")
+                if (problem := self._too_large(st.st_size, "document")) is not None:
+                    yield problem
                     return
                 yield from self._read_document(handle.read())
 
-    def _read_session(self, container: Container, handle: Any, size: int) -> Iterator[Thread | ReadProblem]:
-        if size > self.max_doc_bytes:
-            yield ReadProblem(self.display, f"is {size // 2**20} MiB, over the {self.max_doc_bytes // 2**20} MiB "
-                              "limit for one session (raise --max-doc-mb)")
+    def _open(self, buffering: int) -> tuple[Any, os.stat_result] | ReadProblem:
+        """The file opened for reading, and what it is now (noted for the compare-and-swap of its write)."""
+        try:
+            handle = open(self.path, "rb", buffering=buffering)  # noqa: SIM115 - the caller closes it
+        except OSError as exc:
+            return self._unopened(exc)
+        st = os.fstat(handle.fileno())
+        self.fingerprint = Fingerprint.of(st)
+        self.mtime = st.st_mtime
+        return handle, st
+
+    def _unopened(self, exc: OSError) -> ReadProblem:
+        if isinstance(exc, FileNotFoundError):
+            return ReadProblem(self.display, "no such file or folder")
+        if isinstance(exc, IsADirectoryError):
+            return ReadProblem(self.display, "is a folder")
+        if isinstance(exc, PermissionError):
+            return ReadProblem(self.display, "permission denied")
+        raise exc
+
+    def _too_large(self, size: int, what: str) -> ReadProblem | None:
+        if size <= self.max_doc_bytes:
+            return None
+        return ReadProblem(self.display, f"is {size // 2**20} MiB, over the {self.max_doc_bytes // 2**20} MiB "
+                           f"limit for one {what} (raise --max-doc-mb)")
+
+    def _read_document_file(self, screen: bool) -> Iterator[Thread | ReadProblem | Settled]:
+        """A ``.json`` file: read whole, unbuffered, and parsed once (a folder of small files pays per file what
+        a JSONL line pays per thread). The session containers look at it first, as at any file."""
+        global _documents_read
+        try:
+            # a descriptor, not a file object: Python's open and readall cost three more system calls a file
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            yield self._unopened(exc)
+            return
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                yield self._unopened(IsADirectoryError())
+                return
+            self.fingerprint = Fingerprint.of(st)
+            self.mtime = st.st_mtime
+            if (problem := self._too_large(st.st_size, "document")) is not None:
+                if _binary(os.read(fd, BINARY_SNIFF_BYTES)):
+                    problem = ReadProblem(self.display, BINARY_MESSAGE)
+                yield problem
+                return
+            raw = _read_to_end(fd, st.st_size)
+        finally:
+            os.close(fd)
+        if _binary(raw):
+            yield ReadProblem(self.display, BINARY_MESSAGE)
+            return
+        screened = screen and _documents_read >= SCREEN_DOCUMENTS_AFTER and settle.worth_screening(self.dialect)
+        _documents_read += len(raw)
+        if screened and settle.settles_document(raw):  # (no session container holds a Responses item list)
+            self.container = DOCUMENT
+            yield settle.SETTLED
+            return
+        try:
+            value = jsonio.loads(raw)
+        except jsonio.JsonReadError:
+            value = None
+        if value is None or len(raw) > READ_BUFFER:  # a session is told from the first MiB, as for JSONL files
+            container = session_container(raw[:READ_BUFFER], self.path.suffix)
+        else:
+            container = container_of([value], self.path.suffix)
+        if container is not None:
+            yield from self._session(container, raw)
+            return
+        yield from self._read_document(raw, value)
+
+    def _read_session(self, container: Any, handle: Any, size: int) -> Iterator[Thread | ReadProblem]:
+        if (problem := self._too_large(size, "session")) is not None:
+            yield problem
             return
         yield from self._session(container, handle.read())
 
-    def _session(self, container: Container, data: bytes) -> Iterator[Thread | ReadProblem]:
+    def _session(self, container: Any, data: bytes) -> Iterator[Thread | ReadProblem]:
+        from threadfix.stores.records import read_session
+
         session = read_session(container, data, self.display, self.mtime)
         if isinstance(session, ReadProblem):
             yield session
             return
-        self.session, self.session_container = session, container
+        self.container = SessionFile(container, session)
         yield session.thread
 
     def _read_bytes(self, data: bytes, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
@@ -191,149 +267,23 @@ class FileStore(Store):
         if self.jsonl:
             import io
 
-            yield from self._read_lines(_Lines(io.BytesIO(data), self.max_doc_bytes),
-                                        screen=screen and settle.worth_screening(self.dialect, len(data)))
+            yield from self._jsonl_reader().lines(Lines(io.BytesIO(data), self.max_doc_bytes),
+                                                  screen=screen and settle.worth_screening(self.dialect, len(data)))
         else:
             yield from self._read_document(data)
 
-    def _read_document(self, raw: bytes) -> Iterator[Thread | ReadProblem]:
-        try:
-            value = jsonio.loads(raw)
-        except jsonio.JsonReadError as exc:
-            yield ReadProblem(_at(self.display, exc.line, exc.column), exc.message)
-            return
-        parts = split_container(value)
-        if parts is None:
-            yield ReadProblem(self.display, "holds no thread (expected an array of items, or an object with one of "
-                              f"{', '.join(THREAD_KEYS)})")
-            return
-        items, container, key = parts
-        yield Thread(
-            address=Address(self.display, key=None), items=items, document=container, items_key=key, raw=raw,
-            mtime=self.mtime, dialect=self.dialect, locator=Span(0, len(raw)),
-        )
+    def _jsonl_reader(self) -> JsonlReader:
+        return JsonlReader(self.display, self.max_doc_bytes, self.mtime, self.dialect, self._adopt)
 
-    def _read_range(self, handle: Any, start: int, end: int, numbering: LineNumbering, screen: bool
-                    ) -> Iterator[Thread | ReadProblem | Settled]:
-        """A ``--jobs`` byte range of a file of threads (one per line: a file of items is never cut).
-
-        Its first line's number is one past the newlines before it, which other processes are reading: the
-        range is read through once, its lines numbered from 1, settled threads only counted and the others
-        held; its own line count is then posted for the ranges after it, and the held lines read with the
-        numbers the ranges before it posted. No process reads the file twice.
-        """
-        settles = settle.settles_document if screen else None
-        held: list[tuple[int, int, bytes | None]] = []
-        lines = 0
-        try:
-            handle.seek(start)
-            for lines, offset, line in _Lines(Bounded(handle, end - start), self.max_doc_bytes, start):
-                if line is not None:
-                    body = _content(line, offset)
-                    if body is None:
-                        continue
-                    if settles is not None and settles(body):
-                        yield settle.SETTLED
-                        continue
-                held.append((lines, offset, line))
-            shift = numbering.first_line(lines) - 1
-        finally:
-            numbering.abandon()  # (when the range could not be read through: the ranges after it count for themselves)
-        yield from self._read_lines(((number + shift, offset, line) for number, offset, line in held), mode="threads")
-
-    def _read_lines(self, lines: Iterable[tuple[int, int, bytes | None]], screen: bool = False,
-                    mode: str | None = None) -> Iterator[Thread | ReadProblem | Settled]:
-        """JSONL lines as :class:`_Lines` gives them. ``mode``: "threads" (one per line) or "items" (the file is one
-        thread), None to tell from the first line read. ``screen``: once the lines are known to be threads,
-        those :mod:`.settle` settles come as Settled."""
-        settles = settle.settles_document if screen else None
-        for number, start, line in lines:
-            if line is None:
-                yield ReadProblem(f"{self.display}:{number}", f"line is over the {self.max_doc_bytes // 2**20} MiB limit (raise --max-doc-mb)")
-                if mode == "items":
-                    self.item_lines = None
-                    mode = "broken"
-                continue
-            body = _content(line, start)
-            if body is None:
-                if mode == "items":
-                    self.item_lines.append((start, line, None))
-                continue
-            bom = len(line) - len(body)
-            if settles is not None and mode == "threads" and settles(body):
-                yield settle.SETTLED
-                continue
-            try:
-                value = jsonio.loads(body)
-            except jsonio.JsonReadError:
-                exc = _read_error(body.rstrip(b"\r\n"))  # again without the newline: its column is on this line
-                yield ReadProblem(_at(f"{self.display}:{number}", None, exc.column), exc.message)
-                if mode == "items":
-                    mode = "broken"
-                continue
-            parts = split_container(value)
-            if mode is None:
-                mode = "threads" if parts is not None else "items"
-                if mode == "items":
-                    self.item_lines = []
-            if mode == "threads":
-                if parts is None:
-                    yield ReadProblem(f"{self.display}:{number}", "holds no thread (expected an array of items, or an object with one of "
-                                      f"{', '.join(THREAD_KEYS)})")
-                    continue
-                items, container, key = parts
-                end = len(line)
-                while line[end - 1] in b"\r\n":  # what rstrip(b"\r\n") would cut, without copying the line
-                    end -= 1
-                yield Thread(
-                    address=Address(self.display, line=number, key=_id_label(container)), items=items,
-                    document=container, items_key=key, raw=line[bom:end], mtime=self.mtime,
-                    dialect=self.dialect, locator=Span(start + bom, start + end),
-                )
-            elif mode == "items":
-                self.item_lines.append((start, line, value))
-        if mode == "items" and self.item_lines is not None:
-            items = [value for _, _, value in self.item_lines if value is not None]
-            end = self.item_lines[-1][0] + len(self.item_lines[-1][1]) if self.item_lines else 0
-            yield Thread(address=Address(self.display), items=items, raw=b"", mtime=self.mtime,
-                         dialect=self.dialect, locator=Span(0, end))
-        elif mode == "broken":
-            yield ReadProblem(self.display, "its lines are the items of one thread and some could not be read, so it "
-                              "is left alone")
+    def _read_document(self, raw: bytes, value: Any = None) -> Iterator[Thread | ReadProblem]:
+        self.container = DOCUMENT
+        thread = read_document(raw, self.display, self.mtime, self.dialect, value)
+        yield ReadProblem(*thread) if isinstance(thread, tuple) else thread
 
     # ------------------------------------------------------------------ writing
 
     def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
-        if self.session is not None and thread is self.session.thread:
-            return encode_session(self.session_container, self.session, new_items)
-        if self.item_lines is not None and thread.document is None and thread.address.line is None and self.jsonl:
-            return self._encode_item_lines(new_items)
-        return encode_document(thread, new_items)
-
-    def _encode_item_lines(self, new_items: Sequence[Any]) -> bytes:
-        """Item-per-line JSONL: every original item keeps its exact line (and the blank lines after it)."""
-        assert self.item_lines is not None
-        ending = b"\r\n" if self.item_lines and self.item_lines[0][1].endswith(b"\r\n") else b"\n"
-        leading: list[bytes] = []
-        lines_by_item: dict[int, list[bytes]] = {}
-        last: list[bytes] = leading
-        for _, line, value in self.item_lines:
-            if value is None:
-                last.append(line)
-            else:
-                last = lines_by_item[id(value)] = [line]
-        out = list(leading)
-        for item in new_items:
-            original = lines_by_item.get(id(item))
-            if original is None:
-                try:
-                    original = [jsonio.dumps(item) + ending]
-                except jsonio.JsonWriteError as exc:
-                    raise UnrewritableError(f"left alone: cannot be written back ({exc})", self.display) from None
-            if out and not out[-1].endswith(b"\n"):
-                out[-1] += ending  # the original last line had no newline and is no longer last
-            out.extend(original)
-        return b"".join(out)
+        return self.container.encode(thread, new_items)
 
     def writer(self, dest: Path | None = None) -> StoreWriter:
         return _FileWriter(self, dest)
@@ -353,16 +303,15 @@ class FileStore(Store):
         self.fingerprint, self.mtime = Fingerprint.of(st), st.st_mtime
         return True
 
-    def restrict(self, part: Shard, numbering: LineNumbering | None = None) -> None:
-        if part.start is not None and part.end is not None and numbering is not None:
-            self.byte_range = (part.start, part.end, numbering)
+    def restrict(self, part: Any, ledger: PartLedger | None = None) -> None:
+        if isinstance(part, ByteRange):
+            self.byte_range = (part.start, part.end, FirstLine(self.path, part.start, ledger))
 
     def whole_bytes(self) -> bytes:
         if self.data is not None:
             return self.data
         with open(self.path, "rb") as handle:
             return handle.read()
-
 
 class _FileWriter(StoreWriter):
     """Splices changed threads into a copy of the file (or of stdin's bytes), in read order."""
@@ -438,35 +387,7 @@ class UnopenedDatabase(FileStore):
             return UnopenedDatabase(self.path, exc, self._reopen)
 
 
-def _content(line: bytes, start: int) -> bytes | None:
-    """A JSONL line as the parser reads it, or None when it is blank: without the byte-order mark that may
-    start the file, and with its newline (whitespace to the parser: no copy of every line)."""
-    body = line[3:] if start == 0 and line[:3] == jsonio.BOM else line
-    return None if not body or body.isspace() else body
-
-
-def _read_error(body: bytes) -> jsonio.JsonReadError:
-    try:
-        jsonio.loads(body)
-    except jsonio.JsonReadError as exc:
-        return exc
-    raise AssertionError("a line that failed to parse parsed")  # pragma: no cover
-
-
-def _id_label(container: dict[str, Any] | None) -> str | None:
-    ident = thread_id(container)
-    return None if ident is None else f"id={ident}"
-
-
-def _at(where: str, line: int | None, column: int | None) -> str:
-    if line is not None:
-        where += f":{line}"
-    if column is not None:
-        where += f":{column}"
-    return where
-
-
-def cut_file(path: Path, spec: str, parts: int) -> list[Shard] | None:
+def cut_file(path: Path, spec: str, parts: int) -> list[ByteRange] | None:
     """A JSONL file of threads (one per line) cut into ``parts`` byte ranges for ``--jobs``; None for any other
     file (a document, or a file whose lines are one thread's items, which is one thread)."""
     if path.suffix != ".jsonl" or _lines_are_items(path):
@@ -478,16 +399,10 @@ def _lines_are_items(path: Path) -> bool:
     """A JSONL file whose lines are the items of one thread cannot be cut (nor one whose first line cannot be
     read: a whole read decides whether its lines are threads or items)."""
     with open(path, "rb") as handle:
-        for line in handle:
-            if line.strip():
-                try:
-                    return split_container(jsonio.loads(line)) is None
-                except jsonio.JsonReadError:
-                    return True  # what the file holds is left to a whole read to tell
-    return False
+        return lines_are_items(handle)
 
 
-def cut_lines(path: Path, spec: str, parts: int) -> list[Shard]:
+def cut_lines(path: Path, spec: str, parts: int) -> list[ByteRange]:
     """About ``parts`` newline-aligned byte ranges (``--jobs`` asks for more than it has workers on large files:
     workers take the next range as they finish, so an uneven range does not leave a core idle, and a repair's
     parent holds one range's results at a time)."""
@@ -501,7 +416,7 @@ def cut_lines(path: Path, spec: str, parts: int) -> list[Shard]:
             if bounds[-1] < cut < size:
                 bounds.append(cut)
     bounds.append(size)
-    return [Shard(spec, start, end) for start, end in zip(bounds, bounds[1:])]
+    return [ByteRange(start, end) for start, end in zip(bounds, bounds[1:])]
 
 
 def is_sqlite(path: Path) -> bool:
@@ -537,22 +452,24 @@ def walk_folder(spec: str) -> Iterator[FolderEntry]:
     one thread per agent (see :mod:`threadfix.stores.strands_folder`)."""
     root = os.path.realpath(spec)
     unlisted: list[OSError] = []
-    for folder, subfolders, files in os.walk(spec, onerror=unlisted.append):
+    for folder, subfolders, links in _walk(spec, unlisted.append):
         yield from _unlisted(unlisted)
+        files = list(links)
         agents = _strands_agents(Path(folder), subfolders, files)
         if agents is not None:
             subfolders[:] = []
             yield FolderEntry(Path(folder), agents=agents)
             continue
         subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
+        base = Path(folder)
         for name in sorted(files):
             if name.startswith(TEMP_PREFIX):
                 continue
-            path = Path(folder) / name
             database = name.endswith(DATABASE_SUFFIXES)
             if not (database or name.endswith(FILE_SUFFIXES)):
                 continue
-            if path.is_symlink() and os.path.commonpath([root, os.path.realpath(path)]) != root:
+            path = base / name
+            if links[name] and os.path.commonpath([root, os.path.realpath(path)]) != root:
                 yield FolderEntry(path, database, f"is a symlink to a file outside {spec}; name it directly to "
                                   "repair it")
             elif database and (refused := not_a_database(path)) is not None:
@@ -560,6 +477,37 @@ def walk_folder(spec: str) -> Iterator[FolderEntry]:
             else:
                 yield FolderEntry(path, database)
     yield from _unlisted(unlisted)
+
+
+def _walk(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], dict[str, bool]]]:
+    """``os.walk(top, onerror=onerror)``, top down, except that each folder's files come with whether each is a
+    symlink, as its listing tells (``os.walk`` gives names only, and the walk would ask the system again for
+    each file). The caller may prune the subfolder names, as with ``os.walk``; symlinked folders are not entered."""
+    try:
+        with os.scandir(top) as listing:
+            entries = list(listing)
+    except OSError as exc:
+        onerror(exc)
+        return
+    subfolders: list[str] = []
+    files: dict[str, bool] = {}
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            subfolders.append(entry.name)
+        else:
+            try:
+                files[entry.name] = entry.is_symlink()
+            except OSError:
+                files[entry.name] = os.path.islink(entry.path)
+    yield top, subfolders, files
+    for name in subfolders:
+        path = os.path.join(top, name)
+        if not os.path.islink(path):
+            yield from _walk(path, onerror)
 
 
 def _strands_agents(folder: Path, subfolders: list[str], files: list[str]) -> tuple[Path, ...] | None:
@@ -631,8 +579,12 @@ class FileMedium(Medium):
     def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[Store]:
         return open_file_stores(spec, max_doc_bytes=options.max_doc_bytes, dialect=options.dialect, stdin=stdin)
 
-    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Shard] | None:
+    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[ByteRange] | None:
         return cut_file(Path(spec), spec, parts)
+
+    def reopen(self, spec: str, options: Any) -> Iterator[Store]:
+        # a file that was cut is JSONL by its suffix; one gone since is the read's to say
+        yield folder_file_store(FolderEntry(Path(spec)), max_doc_bytes=options.max_doc_bytes, dialect=options.dialect)
 
 
 MEDIUM = FileMedium()
@@ -660,37 +612,6 @@ def _sniff_jsonl(path: Path) -> bool:
     return True
 
 
-class Bounded:
-    """A readline-able view of the next ``remaining`` bytes of a file."""
-
-    def __init__(self, handle: Any, remaining: int) -> None:
-        self.handle = handle
-        self.remaining = remaining
-
-    def readline(self, limit: int = -1) -> bytes:
-        if self.remaining <= 0:
-            return b""
-        size = self.remaining if limit < 0 else min(limit, self.remaining)
-        line = self.handle.readline(size)
-        self.remaining -= len(line)
-        return line
-
-    def fileno(self) -> int:
-        return self.handle.fileno()
-
-    def peek(self, size: int = 0) -> bytes:
-        return self.handle.peek(size)[: self.remaining]
-
-    def close(self) -> None:
-        self.handle.close()
-
-    def __enter__(self) -> Bounded:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 # --------------------------------------------------------------------------- undo
 
 
@@ -712,7 +633,7 @@ def undo_entries(path: str, entries: list[Entry], *, dry_run: bool = False) -> I
                                                  lambda e=entry, size=len(current): splices.append((0, size, e.before))))
     if by_line:
         with open(path, "rb") as handle:
-            for number, start, line in _Lines(handle, 1 << 40):
+            for number, start, line in Lines(handle, 1 << 40):
                 entry = by_line.pop(number, None)
                 if entry is None or line is None:
                     continue

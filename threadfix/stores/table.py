@@ -350,6 +350,16 @@ def open_table_store(adapter: TableAdapter, options: Any, schema: Schema | None 
     return kind(adapter, layout, options, detected)
 
 
+class TablePart(Struct, frozen=True):
+    """A ``--jobs`` part of a table, as :meth:`TableStore.restrict` takes it: row ids ``(after, through]`` of one
+    thread per row (None: unbounded at that end), or the keys of the threads to read of one item per row, in
+    order (``last``: the last part, which also says how many rows belong to no thread)."""
+
+    rows: tuple[int | None, int | None] | None = None
+    keys: tuple[Any, ...] | None = None
+    last: bool = False
+
+
 class TableStore(Store):
     """One database table holding threads; the two layouts are its two subclasses."""
 
@@ -424,8 +434,9 @@ class TableStore(Store):
     def writer(self, dest: Path | None = None) -> StoreWriter:
         return TableWriter(self, dest)
 
-    def restrict(self, part: Shard, numbering: Any = None) -> None:
-        self.row_range, self.only_keys, self.last_part = part.rows, part.keys, part.last
+    def restrict(self, part: Any, ledger: Any = None) -> None:
+        if isinstance(part, TablePart):
+            self.row_range, self.only_keys, self.last_part = part.rows, part.keys, part.last
 
     def _entry(self, thread: Thread, before: bytes, data: bytes, locator: dict[str, Any]) -> Entry:
         layout, *rest = locator.items()
@@ -586,7 +597,8 @@ class ItemRowStore(TableStore):
         size = max(KEYS_PER_PART, -(-len(keys) // (self.options.jobs * PARTS_PER_JOB)))
         if self.options.writable:
             size = min(size, WRITTEN_KEYS_PER_PART)
-        shards = [Shard(str(self.path), keys=tuple(keys[at:at + size])) for at in range(0, len(keys), size)]
+        shards = [Shard(str(self.path), TablePart(keys=tuple(keys[at:at + size])), number)
+                  for number, at in enumerate(range(0, len(keys), size))]
         return RepairParts(Settled(settled, settle.DIALECT), shards, problems)
 
     def _threads_streamed(self, conn: Any) -> Iterator[Thread | ReadProblem]:
