@@ -199,3 +199,27 @@ def test_length_bound_settles_only_outputs_within_the_limit(text: str, limit: in
         assert len(text.encode("utf-8")) <= limit
     assert (oversized_output.utf8_size(text, limit) > limit) is (len(text.encode("utf-8")) > limit)
 
+
+
+PART = st.one_of(
+    st.fixed_dictionaries({"type": st.sampled_from(["text", "input_text", "output_text", "refusal", "image"]),
+                           "text": st.one_of(st.text(alphabet="ab \n", max_size=12), st.none(), st.integers())}),
+    st.just({"type": "input_image", "image_url": "x"}), st.text(max_size=3), st.none(),
+)
+
+
+@given(content=st.lists(PART, max_size=5), limit=st.integers(0, 40))
+def test_text_parts_read_as_output_text_reads_them(content, limit: int) -> None:
+    from threadfix.failures.classifier import output_text
+    from threadfix.rules.context import _text_parts
+
+    found = _text_parts(content, limit)
+    if found is not None:
+        assert found == output_text(content, limit)
+
+
+def test_text_parts_read_the_common_shape() -> None:
+    from threadfix.rules.context import _text_parts
+
+    assert _text_parts([{"type": "input_text", "text": "a"}, {"type": "input_text", "text": ""},
+                        {"type": "output_text", "text": "b"}], 10) == "a\nb"
