@@ -238,7 +238,7 @@ class Context:
             return content  # what output_text gives, without its cost: most outputs are short strings
         text = self._texts.get(id(output))
         if text is None:
-            text = self._texts[id(output)] = _text_parts(content, limit)
+            text = self._texts[id(output)] = _text_parts(content, limit) if self.fast else None
             if text is None:
                 from threadfix.failures.classifier import output_text
 
