@@ -238,7 +238,8 @@ class Context:
             return content  # what output_text gives, without its cost: most outputs are short strings
         text = self._texts.get(id(output))
         if text is None:
-            text = self._texts[id(output)] = _text_parts(content, limit) if self.fast else None
+            parts = _parts_read(content) if self.fast else None
+            text = self._texts[id(output)] = parts[0] if parts is not None and len(parts[0]) <= limit else None
             if text is None:
                 from threadfix.failures.classifier import output_text
 
@@ -252,11 +253,17 @@ class Context:
 
     @once
     def closer(self) -> Sequence[Output]:
-        """The outputs the per-output rules read closely (TF202, TF203, TF207), in index order: all but those that
-        are one string, short (at most a quarter of ``oversized_bytes`` characters: 4 bytes a character), and led
-        by a character that is neither whitespace nor a bracket: such an output is not empty, not oversized and
-        does not start like JSON, so none of those rules can find anything in it."""
+        """The outputs the empty and cut-JSON rules read closely (TF207, TF202), in index order: all but those whose
+        text (one string, or a list of text parts) is led by a character that is neither whitespace nor a
+        bracket: such an output is not empty and does not start like JSON."""
         return self._outputs_read[1]
+
+    @once
+    def unsized(self) -> Sequence[Output]:
+        """The outputs the oversized rule (TF203) measures, in index order: all but one string, or text parts of
+        nothing but a type and a text, of at most a quarter of ``oversized_bytes`` characters (at most 4 bytes a
+        character)."""
+        return self._outputs_read[3]
 
     @once
     def marked(self) -> Sequence[Output]:
@@ -265,28 +272,42 @@ class Context:
         return self._outputs_read[2]
 
     @once
-    def _outputs_read(self) -> tuple[list[str], Sequence[Output], Sequence[Output]]:
-        """One pass over the outputs for every rule that reads them: :attr:`texts`, :attr:`closer`, :attr:`marked`."""
+    def _outputs_read(self) -> tuple[list[str], Sequence[Output], Sequence[Output], Sequence[Output]]:
+        """One pass over the outputs for every rule that reads them: :attr:`texts`, :attr:`closer`, :attr:`marked`,
+        :attr:`unsized`."""
         outputs = self.index.outputs
         limit, short = self.options.scan_chars, self.options.oversized_bytes // 4
-        texts: list[str] = []
         if not self.fast:
-            return [self.text(output) for output in outputs], outputs, outputs
+            return [self.text(output) for output in outputs], outputs, outputs, outputs
+        texts: list[str] = []
         closer: list[Output] = []
         marked: list[Output] = []
+        unsized: list[Output] = []
         for output in outputs:
             content = output.content
             if content.__class__ is str:
-                size = len(content)
-                texts.append(content if size <= limit else self.text(output))
-                if not size or size > short or (first := content[0]) == "{" or first == "[" or first.isspace():
-                    closer.append(output)
+                text, chars = content, len(content)
+                texts.append(content if chars <= limit else self.text(output))
+            elif (parts := _parts_read(content)) is not None:
+                text, chars = parts
+                if len(text) <= limit:
+                    self._texts[id(output)] = text
+                    texts.append(text)
+                else:
+                    texts.append(self.text(output))
             else:
                 texts.append(self.text(output))
                 closer.append(output)
+                unsized.append(output)
+                text = None
+            if text is not None:
+                if not text or (first := text[0]) == "{" or first == "[" or first.isspace():
+                    closer.append(output)
+                if chars > short:
+                    unsized.append(output)
             if output.by_threadfix or output.is_error is not None or output.status is not None:
                 marked.append(output)
-        return texts, closer, marked
+        return texts, closer, marked, unsized
 
     @once
     def all_text(self) -> str:
@@ -308,18 +329,24 @@ class Context:
 
 #: the part types whose text is all output_text reads of them
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
+#: what a part with more than its type and text counts for in :func:`_parts_read`'s characters: more than any limit
+_UNMEASURED = 1 << 62
 
 
-def _text_parts(content: Any, limit: int) -> str | None:
-    """What ``output_text`` gives for a list of text parts within the limit (the common shape after a string), read
-    without its general walk; None for anything else (the tests hold the two to the same text)."""
+def _parts_read(content: Any) -> tuple[str, int] | None:
+    """A list of text parts (the common shape after a string) read without the general walks: its text as
+    ``output_text`` joins it (uncut), and the characters of every string in it, as the oversized rule counts them
+    (beyond any limit when a part holds more than its type and text); None for anything else. The tests hold
+    both to what they stand in for."""
     if content.__class__ is not list:
         return None
     pieces = []
+    chars = 0
     for part in content:
-        if part.__class__ is not dict or part.get("type") not in _TEXT_PARTS or (text := part.get("text")).__class__ is not str:
+        if (part.__class__ is not dict or (kind := part.get("type")).__class__ is not str or kind not in _TEXT_PARTS
+                or (text := part.get("text")).__class__ is not str):
             return None
         if text:
             pieces.append(text)
-    text = "\n".join(pieces)
-    return text if len(text) <= limit else None
+        chars += len(kind) + len(text) if len(part) == 2 else _UNMEASURED
+    return "\n".join(pieces), chars
