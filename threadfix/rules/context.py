@@ -70,9 +70,9 @@ class LintOptions(Struct, frozen=True):
 
 
 class once:  # noqa: N801 - used as a decorator, like the functools one it stands in for
-    """``functools.cached_property`` without its lock (Python 3.11 takes one on every first read, a tenth of a
-    healthy thread's lint): computed on first read, then an ordinary attribute. A context is never shared
-    between threads of execution."""
+    """``functools.cached_property`` without its lock (Python 3.11 takes one on every first read, and a context
+    has a dozen views read once each): computed on first read, then an ordinary attribute. A context is never
+    shared between threads of execution."""
 
     def __init__(self, function: Callable[[Any], Any]) -> None:
         self.function = function
