@@ -714,8 +714,9 @@ def targets(table: list[dict], manifest: dict) -> list[dict]:
     ratio_target("JSONL read phase ≥ 0.85 × floor (i)", ("scan_jsonl",), 0.85)
     ratio_target("SQLite per-thread read phase ≥ 0.85 × floor (ii)", ("scan_threads",), 0.85)
     ratio_target("SQLite per-item read phase ≥ 0.85 × floor (iii)", ("scan_items",), 0.85)
-    # the targets are on the read phase; lint's rules and report's classifier are work no floor loop does
-    ratio_target("lint and report with all their work, JSONL, vs floor (i)", ("lint_jsonl", "report_jsonl"), None)
+    # lint's rules and report's classifier are work no floor loop does: lower targets than the read phase's
+    ratio_target("lint with every rule, JSONL, ≥ 0.6 × floor (i)", ("lint_jsonl",), 0.6)
+    ratio_target("report, every output classified, JSONL, ≥ 0.5 × floor (i)", ("report_jsonl",), 0.5)
     ratio_target("lint and report with all their work, SQLite, vs floors (ii), (iii)",
                  ("lint_threads", "report_threads", "lint_items", "report_items"), None)
     ratio_target("repair SQLite to a new database (a copy, then the changed threads), vs floors (ii), (iii)",

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from msgspec import Struct, field, structs
@@ -102,9 +102,8 @@ def lint_thread(scanned: Scanned, rules: Sequence[Rule], options: LintOptions, n
     ctx = Context(scanned.thread, scanned.dialect, scanned.index, options, now)
     known = scanned.dialect is not None
     findings: list[Finding] = []
-    for rule in rules:
-        if rule.on_unknown_format is known or (rule.structural and SKIP_STRUCTURAL_WHEN_ACCEPTED and ctx.accepted):
-            continue
+    every, content = _applicable(tuple(rules), known)
+    for rule in content if len(content) < len(every) and SKIP_STRUCTURAL_WHEN_ACCEPTED and ctx.accepted else every:
         findings.extend(rule.check(ctx))
     findings.sort(key=_order)
     line_of = getattr(scanned.thread.locator, "line_of", None)
@@ -113,6 +112,13 @@ def lint_thread(scanned: Scanned, rules: Sequence[Rule], options: LintOptions, n
     # asked (and so counted) only for threads with open calls
     recent, waiting = ("recent" in ctx.__dict__ and ctx.recent), ("waiting" in ctx.__dict__ and ctx.waiting)
     return ThreadResult(scanned.thread.address, scanned.dialect.name if known else None, findings, recent, waiting)
+
+
+@lru_cache(maxsize=64)
+def _applicable(rules: tuple[Rule, ...], known: bool) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
+    """The rules that read a thread of a known format (or of none), and those of them that are not structural."""
+    every = tuple(rule for rule in rules if rule.on_unknown_format is not known)
+    return every, tuple(rule for rule in every if not rule.structural)
 
 
 def _on_line(finding: Finding, line: int | None) -> Finding:

@@ -120,6 +120,9 @@ class ThreadIndex(Struct, frozen=True):
     #: message indices of assistant/model messages
     model_turns: tuple[int, ...] = ()
     length: int = 0
+    #: True when the dialect's index, on its way through the items, saw what its ``quick_accepted`` says True to
+    #: (lint and report then skip that second pass); None: not seen, ask that check
+    accepted: bool | None = None
 
 
 class Thread(Struct):

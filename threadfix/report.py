@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from functools import lru_cache, partial
+from operator import attrgetter
 from typing import Any
 
 from msgspec import Struct, field
@@ -61,6 +62,9 @@ NO_CALL = "(no call)"
 BREAKDOWNS = ("tool", "kind", "thread", "day")
 #: keys a thread's container may carry for when it started (the update keys come first)
 THREAD_START_KEYS = ("created_at", "createdAt", "timestamp", "created", "time", "started_at")
+#: False: no shortcut (every call's and output's day looked up, the dialect's quick check asked, the index's own
+#: verdict not taken); the tests compare the two ways
+FAST = True
 
 
 # --------------------------------------------------------------------------- data
@@ -209,7 +213,8 @@ class Report(Struct):
             return
         tool_of = self._add_calls(index, times)
         self._add_outputs(thread, index, times, tool_of)
-        accepted = dialect.quick_accepted(thread.items)  # as in repair and lint: a healthy thread is not planned
+        # as in repair and lint: a healthy thread is not planned (the index may have seen it accepted on its way)
+        accepted = (FAST and index.accepted) or dialect.quick_accepted(thread.items)
         healthy = accepted or dialect.quick_healthy(thread.items)
         plan = RepairPlan() if healthy else plan_repair(index, dialect, thread.items)
         totals.calls_left_alone += len(plan.skips)
@@ -232,22 +237,32 @@ class Report(Struct):
 
     def _add_calls(self, index: ThreadIndex, times: _Times) -> dict[str, str]:
         """Count calls per tool and day; returns the tool of each call id."""
-        tool_of: dict[str, str] = {}
-        per_tool: dict[str, int] = {}  # counted here, then added once per tool (first seen first, as one by one)
-        per_day: dict[str | None, int] = {}
-        for call in index.calls:
-            name = call.name
-            per_tool[name] = per_tool.get(name, 0) + 1
-            if call.call_id is not None:
-                tool_of.setdefault(call.call_id, name)
-            day = times.of(call.at)
-            per_day[day] = per_day.get(day, 0) + 1
+        calls = index.calls
+        if FAST:
+            # C-level passes: counted by name, first seen first; each id's first call names its tool (the dict
+            # is built backwards so the first wins); a None id is a key no output looks up
+            names = list(map(_NAME, calls))
+            per_tool: dict[str, int] = Counter(names)
+            tool_of = dict(zip(reversed(list(map(_CALL_ID, calls))), reversed(names)))
+            per_day: dict[str | None, int] = ({times.thread_day: len(calls)} if times.uniform
+                                              else Counter(times.of(call.at) for call in calls))
+        else:
+            tool_of = {}
+            per_tool = {}  # counted here, then added once per tool (first seen first, as one by one)
+            per_day = {}
+            for call in calls:
+                name = call.name
+                per_tool[name] = per_tool.get(name, 0) + 1
+                if call.call_id is not None:
+                    tool_of.setdefault(call.call_id, name)
+                day = times.of(call.at)
+                per_day[day] = per_day.get(day, 0) + 1
         for name, count in per_tool.items():
             self._tool(name).calls += count
         for day, count in per_day.items():
             if (stats := self._day(day)) is not None:
                 stats.calls += count
-        self.totals.calls += len(index.calls)
+        self.totals.calls += len(calls)
         return tool_of
 
     def _add_outputs(self, thread: Thread, index: ThreadIndex, times: _Times, tool_of: dict[str, str]) -> None:
@@ -257,7 +272,8 @@ class Report(Struct):
         ours = 0
         tallies: dict[str, ToolStats] = {}  # this thread's tools, each looked up once
         for output in index.outputs:
-            tool = tool_of.get(output.call_id, NO_CALL) if output.call_id is not None else NO_CALL
+            call_id = output.call_id
+            tool = tool_of.get(call_id, NO_CALL) if call_id is not None else NO_CALL
             stats = tallies.get(tool)
             if stats is None:
                 stats = tallies[tool] = self._tool(tool)
@@ -273,7 +289,7 @@ class Report(Struct):
             if (day := self._day(times.of(output.at))) is not None:
                 day.error_outputs += 1
             text = found.excerpt or output_text(output.content, MESSAGE_CHARS)
-            self._cluster(kind, text, _item_address(thread, output.at), tool)
+            self._cluster(kind, text, thread, tool, output.at)
         totals.threadfix_outputs += ours
         totals.repaired_threads += ours > 0
 
@@ -367,11 +383,14 @@ class Report(Struct):
             stats = self.days[day] = DayStats()
         return stats
 
-    def _cluster(self, kind: str, text: str, address: str, tool: str) -> None:
+    def _cluster(self, kind: str, text: str, where: str | Thread, tool: str, at: Loc | None = None) -> None:
+        """Count one error message; ``where`` is its address, or with ``at`` the thread it is in (the address is
+        only written out for a new cluster's example)."""
         text = clip(text, MESSAGE_CHARS)
         key = (kind, pattern_of(text))
         cluster = self.clusters.get(key)
         if cluster is None:
+            address = _item_address(where, at) if at is not None and isinstance(where, Thread) else str(where)
             self.clusters[key] = Cluster(kind, key[1], 1, clip(address, ADDRESS_CHARS), tool, text)
             self._prune_clusters()
         else:
@@ -479,7 +498,7 @@ def _report_part(scanned: Iterable[Scanned | Problem], *, keep: int, judged: dic
 class _Times:
     """The day of a thread and of its items, read lazily: each message's time is looked up at most once."""
 
-    __slots__ = ("items", "thread_day", "_by_message")
+    __slots__ = ("items", "thread_day", "_by_message", "uniform")
 
     def __init__(self, thread: Thread) -> None:
         self.items = thread.items
@@ -490,15 +509,32 @@ class _Times:
             moment = next((t for key in THREAD_START_KEYS if (t := parse_time(thread.document.get(key))) is not None), None)
         self.thread_day = day_of(moment)
         self._by_message: dict[int, str | None] = {}
+        #: no item carries a time of its own (most threads): every item's day is the thread's
+        self.uniform = FAST and _timeless(self.items)
 
     def of(self, at: Loc) -> str | None:
         """The day of the message at ``at``: its own time, else the thread's."""
+        if self.uniform:
+            return self.thread_day
         message = at[0]
         if message not in self._by_message:
             item = self.items[message] if 0 <= message < len(self.items) else None
             moment = _item_time(item) if isinstance(item, dict) else None
             self._by_message[message] = day_of(moment) if moment is not None else self.thread_day
         return self._by_message[message]
+
+
+def _timeless(items: list[Any]) -> bool:
+    """No item is an object with a time key (one C-level pass over the items' keys)."""
+    try:
+        return all(map(_TIME_KEYS.isdisjoint, items))
+    except TypeError:  # an item that is not an object or a list (a number): look at each
+        return False
+
+
+_TIME_KEYS = frozenset(ITEM_TIME_KEYS)
+_NAME = attrgetter("name")
+_CALL_ID = attrgetter("call_id")
 
 
 def _item_time(item: dict[str, Any]) -> float | None:

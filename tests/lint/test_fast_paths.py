@@ -199,3 +199,35 @@ def test_length_bound_settles_only_outputs_within_the_limit(text: str, limit: in
         assert len(text.encode("utf-8")) <= limit
     assert (oversized_output.utf8_size(text, limit) > limit) is (len(text.encode("utf-8")) > limit)
 
+
+
+PART = st.one_of(
+    st.fixed_dictionaries({"type": st.one_of(st.sampled_from(["text", "input_text", "output_text", "refusal", "image"]),
+                                             st.lists(st.just("text"), max_size=1)),
+                           "text": st.one_of(st.text(alphabet="ab \n{[\u00e9\u20ac", max_size=12), st.none(), st.integers())},
+                          optional={"annotations": st.just([]), "cache": st.sampled_from(["x", "ephemeral"])}),
+    st.just({"type": "input_image", "image_url": "x"}), st.text(max_size=3), st.none(),
+)
+
+
+@given(content=st.lists(PART, max_size=5), limit=st.integers(0, 40))
+def test_text_parts_read_as_the_general_walks_read_them(content, limit: int) -> None:
+    """The text is output_text's, and the characters bound the UTF-8 size the oversized rule measures."""
+    from threadfix.failures.classifier import output_text
+    from threadfix.rules.context import _parts_read
+
+    found = _parts_read(content)
+    if found is not None:
+        text, chars = found
+        if len(text) <= limit:
+            assert text == output_text(content, limit)
+        if 4 * chars <= limit:
+            assert oversized_output.utf8_size(content, limit) <= limit
+            assert chars == oversized_output._strings(content, len)
+
+
+def test_text_parts_read_the_common_shape() -> None:
+    from threadfix.rules.context import _parts_read
+
+    assert _parts_read([{"type": "input_text", "text": "a"}, {"type": "input_text", "text": ""},
+                        {"type": "output_text", "text": "b"}]) == ("a\nb", 33)

@@ -56,3 +56,14 @@ def test_tools_get_their_own_row_in_the_order_they_are_first_seen(monkeypatch) -
     assert list(report.tools) == ["b", "a", OTHER_TOOLS]
     assert {name: stats.calls for name, stats in report.tools.items()} == {"b": 2, "a": 3, OTHER_TOOLS: 3}
     assert {name: stats.outputs for name, stats in report.tools.items()} == {"b": 2, "a": 3, OTHER_TOOLS: 3}
+
+
+@given(items=st.lists(st.one_of(
+    st.dictionaries(st.sampled_from((*ITEM_TIME_KEYS, "type", "role")), TIME_VALUES, max_size=3),
+    st.sampled_from(["created_at", "x", 3, None]), st.lists(st.sampled_from(["time", "x"]), max_size=2)), max_size=4))
+def test_a_timeless_thread_is_one_whose_items_give_no_time(items: list) -> None:
+    """Where no item has a time key, every item's day is the thread's: what _Times.of would find item by item."""
+    if report_module._timeless(items):
+        assert all(report_module._item_time(item) is None for item in items if isinstance(item, dict))
+    else:
+        assert not all(isinstance(item, dict) and item.keys().isdisjoint(ITEM_TIME_KEYS) for item in items)

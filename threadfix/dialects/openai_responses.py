@@ -15,6 +15,7 @@ MCP ``mcp_approval_request`` is the server's, answered by ``mcp_approval_respons
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import repeat
 from typing import Any
 
 import orjson
@@ -108,9 +109,16 @@ class OpenAIResponses(Dialect):
         models: list[int] = []
         call_types, output_types = CALL_OUTPUTS, OUTPUT_TYPES
         previous: Any = None  # the kind of the item before, None when it was not an object
+        # quick_accepted on the way, on what the loop reads anyway: each call's id opened once, each output's
+        # closing an open call it answers; anything rarer (a server-side tool, an id that is not a string, a
+        # computer call, an item that is not an object) is left to that check (accepted None)
+        opened: dict[str, str] = {}
+        answered: set[str] = set()
+        usual = True
         for i, item in enumerate(items):
             if not isinstance(item, dict):
                 previous = None
+                usual = False
                 continue
             get = item.get
             kind = get("type")
@@ -128,6 +136,10 @@ class OpenAIResponses(Dialect):
                 if kind != "tool_search_call" or get("execution") != "server":
                     call_id = get("call_id")
                     name = get("name")
+                    if call_id.__class__ is str and call_id not in opened and kind != "computer_call":
+                        opened[call_id] = kind
+                    else:
+                        usual = False
                     calls.append(Call(
                         call_id=call_id if isinstance(call_id, str) else None,
                         name=name if isinstance(name, str) else kind.removesuffix("_call") or "call",
@@ -138,22 +150,32 @@ class OpenAIResponses(Dialect):
                         truncated=get("status") == "incomplete",
                         unanswerable=kind == "computer_call",
                     ))
+                else:
+                    usual = False
                 if before not in call_types:
                     models.append(i)  # a new batch of calls is a new model turn; parallel siblings are not
             elif kind in output_types:
                 if kind == "tool_search_output" and get("execution") == "server":
+                    usual = False
                     continue
                 content = get("output", get("tools"))
                 status = get("status")
+                call_id = _output_call_id(item)
+                if call_id not in answered and kind in CALL_OUTPUTS.get(opened.get(call_id), ()):  # type: ignore[arg-type]
+                    answered.add(call_id)  # type: ignore[arg-type]
+                else:
+                    usual = False
                 outputs.append(Output(
-                    call_id=_output_call_id(item),
+                    call_id=call_id,
                     wire_type=kind,
                     at=(i, -1),
                     content=content,
                     status=status if isinstance(status, str) else None,
                     by_threadfix=is_threadfix_output(content),
                 ))
-        return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
+        accepted = usual and len(answered) == len(opened) and _unique_ids(items)
+        return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items),
+                           accepted if accepted else None)
 
     def quick_healthy(self, items: Sequence[Any]) -> bool:
         return _quick(items, unique_ids=False)
@@ -234,6 +256,18 @@ def _quick(items: Sequence[Any], unique_ids: bool) -> bool:
     except (AttributeError, TypeError):  # not an object, or an unhashable id: let the index say what it is
         return False
     return len(answered) == len(open_calls)
+
+
+def _unique_ids(items: Sequence[dict[str, Any]]) -> bool:
+    """No item ``id`` twice (the provider refuses a repeated one), in C-level passes over objects' ids."""
+    ids = list(map(dict.get, items, repeat("id")))
+    present = len(ids) - ids.count(None)
+    try:
+        unique = set(ids)
+    except TypeError:  # an id that is not a JSON scalar: quick_accepted decides
+        return False
+    unique.discard(None)
+    return len(unique) == present
 
 
 def _output_call_id(item: dict[str, Any]) -> str | None:

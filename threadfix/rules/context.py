@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -24,6 +23,9 @@ from threadfix.repair import RepairOptions, as_written, plan_repair, waiting_on
 if TYPE_CHECKING:
     from threadfix.failures.classifier import Classification
 
+#: False: no shortcut at all: every rule reads every output, the index's own verdict is not taken, and lint runs every
+#: rule on every thread (the tests compare the two ways on generated stores of every dialect and the sample threads)
+FAST = True
 DEFAULT_OVERSIZED_BYTES = 100_000
 #: characters of each output the text rules (secrets, stack traces, paths) read; the rest is not scanned
 DEFAULT_SCAN_CHARS = 32_768
@@ -67,6 +69,26 @@ class LintOptions(Struct, frozen=True):
             force_setattr(self, "fail_on", Severity(self.fail_on))
 
 
+class once:  # noqa: N801 - used as a decorator, like the functools one it stands in for
+    """``functools.cached_property`` without its lock (Python 3.11 takes one on every first read, and a context
+    has a dozen views read once each): computed on first read, then an ordinary attribute. A context is never
+    shared between threads of execution."""
+
+    def __init__(self, function: Callable[[Any], Any]) -> None:
+        self.function = function
+        self.name = function.__name__
+        self.__doc__ = function.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.function(instance)
+        return value
+
+
 class NotInFormat(Exception):
     """The thread's items broke its dialect's own code: reported for the thread, the batch goes on."""
 
@@ -85,8 +107,12 @@ class Context:
         self.now = now
         # per-output cache, keyed by the index's objects (a Chat message's outputs may share one location)
         self._failures: dict[int, Classification | None] = {}
+        #: the texts :meth:`text` built from parts or cut from a long string, by output (built once for all rules)
+        self._texts: dict[int, str] = {}
+        #: the shortcuts are taken (False: every rule reads every output; see :data:`FAST`)
+        self.fast = FAST
 
-    @cached_property
+    @once
     def recent(self) -> bool:
         """Changed under ``min_age`` ago, so its open calls may still be running (asked only when it has some)."""
         if self.options.min_age <= 0:
@@ -94,22 +120,24 @@ class Context:
         changed = self.thread.last_changed()
         return changed is not None and self.now - changed < self.options.min_age
 
-    @cached_property
+    @once
     def waiting(self) -> bool:
         """Has an open call to a tool left to others, so its open calls are pending (asked only when it has some)."""
         # as repair decides it: a call whose own output the store saved waits on nobody
         return waiting_on(as_written(self.plan, self.thread.saved_outputs), self.options.leave_tools) is not None
 
-    @cached_property
+    @once
     def accepted(self) -> bool:
         """The dialect's quick check that nothing needs repair and the provider accepts the thread."""
         assert self.dialect is not None
+        if self.index.accepted and self.fast:
+            return True  # seen by the index on its way (one pass over the items, not two)
         try:
             return self.dialect.quick_accepted(self.items)
         except MALFORMED:  # its contract is "False: look closer"; the index below read the thread already
             return False
 
-    @cached_property
+    @once
     def healthy(self) -> bool:
         """The dialect's quick check: nothing to repair."""
         assert self.dialect is not None
@@ -120,7 +148,7 @@ class Context:
         except MALFORMED:
             return False
 
-    @cached_property
+    @once
     def plan(self) -> RepairPlan:
         """What repair would do to this thread: the same calls repair makes, with its default options.
 
@@ -132,7 +160,7 @@ class Context:
         return self._dialect_call(plan_repair, self.index, self.dialect, self.items,
                                   RepairOptions(answer_waiting=self.options.answer_waiting))
 
-    @cached_property
+    @once
     def violations(self) -> list[Violation]:
         """Everything the provider would refuse, in its own words."""
         assert self.dialect is not None
@@ -140,7 +168,7 @@ class Context:
             return []
         return self._dialect_call(self.dialect.check, self.items)
 
-    @cached_property
+    @once
     def residual(self) -> list[Violation]:
         """What the provider would still refuse once repair's plan is applied (nothing to apply: all of it)."""
         assert self.dialect is not None
@@ -156,7 +184,7 @@ class Context:
             assert self.dialect is not None
             raise NotInFormat(not_in_format(self.dialect, exc)) from exc
 
-    @cached_property
+    @once
     def calls_by_id(self) -> dict[str | None, list[Call]]:
         grouped: dict[str | None, list[Call]] = defaultdict(list)
         for call in self.index.calls:
@@ -168,7 +196,7 @@ class Context:
         calls = self.calls_by_id.get(output.call_id) if output.call_id is not None else None
         return calls[0] if calls and len(calls) == 1 else None
 
-    @cached_property
+    @once
     def _first_outputs(self) -> dict[str | None, Output]:
         return {output.call_id: output for output in reversed(self.index.outputs)}
 
@@ -180,7 +208,7 @@ class Context:
         call = self.call_of(output)
         return call.name if call is not None else None
 
-    @cached_property
+    @once
     def unusual_arguments(self) -> list[tuple[Call, Arguments]]:
         """The calls whose arguments are not a JSON object (blank, another JSON value, not JSON), in index order,
         each as a careful runtime reads them.
@@ -208,19 +236,80 @@ class Context:
         content, limit = output.content, self.options.scan_chars
         if isinstance(content, str) and len(content) <= limit:
             return content  # what output_text gives, without its cost: most outputs are short strings
-        from threadfix.failures.classifier import output_text
+        text = self._texts.get(id(output))
+        if text is None:
+            parts = _parts_read(content) if self.fast else None
+            text = self._texts[id(output)] = parts[0] if parts is not None and len(parts[0]) <= limit else None
+            if text is None:
+                from threadfix.failures.classifier import output_text
 
-        return output_text(content, limit)
+                text = self._texts[id(output)] = output_text(content, limit)
+        return text
 
-    @cached_property
+    @once
     def texts(self) -> list[str]:
         """:meth:`text` of every output, in index order."""
-        limit = self.options.scan_chars
-        # text()'s fast path inline: most outputs are short strings, and this runs for every output
-        return [content if (content := output.content).__class__ is str and len(content) <= limit
-                else self.text(output) for output in self.index.outputs]
+        return self._outputs_read[0]
 
-    @cached_property
+    @once
+    def closer(self) -> Sequence[Output]:
+        """The outputs the empty and cut-JSON rules read closely (TF207, TF202), in index order: all but those whose
+        text (one string, or a list of text parts) is led by a character that is neither whitespace nor a
+        bracket: such an output is not empty and does not start like JSON."""
+        return self._outputs_read[1]
+
+    @once
+    def unsized(self) -> Sequence[Output]:
+        """The outputs the oversized rule (TF203) measures, in index order: all but one string, or text parts of
+        nothing but a type and a text, of at most a quarter of ``oversized_bytes`` characters (at most 4 bytes a
+        character)."""
+        return self._outputs_read[3]
+
+    @once
+    def marked(self) -> Sequence[Output]:
+        """The outputs the wire flags (``is_error``, a status) or threadfix wrote (what TF201 and TF902 read), in
+        index order."""
+        return self._outputs_read[2]
+
+    @once
+    def _outputs_read(self) -> tuple[list[str], Sequence[Output], Sequence[Output], Sequence[Output]]:
+        """One pass over the outputs for every rule that reads them: :attr:`texts`, :attr:`closer`, :attr:`marked`,
+        :attr:`unsized`."""
+        outputs = self.index.outputs
+        limit, short = self.options.scan_chars, self.options.oversized_bytes // 4
+        if not self.fast:
+            return [self.text(output) for output in outputs], outputs, outputs, outputs
+        texts: list[str] = []
+        closer: list[Output] = []
+        marked: list[Output] = []
+        unsized: list[Output] = []
+        for output in outputs:
+            content = output.content
+            if content.__class__ is str:
+                text, chars = content, len(content)
+                texts.append(content if chars <= limit else self.text(output))
+            elif (parts := _parts_read(content)) is not None:
+                text, chars = parts
+                if len(text) <= limit:
+                    self._texts[id(output)] = text
+                    texts.append(text)
+                else:
+                    texts.append(self.text(output))
+            else:
+                texts.append(self.text(output))
+                closer.append(output)
+                unsized.append(output)
+                text = None
+            if text is not None:
+                if not text or (first := text[0]) == "{" or first == "[" or first.isspace():
+                    closer.append(output)
+                if chars > short:
+                    unsized.append(output)
+            if output.by_threadfix or output.is_error is not None or output.status is not None:
+                marked.append(output)
+        return texts, closer, marked, unsized
+
+    @once
     def all_text(self) -> str:
         """Every output's text, each after a newline: one string for rules that search them all at once."""
         return "\n".join(["", *self.texts])
@@ -236,3 +325,28 @@ class Context:
 
     def is_error(self, output: Output) -> bool:
         return self.failure(output) is not None
+
+
+#: the part types whose text is all output_text reads of them
+_TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
+#: what a part with more than its type and text counts for in :func:`_parts_read`'s characters: more than any limit
+_UNMEASURED = 1 << 62
+
+
+def _parts_read(content: Any) -> tuple[str, int] | None:
+    """A list of text parts (the common shape after a string) read without the general walks: its text as
+    ``output_text`` joins it (uncut), and the characters of every string in it, as the oversized rule counts them
+    (beyond any limit when a part holds more than its type and text); None for anything else. The tests hold
+    both to what they stand in for."""
+    if content.__class__ is not list:
+        return None
+    pieces = []
+    chars = 0
+    for part in content:
+        if (part.__class__ is not dict or (kind := part.get("type")).__class__ is not str or kind not in _TEXT_PARTS
+                or (text := part.get("text")).__class__ is not str):
+            return None
+        if text:
+            pieces.append(text)
+        chars += len(kind) + len(text) if len(part) == 2 else _UNMEASURED
+    return "\n".join(pieces), chars

@@ -52,7 +52,7 @@ class ErrorOutputCutMidJson(Rule):
     summary = "an error output's JSON was cut short and does not parse"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        for output in ctx.index.outputs:
+        for output in ctx.closer:  # (the rest cannot hold what this rule finds)
             content = output.content
             text = content if isinstance(content, str) else _whole_text(content)
             if not text or not _starts_json(text):

@@ -41,7 +41,7 @@ class OversizedOutput(Rule):
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         limit = ctx.options.oversized_bytes
-        for output in ctx.index.outputs:
+        for output in ctx.unsized:  # (the rest cannot be that large)
             content = output.content
             if isinstance(content, str) and 4 * len(content) <= limit:
                 continue  # at most 4 bytes a character: most outputs are settled by their length alone

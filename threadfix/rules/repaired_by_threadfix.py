@@ -40,7 +40,7 @@ class RepairedByThreadfix(Rule):
     summary = "threadfix answered this call in an earlier repair"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        for output in ctx.index.outputs:
+        for output in ctx.marked:  # (only a marked output can hold what this rule finds)
             if output.by_threadfix:
                 failure = ctx.failure(output)
                 kind = failure.kind if failure is not None else None

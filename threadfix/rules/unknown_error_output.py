@@ -48,7 +48,7 @@ class UnknownErrorOutput(Rule):
     summary = "an error output names no recognisable failure"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        for output in ctx.index.outputs:
+        for output in ctx.marked:  # (only a marked output can hold what this rule finds)
             # ``unknown`` is the kind of an output the wire flags (is_error, a status) that names no cause
             if output.by_threadfix or (output.is_error is None and output.status is None):
                 continue
