@@ -100,6 +100,68 @@ class Dialect(ABC):
         (Anthropic: text after a turn's tool calls). A layout they cannot mend stays a violation of ``check``."""
         return []
 
+    def screen(self) -> Screen | None:
+        """How repair settles a whole thread document of this dialect from a few of its fields (see
+        :class:`Screen`); None when it has none."""
+        return None
+
+
+class Screen(Struct, frozen=True):
+    """A dialect's screen: the msgspec type of one item, holding only the fields that decide whether a thread
+    needs repair (msgspec skips the rest of each item in C), and ``settles``, which decides over the decoded
+    items. :mod:`threadfix.stores.settle` decodes documents with it.
+
+    ``settles(items)`` is True only for a thread that the full read would (a) sniff as this dialect, whatever
+    other dialects say of it, so a screened store never settles a thread as the wrong format, and (b) find
+    nothing in: ``quick_healthy`` true, and a plan with no edit and no refusal. False: (a) holds, (b) does not
+    (a stuck thread: read it in full). None: (a) is not certain (another dialect's screen may be tried). Fields
+    that must be absent for (a) are typed ``UnsetType``, so an item holding one fails to decode.
+    """
+
+    item: Any
+    settles: Callable[[list[Any]], bool | None]
+
+
+def absent(*keys: str) -> list[tuple[str, Any, Any]]:
+    """Screen fields for keys an item must not hold: typed ``UnsetType``, any value fails to decode."""
+    from msgspec import UNSET, UnsetType
+
+    return [(key, UnsetType, UNSET) for key in keys]
+
+
+def usable_ids(ids: Iterable[str]) -> bool:
+    """Whether no id among ``ids`` (strings) is blank: repair refuses a call with a blank id (``BLANK_ID``)."""
+    return all(map(str.strip, ids))
+
+
+def answered_in_blocks(items: Sequence[Any], call_ids: Callable[[Any], Any], output_id: Callable[[Any], Any]) -> bool:
+    """The screens' :class:`ToolBlocks` rule (OpenAI Chat, LangChain): each message's calls answered by the run of
+    outputs right after it, one per id, and no other output; every id a non-blank string no other call uses.
+
+    ``call_ids(item)`` is None for an output, else the ids its calls carry (empty: none); ``output_id(item)`` the
+    id an output names. Stricter than the planner (an id reused in another turn is read in full)."""
+    seen: set[Any] = set()
+    i, n = 0, len(items)
+    while i < n:
+        ids = call_ids(items[i])
+        if ids is None:
+            return False  # an output no call's block holds
+        i += 1
+        if not ids:
+            continue
+        wanted = set(ids)
+        if len(wanted) != len(ids) or not wanted.isdisjoint(seen):
+            return False
+        seen |= wanted
+        while i < n and call_ids(items[i]) is None:
+            if output_id(items[i]) not in wanted:
+                return False
+            wanted.discard(output_id(items[i]))
+            i += 1
+        if wanted:
+            return False
+    return usable_ids(seen)
+
 
 # --------------------------------------------------------------------------- shared helpers
 

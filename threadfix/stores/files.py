@@ -112,8 +112,8 @@ class FileStore(Store):
         return self._read(screen=False)
 
     def threads_to_repair(self) -> Iterator[Thread | ReadProblem | Settled]:
-        """:meth:`threads`, except that JSONL lines of healthy OpenAI Responses threads may come as
-        :class:`Settled` counts, told from their items' types and call ids alone (:mod:`.settle`)."""
+        """:meth:`threads`, except that JSONL lines of healthy threads may come as :class:`Settled` counts, told
+        from a few fields of their items by their dialect's screen (:mod:`.settle`)."""
         return self._read(screen=True)
 
     def _read(self, screen: bool) -> Iterator[Thread | ReadProblem | Settled]:
@@ -148,10 +148,10 @@ class FileStore(Store):
             if self.jsonl and self.byte_range is not None:
                 start, end, numbering = self.byte_range
                 yield from self._read_range(handle, start, end, numbering,
-                                            screen=screen and settle.worth_screening(self.dialect, end - start))
+                                            screen=screen and settle.screens_documents(self.dialect, end - start))
             elif self.jsonl:
                 yield from self._read_lines(_Lines(handle, self.max_doc_bytes),
-                                            screen=screen and settle.worth_screening(self.dialect, st.st_size))
+                                            screen=screen and settle.screens_documents(self.dialect, st.st_size))
             else:
                 if st.st_size > self.max_doc_bytes:
                     yield ReadProblem(self.display, f"is {st.st_size // 2**20} MiB, over the {self.max_doc_bytes // 2**20} MiB "
@@ -192,7 +192,7 @@ class FileStore(Store):
             import io
 
             yield from self._read_lines(_Lines(io.BytesIO(data), self.max_doc_bytes),
-                                        screen=screen and settle.worth_screening(self.dialect, len(data)))
+                                        screen=screen and settle.screens_documents(self.dialect, len(data)))
         else:
             yield from self._read_document(data)
 
@@ -222,7 +222,7 @@ class FileStore(Store):
         held; its own line count is then posted for the ranges after it, and the held lines read with the
         numbers the ranges before it posted. No process reads the file twice.
         """
-        settles = settle.settles_document if screen else None
+        settles = settle.Screener(self.dialect) if screen else None
         held: list[tuple[int, int, bytes | None]] = []
         lines = 0
         try:
@@ -232,8 +232,8 @@ class FileStore(Store):
                     body = _content(line, offset)
                     if body is None:
                         continue
-                    if settles is not None and settles(body):
-                        yield settle.SETTLED
+                    if settles is not None and (settled := settles(body)) is not None:
+                        yield settled
                         continue
                 held.append((lines, offset, line))
             shift = numbering.first_line(lines) - 1
@@ -246,7 +246,7 @@ class FileStore(Store):
         """JSONL lines as :class:`_Lines` gives them. ``mode``: "threads" (one per line) or "items" (the file is one
         thread), None to tell from the first line read. ``screen``: once the lines are known to be threads,
         those :mod:`.settle` settles come as Settled."""
-        settles = settle.settles_document if screen else None
+        settles = settle.Screener(self.dialect) if screen else None
         for number, start, line in lines:
             if line is None:
                 yield ReadProblem(f"{self.display}:{number}", f"line is over the {self.max_doc_bytes // 2**20} MiB limit (raise --max-doc-mb)")
@@ -260,8 +260,8 @@ class FileStore(Store):
                     self.item_lines.append((start, line, None))
                 continue
             bom = len(line) - len(body)
-            if settles is not None and mode == "threads" and settles(body):
-                yield settle.SETTLED
+            if settles is not None and mode == "threads" and (settled := settles(body)) is not None:
+                yield settled
                 continue
             try:
                 value = jsonio.loads(body)
