@@ -26,7 +26,7 @@ from threadfix.stores import StoreOptions, open_stores, settle
 from threadfix.stores.document import split_container
 from threadfix.stores.base import Settled
 
-SCREENED = ["openai-responses", "openai-chat", "anthropic", "langchain", "pydantic-ai"]
+SCREENED = ["openai-responses", "openai-chat", "anthropic", "langchain", "pydantic-ai", "ai-sdk", "ai-sdk-4"]
 
 # --------------------------------------------------------------------------- a conversation, in every dialect
 
@@ -129,7 +129,40 @@ def _responses(steps: list[tuple[Any, ...]]) -> list[Any]:
     return out
 
 
-RENDER = {"openai-chat": _chat, "anthropic": _anthropic, "langchain": _langchain, "pydantic-ai": _pydantic,
+def _ai_sdk(steps: list[tuple[Any, ...]]) -> list[Any]:
+    out: list[Any] = []
+    for n, step in enumerate(steps):
+        if step[0] != "tools":
+            out.append({"id": f"m{n}", "role": step[0], "parts": [{"type": "text", "text": step[1]}]})
+            continue
+        parts: list[Any] = [{"type": "step-start"}]
+        for i in step[1]:
+            answered = i in step[2]
+            parts.append({"type": "tool-f", "toolCallId": i, "state": "output-available" if answered else "input-available",
+                          "input": {"q": "ü"}, **({"output": {"ok": [1, "x"]}} if answered else {})})
+        if step[3] is not None:
+            parts.append({"type": "text", "text": step[3]})
+        out.append({"id": f"m{n}", "role": "assistant", "parts": parts})
+    return out
+
+
+def _ai_sdk_4(steps: list[tuple[Any, ...]]) -> list[Any]:
+    out: list[Any] = []
+    for n, step in enumerate(steps):
+        if step[0] != "tools":
+            out.append({"id": f"m{n}", "role": step[0], "content": step[1]})
+            continue
+        invocations = [{"state": "result" if i in step[2] else "call", "toolCallId": i, "toolName": "f", "args": {},
+                        **({"result": {"ok": 1}} if i in step[2] else {})} for i in step[1]]
+        message: dict[str, Any] = {"id": f"m{n}", "role": "assistant", "content": step[3] or ""}
+        if n % 2:
+            message["parts"] = [{"type": "tool-invocation", "toolInvocation": i} for i in invocations]
+        message["toolInvocations"] = invocations
+        out.append(message)
+    return out
+
+
+RENDER = {"ai-sdk": _ai_sdk, "ai-sdk-4": _ai_sdk_4, "openai-chat": _chat, "anthropic": _anthropic, "langchain": _langchain, "pydantic-ai": _pydantic,
           "openai-responses": _responses}
 
 #: what an adversary adds to an item: unknown fields (nested JSON, huge numbers, non-ASCII), and the keys other
@@ -138,7 +171,10 @@ ODD_FIELDS = [{"zz": {"nested": [1, {"a": None}]}}, {"zz": 1e300}, {"zz": 184467
               {"zz": '{"tool_calls": [{"id": "a"}]}'}, {"type": "message"}, {"type": "human"}, {"role": "user"},
               {"role": "tool"}, {"parts": []}, {"kind": "request"}, {"data": {}}, {"toolInvocations": []},
               {"content": [{"type": "tool_use", "id": "a"}]}, {"content": None}, {"tool_call_id": 5},
-              {"tool_calls": [{"id": 0}]}, {"lc": 1}]
+              {"tool_calls": [{"id": 0}]}, {"lc": 1}, {"toolCallId": "a"},
+              {"parts": [{"type": "tool-x", "toolCallId": "z", "state": "input-available"}]},
+              {"parts": [{"type": "tool-invocation", "toolInvocation": {"toolCallId": "z"}}]}, {"parts": None},
+              {"role": "assistant"}, {"role": "data"}, {"toolInvocations": [{"toolCallId": "z", "result": None}]}]
 
 
 @st.composite
