@@ -26,7 +26,7 @@ from threadfix.stores import StoreOptions, open_stores, settle
 from threadfix.stores.document import split_container
 from threadfix.stores.base import Settled
 
-SCREENED = ["openai-responses", "openai-chat", "anthropic", "langchain", "pydantic-ai", "ai-sdk", "ai-sdk-4"]
+SCREENED = ["openai-responses", "openai-chat", "anthropic", "langchain", "pydantic-ai", "bedrock", "ai-sdk", "ai-sdk-4"]
 
 # --------------------------------------------------------------------------- a conversation, in every dialect
 
@@ -129,6 +129,21 @@ def _responses(steps: list[tuple[Any, ...]]) -> list[Any]:
     return out
 
 
+def _bedrock(steps: list[tuple[Any, ...]]) -> list[Any]:
+    out: list[Any] = []
+    for step in steps:
+        if step[0] != "tools":
+            out.append({"role": step[0], "content": [{"text": step[1]}]})
+            continue
+        blocks = [{"toolUse": {"toolUseId": i, "name": "f", "input": {"q": [1]}}} for i in step[1]]
+        if step[3] is not None:
+            blocks.insert(0 if len(out) % 2 else len(blocks), {"text": step[3]})
+        out.append({"role": "assistant", "content": blocks})
+        out.append({"role": "user", "content": [{"toolResult": {"toolUseId": i, "content": [{"text": "ok"}],
+                                                                "status": "success"}} for i in step[2]]})
+    return out
+
+
 def _ai_sdk(steps: list[tuple[Any, ...]]) -> list[Any]:
     out: list[Any] = []
     for n, step in enumerate(steps):
@@ -162,7 +177,7 @@ def _ai_sdk_4(steps: list[tuple[Any, ...]]) -> list[Any]:
     return out
 
 
-RENDER = {"ai-sdk": _ai_sdk, "ai-sdk-4": _ai_sdk_4, "openai-chat": _chat, "anthropic": _anthropic, "langchain": _langchain, "pydantic-ai": _pydantic,
+RENDER = {"bedrock": _bedrock, "ai-sdk": _ai_sdk, "ai-sdk-4": _ai_sdk_4, "openai-chat": _chat, "anthropic": _anthropic, "langchain": _langchain, "pydantic-ai": _pydantic,
           "openai-responses": _responses}
 
 #: what an adversary adds to an item: unknown fields (nested JSON, huge numbers, non-ASCII), and the keys other
@@ -174,7 +189,8 @@ ODD_FIELDS = [{"zz": {"nested": [1, {"a": None}]}}, {"zz": 1e300}, {"zz": 184467
               {"tool_calls": [{"id": 0}]}, {"lc": 1}, {"toolCallId": "a"},
               {"parts": [{"type": "tool-x", "toolCallId": "z", "state": "input-available"}]},
               {"parts": [{"type": "tool-invocation", "toolInvocation": {"toolCallId": "z"}}]}, {"parts": None},
-              {"role": "assistant"}, {"role": "data"}, {"toolInvocations": [{"toolCallId": "z", "result": None}]}]
+              {"role": "assistant"}, {"role": "data"}, {"content": [{"text": "x", "image": {}}]},
+              {"content": [{"toolUse": {"toolUseId": "s", "type": "server_tool_use"}}]}, {"content": [{}]}, {"toolInvocations": [{"toolCallId": "z", "result": None}]}]
 
 
 @st.composite
