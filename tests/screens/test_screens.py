@@ -26,7 +26,8 @@ from threadfix.stores import StoreOptions, open_stores, settle
 from threadfix.stores.document import split_container
 from threadfix.stores.base import Settled
 
-SCREENED = ["openai-responses", "openai-chat", "anthropic", "langchain", "pydantic-ai", "bedrock", "ai-sdk", "ai-sdk-4"]
+SCREENED = ["openai-responses", "openai-chat", "anthropic", "langchain", "pydantic-ai", "gemini", "bedrock", "ai-sdk",
+            "ai-sdk-4"]
 
 # --------------------------------------------------------------------------- a conversation, in every dialect
 
@@ -129,6 +130,22 @@ def _responses(steps: list[tuple[Any, ...]]) -> list[Any]:
     return out
 
 
+def _gemini(steps: list[tuple[Any, ...]]) -> list[Any]:
+    out: list[Any] = []
+    for n, step in enumerate(steps):
+        if step[0] != "tools":
+            out.append({"role": "model" if step[0] == "assistant" else "user", "parts": [{"text": step[1]}]})
+            continue
+        key, answer = ("functionCall", "functionResponse") if n % 2 else ("function_call", "function_response")
+        parts: list[Any] = [{key: {"id": i, "name": "f", "args": {"q": 1}}} for i in step[1]]
+        if step[3] is not None:
+            parts.append({"text": step[3], "thoughtSignature": "c2ln"})
+        out.append({"role": "model", "parts": parts})
+        out.append({"role": "function" if n % 3 == 0 else "user",
+                    "parts": [{answer: {"id": i, "name": "f", "response": {"output": "ok"}}} for i in step[2]]})
+    return out
+
+
 def _bedrock(steps: list[tuple[Any, ...]]) -> list[Any]:
     out: list[Any] = []
     for step in steps:
@@ -177,7 +194,7 @@ def _ai_sdk_4(steps: list[tuple[Any, ...]]) -> list[Any]:
     return out
 
 
-RENDER = {"bedrock": _bedrock, "ai-sdk": _ai_sdk, "ai-sdk-4": _ai_sdk_4, "openai-chat": _chat, "anthropic": _anthropic, "langchain": _langchain, "pydantic-ai": _pydantic,
+RENDER = {"gemini": _gemini, "bedrock": _bedrock, "ai-sdk": _ai_sdk, "ai-sdk-4": _ai_sdk_4, "openai-chat": _chat, "anthropic": _anthropic, "langchain": _langchain, "pydantic-ai": _pydantic,
           "openai-responses": _responses}
 
 #: what an adversary adds to an item: unknown fields (nested JSON, huge numbers, non-ASCII), and the keys other
@@ -190,7 +207,8 @@ ODD_FIELDS = [{"zz": {"nested": [1, {"a": None}]}}, {"zz": 1e300}, {"zz": 184467
               {"parts": [{"type": "tool-x", "toolCallId": "z", "state": "input-available"}]},
               {"parts": [{"type": "tool-invocation", "toolInvocation": {"toolCallId": "z"}}]}, {"parts": None},
               {"role": "assistant"}, {"role": "data"}, {"content": [{"text": "x", "image": {}}]},
-              {"content": [{"toolUse": {"toolUseId": "s", "type": "server_tool_use"}}]}, {"content": [{}]}, {"toolInvocations": [{"toolCallId": "z", "result": None}]}]
+              {"content": [{"toolUse": {"toolUseId": "s", "type": "server_tool_use"}}]}, {"content": [{}]}, {"parts": [{}]},
+              {"parts": [{"functionCall": {"name": "f"}}]}, {"parts": [{"text": "x", "type": "text"}]}, {"role": None}, {"toolInvocations": [{"toolCallId": "z", "result": None}]}]
 
 
 @st.composite
