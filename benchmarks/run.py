@@ -144,7 +144,8 @@ CASES: tuple[Case, ...] = (
 #: the dialects the stdlib script is measured against, by the short name their paths use: {<short>_jsonl},
 #: {<short>_folder} (generate.write_dialects writes them)
 DIALECTS = {"responses": "openai-responses", "chat": "openai-chat", "anthropic": "anthropic",
-            "langchain": "langchain", "pydantic": "pydantic-ai"}
+            "langchain": "langchain", "pydantic": "pydantic-ai", "gemini": "gemini", "bedrock": "bedrock",
+            "aisdk": "ai-sdk"}
 STDLIB = str(HERE / "stdlib_repair.py")
 
 

@@ -341,8 +341,9 @@ def _approval_ok(approval: Any, wants: str) -> bool:
 def _screen() -> Screen:
     """UI messages of a v5 role whose parts all carry a string ``type``, with no key another dialect sniffs by
     (``type``, ``content``: OpenAI Responses gives content parts 80; ``kind``, ``tool_calls``,
-    ``toolInvocations``). :meth:`AISDK.sniff` is sure of such a thread once a tool part stands among its first
-    200 messages, every other part there being a UI or ``data-`` part, and no dialect before it can be.
+    ``toolInvocations``). :meth:`AISDK.sniff` gives such a thread 100 once a tool part stands among its first
+    200 messages, every other part there being a UI or ``data-`` part (60 without one), which no other dialect
+    reaches on it.
 
     A thread needs nothing when every client tool part is in an output state with a string id, not blank, that
     no other part uses (:meth:`AISDK.quick_healthy`): the output is the part itself, so it is always in place,
@@ -366,14 +367,11 @@ def _screen() -> Screen:
         return (kind == "dynamic-tool" or kind.startswith("tool-")) and p.toolCallId is not UNSET and p.state.__class__ is str
 
     def sure(items: list[Any]) -> bool:
-        tools = False
         for m in items[:200]:
             for p in m.parts:
-                if is_tool(p):
-                    tools = True
-                elif p.type not in _UI_PARTS and not p.type.startswith("data-"):
+                if not is_tool(p) and p.type not in _UI_PARTS and not p.type.startswith("data-"):
                     return False
-        return tools
+        return bool(items)
 
     def settles(items: list[Any]) -> bool | None:
         if not sure(items):
