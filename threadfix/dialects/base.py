@@ -141,25 +141,23 @@ def answered_in_blocks(items: Sequence[Any], call_ids: Callable[[Any], Any], out
     ``call_ids(item)`` is None for an output, else the ids its calls carry (empty: none); ``output_id(item)`` the
     id an output names. Stricter than the planner (an id reused in another turn is read in full)."""
     seen: set[Any] = set()
-    i, n = 0, len(items)
-    while i < n:
-        ids = call_ids(items[i])
+    wanted: set[Any] | None = None  # the ids of the block being answered, not yet answered
+    for item in items:
+        ids = call_ids(item)
         if ids is None:
-            return False  # an output no call's block holds
-        i += 1
-        if not ids:
+            if not wanted or (call_id := output_id(item)) not in wanted:
+                return False  # an output no call's block holds, or a second one
+            wanted.discard(call_id)
             continue
-        wanted = set(ids)
-        if len(wanted) != len(ids) or not wanted.isdisjoint(seen):
-            return False
-        seen |= wanted
-        while i < n and call_ids(items[i]) is None:
-            if output_id(items[i]) not in wanted:
-                return False
-            wanted.discard(output_id(items[i]))
-            i += 1
         if wanted:
-            return False
+            return False  # a call its block left unanswered
+        wanted = set(ids) if ids else None
+        if wanted is not None:
+            if len(wanted) != len(ids) or not wanted.isdisjoint(seen):
+                return False
+            seen |= wanted
+    if wanted:
+        return False
     return usable_ids(seen)
 
 

@@ -399,11 +399,11 @@ def _screen() -> Screen:
     ], frozen=True)
 
     def call_ids(m: Any) -> Any:
-        kind = _TYPES[m.type]
+        kind = m.type
         if kind == "tool":
             return None
-        if kind != "ai":
-            return ()
+        if kind != "ai" and (kind == "human" or (kind := _TYPES[kind]) != "ai"):
+            return None if kind == "tool" else ()
         listed = [*(m.tool_calls or ()), *(m.invalid_tool_calls or ())]
         if not listed and not m.tool_call_chunks and m.additional_kwargs:
             listed = m.additional_kwargs.tool_calls or ()
