@@ -13,7 +13,7 @@ A thread is **settled** when its dialect's screen vouches that a full read would
 find nothing to repair (the tests hold every screen to the full read's answers). Anything else (another
 shape, a missing or non-string id, a value msgspec cannot read) is read in full, so settling can only ever
 skip work, never change a repair. A :class:`Screener` tries first the dialect that settled the store's last
-thread: a store's threads share a dialect, and another is tried only when a thread does not decode as it.
+thread: a store's threads share a dialect, and another is tried only when a thread is not known to be its.
 
 Two kinds of document a full read refuses can still settle, both inside values msgspec skips: invalid
 UTF-8 in a string (checking it would cost a fifth of the read), and a number beyond a double's range
