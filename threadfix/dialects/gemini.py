@@ -336,10 +336,10 @@ def _screen() -> Screen:
     ``tool_calls``, ``toolInvocations``). :meth:`Gemini.sniff` gives such a thread 50 to 100, which no other
     dialect reaches on it once a content among the first 200 has a part or a role other than user.
 
-    Only calls and responses that all carry an ``id`` are settled (pairing by name and order is the full read's):
-    health is :meth:`Gemini.quick_healthy`'s, with every id a string, not blank, used by one call: each call
-    turn (a model content) answered by exactly its calls' ids and names in the very next content, no call
-    outside a model content, no other response anywhere."""
+    Health is :meth:`Gemini.quick_healthy`'s, with every id a string (an empty one is none), not blank, used by
+    one call: each call turn (a model content) answered by exactly its calls' ids and names in the very next
+    content (a call without an id by a response of its name without one, which the full read pairs by name
+    and order), no call outside a model content, no other response anywhere."""
     from msgspec import UNSET, Raw, UnsetType, defstruct
     from msgspec.structs import astuple
 
@@ -369,19 +369,18 @@ def _screen() -> Screen:
         expected: list[tuple[Any, Any]] | None = None
         seen: list[str] = []
         for c in items:
-            calls = [(v.id, v.name or "unknown") for p in c.parts if (v := found(p, CALL_KEYS)) is not UNSET]
-            answers = [(v.id, v.name or "unknown") for p in c.parts if (v := found(p, RESPONSE_KEYS)) is not UNSET]
-            if any(i.__class__ is not str or not i for i, _ in calls + answers):
-                return False  # no id: paired by name and order, in full
+            calls = [(v.id or None, v.name or "unknown") for p in c.parts if (v := found(p, CALL_KEYS)) is not UNSET]
+            answers = [(v.id or None, v.name or "unknown") for p in c.parts
+                       if (v := found(p, RESPONSE_KEYS)) is not UNSET]
             model = c.role == "model"
             if calls and not model:
                 return False  # a call outside a model turn
-            seen += [i for i, _ in calls]
+            seen += [i for i, _ in calls if i is not None]
             if model:
                 if expected or answers:
                     return False
                 expected = calls or None
-            elif sorted(answers) != sorted(expected or []):
+            elif sorted(answers, key=repr) != sorted(expected or [], key=repr):
                 return False
             else:
                 expected = None
