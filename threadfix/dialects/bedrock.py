@@ -348,20 +348,24 @@ def _screen() -> Screen:
         expected: list[str] = []
         seen: list[str] = []
         for m in items:
-            content = m.content
-            lead = 0
-            while lead < len(content) and content[lead].toolResult is not UNSET:
-                lead += 1
-            answers = [b.toolResult.toolUseId for b in content[:lead]]
-            if any(b.toolResult is not UNSET for b in content[lead:]):
-                return False  # a result after other blocks
-            uses = [b.toolUse for b in content if b.toolUse is not UNSET]
+            answers: list[str] = []
+            uses: list[Any] = []
+            text_after = past_results = False  # text after the message's last toolUse; a block not a toolResult
+            for b in m.content:
+                if b.toolResult is not UNSET:
+                    if past_results:
+                        return False  # a result after other blocks
+                    answers.append(b.toolResult.toolUseId)
+                    continue
+                past_results = True
+                if b.toolUse is not UNSET:
+                    uses.append(b.toolUse)
+                    text_after = False
+                elif uses and b.text is not UNSET:
+                    text_after = True
             if m.role == "assistant":
-                if expected or answers or any(u.type == "server_tool_use" for u in uses):
+                if expected or answers or text_after or any(u.type == "server_tool_use" for u in uses):
                     return False
-                last = max((i for i, b in enumerate(content) if b.toolUse is not UNSET), default=len(content))
-                if any(b.text is not UNSET for b in content[last + 1:]):
-                    return False  # text after the message's calls
                 expected = [u.toolUseId for u in uses]
                 seen += expected
             elif uses or sorted(answers) != sorted(expected) or (answers and m.role != "user"):
