@@ -796,7 +796,7 @@ def check_outside_repo(path: Path) -> Path:
 
 # ------------------------------------------------------------------------------ other dialects
 #: the dialects the same threads are also written in, each from the Responses items (see to_dialect)
-DIALECTS = ("openai-responses", "openai-chat", "anthropic", "langchain", "pydantic-ai")
+DIALECTS = ("openai-responses", "openai-chat", "anthropic", "langchain", "pydantic-ai", "gemini", "bedrock", "ai-sdk")
 DIALECTS_DIR = "dialects"
 #: threads in each dialect's folder of small files (one JSON document each)
 FOLDER_FILES = 1000
@@ -916,9 +916,78 @@ def _pydantic_ai(items: list[dict]) -> list[dict]:
     return out
 
 
+def _gemini(items: list[dict]) -> list[dict]:
+    """``generateContent`` contents: the model's words and calls in one model content, the responses (and the next
+    user words) in one user content; calls and responses carry ids, a response's text under ``result`` (as Google
+    ADK writes it: neither the API's ``output`` nor its ``error``, since the items do not say which it was);
+    system instructions live outside."""
+    out: list[dict] = []
+    add = functools.partial(_add_to_turn, out, "role", "parts")
+    names: dict[str, str] = {}
+    for kind, value in _turns(items):
+        if kind == "calls":
+            for c in value:
+                names[c["call_id"]] = c["name"]
+                add("model", {"functionCall": {"id": c["call_id"], "name": c["name"], "args": orjson.loads(c["arguments"])}})
+        elif kind == "output":
+            call_id = value["call_id"]
+            add("user", {"functionResponse": {"id": call_id, "name": names.get(call_id, "tool"),
+                                              "response": {"result": _text_of(value["output"])}}})
+        elif kind != "system":
+            add("model" if kind == "assistant" else "user", {"text": value or "."})
+    return out
+
+
+def _bedrock(items: list[dict]) -> list[dict]:
+    """Converse messages: ContentBlocks of one member each, roles alternating as in _anthropic (the model's words
+    after calls that never got their results are a message of their own, which repair's results then separate);
+    results carry no ``status`` (the items do not say whether a call failed)."""
+    out: list[dict] = []
+    add = functools.partial(_add_to_turn, out, "role", "content")
+    for kind, value in _turns(items):
+        if kind == "calls":
+            for c in value:
+                add("assistant", {"toolUse": {"toolUseId": c["call_id"], "name": c["name"],
+                                              "input": orjson.loads(c["arguments"])}})
+        elif kind == "output":
+            add("user", {"toolResult": {"toolUseId": value["call_id"], "content": [{"text": _text_of(value["output"])}]}})
+        elif kind == "assistant" and out and "toolUse" in out[-1]["content"][-1]:
+            out.append({"role": "assistant", "content": [{"text": value or "."}]})
+        elif kind != "system":
+            add(kind, {"text": value or "."})
+    return out
+
+
+def _ai_sdk(items: list[dict]) -> list[dict]:
+    """``UIMessage[]`` as ``useChat`` stores them (AI SDK 5): each tool call a ``tool-<name>`` part of the assistant's
+    message, holding its output once it came (``output-available``), else still ``input-available``."""
+    out: list[dict] = []
+    parts: dict[str, dict] = {}
+    for kind, value in _turns(items):
+        if kind == "system":
+            continue
+        role = "user" if kind == "user" else "assistant"
+        if not out or out[-1]["role"] != role:
+            out.append({"id": f"msg-{len(out)}", "role": role, "parts": []})
+        if kind == "calls":
+            out[-1]["parts"].append({"type": "step-start"})
+            for c in value:
+                part = {"type": f"tool-{c['name']}", "toolCallId": c["call_id"], "state": "input-available",
+                        "input": orjson.loads(c["arguments"])}
+                parts[c["call_id"]] = part
+                out[-1]["parts"].append(part)
+        elif kind == "output":
+            part = parts.get(value["call_id"])
+            if part is not None:
+                part["state"], part["output"] = "output-available", _text_of(value["output"])
+        else:
+            out[-1]["parts"].append({"type": "text", "text": value})
+    return out
+
+
 _CONVERTERS: dict[str, Callable[[list[dict]], list[dict]]] = {
     "openai-responses": lambda items: items, "openai-chat": _chat, "anthropic": _anthropic, "langchain": _langchain,
-    "pydantic-ai": _pydantic_ai,
+    "pydantic-ai": _pydantic_ai, "gemini": _gemini, "bedrock": _bedrock, "ai-sdk": _ai_sdk,
 }
 
 

@@ -144,7 +144,8 @@ CASES: tuple[Case, ...] = (
 #: the dialects the stdlib script is measured against, by the short name their paths use: {<short>_jsonl},
 #: {<short>_folder} (generate.write_dialects writes them)
 DIALECTS = {"responses": "openai-responses", "chat": "openai-chat", "anthropic": "anthropic",
-            "langchain": "langchain", "pydantic": "pydantic-ai"}
+            "langchain": "langchain", "pydantic": "pydantic-ai", "gemini": "gemini", "bedrock": "bedrock",
+            "aisdk": "ai-sdk"}
 STDLIB = str(HERE / "stdlib_repair.py")
 #: the script answers every open call; threadfix leaves a call its format marks as waiting (a pydantic-ai history
 #: that ends on calls) unless told to answer it, so it is told, and both do the same work
@@ -162,6 +163,9 @@ def dialect_cases() -> tuple[Case, ...]:
                  f"the stdlib json script, {name} JSONL to a new file", check=f"dialect:{name}", writes=True),
             Case(f"repair_{short}", THREADFIX, ("repair", "--min-age", "0", *ANSWER_ALL, "-o", "{out}", jsonl),
                  f"repair {name} JSONL to a new file (vs the stdlib script)", (f"stdlib_{short}",),
+                 f"dialect:{name}", writes=True),
+            Case(f"repair_{short}_jobs1", THREADFIX, ("--jobs", "1", "repair", "--min-age", "0", *ANSWER_ALL, "-o", "{out}", jsonl),
+                 f"repair {name} JSONL to a new file in one process (vs --jobs by input size)", (f"repair_{short}",),
                  f"dialect:{name}", writes=True),
             Case(f"stdlib_{short}_folder", PYTHON, (STDLIB, name, "{work}"),
                  f"the stdlib json script, a folder of {name} files, in place", check=f"folder:{name}", writes=True,
@@ -743,6 +747,14 @@ def targets(table: list[dict], manifest: dict) -> list[dict]:
         add("repair -o with --jobs 2 (bounded by the write)", "info",
             f"{by['repair_jsonl_jobs2']['vs']:.2f}× --jobs 1; --jobs 1 takes {bound:.2f}× the copy floor (iv), "
             "the most any number of processes can gain")
+    one = [(c.name, by[c.name]["vs"]) for c in CASES if c.name.endswith("_jobs1") and c.name in by
+           and by[c.name]["vs"] is not None]
+    if one:
+        # vs = the default case's seconds / --jobs 1's: the default is "never slower" within 5 %
+        slow = [f"{n} {1 / v:.2f}×" for n, v in one if v > 1 / 0.95]
+        add("repair with --jobs by input size never slower than --jobs 1, every dialect",
+            "FAIL" if slow else "PASS", ", ".join(slow) if slow else
+            ", ".join(f"{n.removesuffix('_jobs1')} {1 / v:.2f}×" for n, v in one) + " (--jobs 1 time / default)")
     ratio_target("repair ≥ 1.5 × the stdlib json script, every dialect, JSONL and a folder of small files",
                  tuple(c.name for c in CASES if c.kind == THREADFIX and c.against and c.against[0].startswith("stdlib_")),
                  1.5)

@@ -9,7 +9,7 @@ string call ids, one answer per call. run.py checks its output the way it checks
     python benchmarks/stdlib_repair.py DIALECT STORE.jsonl OUT.jsonl   # one thread a line
     python benchmarks/stdlib_repair.py DIALECT FOLDER                  # one JSON document a file, in place
 
-DIALECT: openai-responses, openai-chat, anthropic, langchain, pydantic-ai.
+DIALECT: openai-responses, openai-chat, anthropic, langchain, pydantic-ai, gemini, bedrock, ai-sdk.
 """
 
 import json
@@ -91,8 +91,66 @@ def pydantic_ai(messages):
     return out
 
 
+def _next_turn(messages, n, calls, answered_in, make, is_answer, replies, new_message):
+    """Blocks formats (Bedrock, Gemini): message n's unanswered ``calls`` (id, name) answered at the head of the
+    next message when ``replies(next)`` says it takes them, else in a new message right after n."""
+    after = messages[n + 1] if n + 1 < len(messages) else None
+    answered = answered_in(after) if after is not None and replies(after) else set()
+    missing = [make(call_id, name) for call_id, name in calls if call_id not in answered]
+    if missing and after is not None and replies(after):
+        key = "content" if "content" in after else "parts"
+        results = [b for b in after[key] if is_answer(b)]
+        messages[n + 1] = {**after, key: results + missing + [b for b in after[key] if not is_answer(b)]}
+        return None
+    return new_message(missing) if missing else None
+
+
+def bedrock(messages):
+    messages, out = list(messages), []
+    for n, message in enumerate(messages):
+        out.append(message)
+        if message["role"] != "assistant":
+            continue
+        calls = [(b["toolUse"]["toolUseId"], None) for b in message["content"] if "toolUse" in b]
+        extra = _next_turn(
+            messages, n, calls, lambda m: {b["toolResult"]["toolUseId"] for b in m["content"] if "toolResult" in b},
+            lambda i, _: {"toolResult": {"toolUseId": i, "content": [{"text": PLACEHOLDER}], "status": "error"}},
+            lambda b: "toolResult" in b, lambda m: m["role"] == "user", lambda blocks: {"role": "user", "content": blocks})
+        if extra:
+            out.append(extra)
+    return out
+
+
+def gemini(contents):
+    contents, out = list(contents), []
+    for n, content in enumerate(contents):
+        out.append(content)
+        if content.get("role") != "model":
+            continue
+        calls = [(p["functionCall"]["id"], p["functionCall"]["name"]) for p in content["parts"] if "functionCall" in p]
+        extra = _next_turn(
+            contents, n, calls,
+            lambda c: {p["functionResponse"]["id"] for p in c["parts"] if "functionResponse" in p},
+            lambda i, name: {"functionResponse": {"id": i, "name": name, "response": {"error": PLACEHOLDER}}},
+            lambda p: "functionResponse" in p, lambda c: c.get("role") != "model" and any("functionResponse" in p for p in c["parts"]),
+            lambda parts: {"role": "user", "parts": parts})
+        if extra:
+            out.append(extra)
+    return out
+
+
+def ai_sdk(messages):
+    out = []
+    for message in messages:
+        parts = [{**p, "state": "output-error", "errorText": PLACEHOLDER}
+                 if p["type"].startswith("tool-") and p.get("state") in ("input-streaming", "input-available") else p
+                 for p in message.get("parts", ())]
+        out.append({**message, "parts": parts} if parts != message.get("parts", []) else message)
+    return out
+
+
 REPAIRS = {"openai-responses": responses, "openai-chat": chat, "anthropic": anthropic, "langchain": langchain,
-           "pydantic-ai": pydantic_ai}
+           "pydantic-ai": pydantic_ai, "gemini": gemini, "bedrock": bedrock, "ai-sdk": ai_sdk}
 
 
 def main(argv):

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.screening import same_as_a_full_read
+from tests.screening import repair_with_and_without_screens, same_as_a_full_read
 from threadfix import dialects, parallel
 from threadfix.batch import RepairRun, RunOptions
 from threadfix.stores import StoreOptions, open_stores, settle
@@ -122,14 +122,14 @@ def test_what_a_settled_document_may_hide_is_only_inside_skipped_values(raw: byt
 
 
 def test_a_document_msgspec_cannot_decode_for_any_reason_is_left_to_the_full_read(monkeypatch: pytest.MonkeyPatch) -> None:
-    _, unreadable, paired = settle._document_decoder()
+    _, unreadable, paired = settle._document_decoder(settle.DIALECT)
     healthy = b'[{"type":"function_call","call_id":"x"},{"type":"function_call_output","call_id":"x"}]'
     assert settles_document(healthy)
     for failure in (MemoryError, RecursionError):
         def decode(raw: bytes, failure: type[BaseException] = failure) -> None:
             raise failure()
 
-        monkeypatch.setattr(settle, "_document_decoder", lambda decode=decode: (decode, unreadable, paired))
+        monkeypatch.setattr(settle, "_document_decoder", lambda name, decode=decode: (decode, unreadable, paired))
         assert not settles_document(healthy)
 
 
@@ -243,20 +243,7 @@ def test_repair_writes_the_same_bytes_and_says_the_same_with_the_screen(tmp_path
                                                                        jobs: int) -> None:
     monkeypatch.setattr(parallel, "MIN_SHARD_BYTES", 4096)  # several shards (workers are forked with it)
     data = _jsonl(random.Random(7), 200, oddities=True)
-    results = []
-    for screen in (False, True):
-        monkeypatch.setattr(settle, "MIN_DOCUMENTS_BYTES", 0 if screen else 1 << 62)
-        folder = tmp_path / str(screen)
-        folder.mkdir()
-        monkeypatch.chdir(folder)
-        src, out = folder / "in.jsonl", tmp_path / f"out{screen}.jsonl"
-        src.write_bytes(data)
-        repair = RepairRun(["in.jsonl"], RunOptions(min_age=0, output=out, jobs=jobs, journal_dir=tmp_path / "j"))
-        outcomes = [(o.address, o.status, o.message) if hasattr(o, "status") else (o.where, o.message)
-                    for o in repair.outcomes()]
-        result = repair.result
-        results.append((out.read_bytes(), sorted(outcomes), result.threads, result.changed, result.edits,
-                        [(p.where, p.message) for p in result.problems]))
+    results = repair_with_and_without_screens(tmp_path, monkeypatch, data, jobs)
     assert results[0] == results[1]
     assert results[0][3] > 0 and results[0][5]  # something repaired, something unreadable
 

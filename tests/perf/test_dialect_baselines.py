@@ -139,8 +139,11 @@ def test_every_dialect_has_the_script_and_threadfix_side_by_side_as_a_file_and_a
             assert (script.fresh == ours.fresh == f"{short}_folder") == bool(suffix)
             assert run.inputs(ours) == run.inputs(script) == [f"{short}_folder" if suffix else f"{short}_jsonl"]
         assert {c.name for c in run.selected(f"repair_{short}")} >= {f"stdlib_{short}", "help"}
+        one = by_name[f"repair_{short}_jobs1"]  # the default --jobs beside one process
+        assert one.against == (f"repair_{short}",) and one.check == by_name[f"repair_{short}"].check
+        assert one.args[:2] == ("--jobs", "1") and run.inputs(one) == [f"{short}_jsonl"]
     family = next(f for f in run.families(list(run.CASES)) if f[0].name == "stdlib_chat")
-    assert [c.name for c in family] == ["stdlib_chat", "repair_chat"]
+    assert [c.name for c in family] == ["stdlib_chat", "repair_chat", "repair_chat_jobs1"]
 
 
 def test_the_list_shows_the_stdlib_cases_with_their_placeholders() -> None:

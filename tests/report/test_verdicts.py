@@ -99,7 +99,8 @@ def test_lint_finds_the_same_with_and_without_the_cache(monkeypatch, stores) -> 
 
         fast, slow = _both_ways(monkeypatch, run)
         assert fast == slow and len(fast) == 300
-        assert any(f.code in ("TF201", "TF204", "TF206") for _, found in fast for f in found), store.name
+        if store.name != "ai-sdk.jsonl":  # (its tool parts say output-available: the tool's own verdict, success)
+            assert any(f.code in ("TF201", "TF204", "TF206") for _, found in fast for f in found), store.name
 
 
 def test_report_counts_the_same_with_and_without_the_cache(monkeypatch, stores) -> None:

@@ -28,7 +28,8 @@ is the SDK's, not the stored thread's.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from functools import cache
+from typing import Any, Literal
 
 import orjson
 from msgspec import Struct
@@ -36,7 +37,9 @@ from msgspec.structs import replace
 
 from threadfix.dialects.base import (
     Dialect,
+    Screen,
     Violation,
+    absent,
     each_answered_once,
     index_in_place,
     list_under,
@@ -215,6 +218,9 @@ class AISDK(Dialect):
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
         return output.at == call.at
 
+    def screen(self) -> Screen:
+        return _screen()
+
     def is_pending(self, index: ThreadIndex, call: Call, items: Sequence[Any]) -> bool:
         m, p = call.at
         if _parts(items[m])[p].get("state") != "approval-responded":
@@ -329,3 +335,49 @@ def _approval_ok(approval: Any, wants: str) -> bool:
     if "reason" in approval and not isinstance(approval["reason"], str):
         return False
     return {"responded": isinstance(approved, bool), "denied": approved is False}.get(wants, approved is True)
+
+
+@cache
+def _screen() -> Screen:
+    """UI messages of a v5 role whose parts all carry a string ``type``, with no key another dialect sniffs by
+    (``type``, ``content``: OpenAI Responses gives content parts 80; ``kind``, ``tool_calls``,
+    ``toolInvocations``). :meth:`AISDK.sniff` gives such a thread 100 once a tool part stands among its first
+    200 messages, every other part there being a UI or ``data-`` part (60 without one), which no other dialect
+    reaches on it.
+
+    A thread needs nothing when every client tool part is in an output state with a string id, not blank, that
+    no other part uses (:meth:`AISDK.quick_healthy`): the output is the part itself, so it is always in place,
+    and a call that is answered neither waits nor is pending."""
+    from msgspec import UNSET, UnsetType, defstruct
+
+    part = defstruct("ScreenAISDKPart", [
+        ("type", str),
+        ("toolCallId", Any, UNSET),
+        ("state", Any, UNSET),
+        ("providerExecuted", Any, UNSET),
+    ], frozen=True)
+    message = defstruct("ScreenAISDKMessage", [
+        ("role", Literal[tuple(ROLES)]),
+        ("parts", list[part]),
+        *absent("type", "content", "kind", "tool_calls", "toolInvocations"),
+    ], frozen=True)
+
+    def is_tool(p: Any) -> bool:
+        kind = p.type
+        return (kind == "dynamic-tool" or kind.startswith("tool-")) and p.toolCallId is not UNSET and p.state.__class__ is str
+
+    def sure(items: list[Any]) -> bool:
+        for m in items[:200]:
+            for p in m.parts:
+                if not is_tool(p) and p.type not in _UI_PARTS and not p.type.startswith("data-"):
+                    return False
+        return bool(items)
+
+    def settles(items: list[Any]) -> bool | None:
+        if not sure(items):
+            return None
+        ids = [(p.toolCallId, p.state in OUTPUT_STATES) for m in items for p in m.parts
+               if is_tool(p) and p.providerExecuted is not True]
+        return each_answered_once(ids) and all(call_id.strip() for call_id, _ in ids)
+
+    return Screen(message, settles)

@@ -19,13 +19,16 @@ names a tool whose result comes from a person (a ``call`` state left for ``addTo
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from functools import cache
+from typing import Any, Literal
 
 import orjson
 
 from threadfix.dialects.base import (
     Dialect,
+    Screen,
     Violation,
+    absent,
     each_answered_once,
     index_in_place,
     str_under,
@@ -115,6 +118,9 @@ class AISDK4(Dialect):
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
         return output.at == call.at
 
+    def screen(self) -> Screen:
+        return _screen()
+
     def check(self, items: Sequence[Any]) -> list[Violation]:
         """``convertToCoreMessages``: every invocation it reads needs a ``result`` (the first one missing ends
         the conversion; each is reported here)."""
@@ -162,3 +168,49 @@ def _answered(message: dict[str, Any], answers: dict[int, dict[str, Any]]) -> di
         copy["toolInvocations"] = [{**invocation, **update(i, invocation)} if isinstance(invocation, dict) else invocation
                                    for i, invocation in enumerate(listed)]
     return copy
+
+
+@cache
+def _screen() -> Screen:
+    """Messages of an AI SDK 4 role, with text ``content`` if any, parts that all carry a string ``type`` and no
+    ``toolCallId`` of their own (so no AI SDK 5 tool part), and no key another dialect sniffs by (``type``,
+    ``kind``, ``tool_calls``). :meth:`AISDK4.sniff` is sure of such a thread once a message among its first 200
+    lists ``toolInvocations`` or holds a ``tool-invocation`` part, and no dialect before it can be.
+
+    A thread needs nothing when every invocation the SDK reads (an assistant's parts when it has them, else its
+    ``toolInvocations``) has a ``result`` and a string id, not blank, that no other invocation uses."""
+    from msgspec import UNSET, Raw, UnsetType, defstruct
+
+    invocation = defstruct("ScreenAISDK4Invocation", [("toolCallId", Any, UNSET), ("result", Raw | UnsetType, UNSET)],
+                           frozen=True)
+    part = defstruct("ScreenAISDK4Part", [
+        ("type", str),
+        ("toolInvocation", invocation | UnsetType, UNSET),
+        *absent("toolCallId"),
+    ], frozen=True)
+    message = defstruct("ScreenAISDK4Message", [
+        ("role", Literal[tuple(ROLES)]),
+        ("content", str | UnsetType, UNSET),
+        ("parts", list[part] | None | UnsetType, UNSET),
+        ("toolInvocations", list[invocation] | None | UnsetType, UNSET),
+        *absent("type", "kind", "tool_calls"),
+    ], frozen=True)
+
+    def tools(m: Any) -> bool:
+        return m.toolInvocations.__class__ is list or (
+            bool(m.parts) and any(p.type == PART and p.toolInvocation is not UNSET for p in m.parts))
+
+    def read(m: Any) -> Any:
+        if m.role != "assistant":
+            return ()
+        if m.parts is not None and m.parts is not UNSET:
+            return [p.toolInvocation for p in m.parts if p.type == PART and p.toolInvocation is not UNSET]
+        return m.toolInvocations or ()
+
+    def settles(items: list[Any]) -> bool | None:
+        if not any(map(tools, items[:200])):
+            return None
+        found = [(i.toolCallId, i.result is not UNSET) for m in items for i in read(m)]
+        return each_answered_once(found) and all(call_id.strip() for call_id, _ in found)
+
+    return Screen(message, settles)

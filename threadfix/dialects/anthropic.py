@@ -11,12 +11,14 @@ them is moved ahead of them (:meth:`Anthropic.layout_edits`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from functools import cache
+from typing import Any, Literal, Union
 
 import orjson
 
 from threadfix.dialects.base import (
     Dialect,
+    Screen,
     Slot,
     Violation,
     apply_blocks,
@@ -24,8 +26,10 @@ from threadfix.dialects.base import (
     calls_in_user_turns,
     lay_out,
     orphan_text,
+    absent,
     str_or_none,
     text_after_calls,
+    usable_ids,
 )
 from threadfix.failures import is_threadfix_output
 from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
@@ -213,6 +217,9 @@ class Anthropic(Dialect):
             return False
         return not pending
 
+    def screen(self) -> Screen:
+        return _screen()
+
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
         groups = _cached_turns(items)
         call_turn = turn_of(groups, call.at[0])
@@ -379,3 +386,77 @@ def _build_result(edit: Edit) -> dict[str, Any]:
 
 def _convert(edit: Edit, block: Any) -> dict[str, Any]:
     return {"type": "text", "text": orphan_text(edit.output, edit.action.value.endswith("duplicate"))}
+
+
+#: the block types a screened message may hold besides tool_use and tool_result (any other: read in full)
+_SCREEN_PLAIN = ("text", "image", "thinking", "redacted_thinking", "document", "search_result")
+_TOOL_USE, _TOOL_RESULT = 1, 2
+
+
+@cache
+def _screen() -> Screen:
+    """Messages of role user or assistant, with no key another dialect sniffs by (``type``: OpenAI Responses is
+    sure of a message item; ``tool_calls``: Chat gives it 95; ``parts``, ``kind``, ``toolInvocations``), whose content is text or blocks of the
+    types above, tool_use (a string ``id``) and tool_result (a string ``tool_use_id``). :meth:`Anthropic.sniff`
+    gives such a thread 100 once a block other than text or image stands among its first 200 messages, and 40
+    once a content there is a list of blocks, which no other dialect reaches on it (OpenAI Chat: 30 at most;
+    Bedrock refuses a block with a ``type``).
+
+    Health is :meth:`Anthropic.quick_healthy`'s, over those fields, with no id used twice in the thread and none
+    blank: each assistant's tool_use blocks, ending its text, answered by the leading tool_results of the very
+    next message, a user one, and no other tool_result."""
+    from msgspec import defstruct
+
+    def block(tag: str, fields: list[Any], code: int) -> type:
+        return defstruct(f"ScreenAnthropic{tag.title()}", fields, tag_field="type", tag=tag, frozen=True,
+                         namespace={"code": code})
+
+    blocks = [block("tool_use", [("id", str)], _TOOL_USE), block("tool_result", [("tool_use_id", str)], _TOOL_RESULT),
+              *(block(tag, [], 0) for tag in _SCREEN_PLAIN)]
+    message = defstruct("ScreenAnthropicMessage", [
+        ("role", Literal["user", "assistant"]),
+        ("content", str | list[Union[tuple(blocks)]]),  # noqa: UP007 - a union of classes made at run time
+        *absent("type", "parts", "kind", "toolInvocations", "tool_calls"),
+    ], frozen=True)
+    text_class = blocks[2]
+
+    def settles(items: list[Any]) -> bool | None:
+        if all(m.content.__class__ is str or not m.content for m in items[:200]):
+            return None  # (all empty lists: Bedrock's sniff gives them 50)
+        pending: set[str] = set()
+        seen: list[str] = []
+        for m in items:
+            content = m.content
+            if content.__class__ is str:
+                if pending:
+                    return False
+                continue
+            if m.role == "assistant":
+                if pending:
+                    return False
+                for b in content:
+                    code = b.code
+                    if code == _TOOL_USE:
+                        if b.id in pending:
+                            return False
+                        pending.add(b.id)
+                        seen.append(b.id)
+                    elif code == _TOOL_RESULT or (pending and b.__class__ is text_class):
+                        return False  # a result in the model's turn; text after the turn's calls
+                continue
+            leading = True
+            for b in content:
+                code = b.code
+                if code == _TOOL_RESULT:
+                    if not leading or b.tool_use_id not in pending:
+                        return False
+                    pending.discard(b.tool_use_id)
+                elif code == _TOOL_USE:
+                    return False  # a call in a user message
+                else:
+                    leading = False
+            if pending:
+                return False
+        return not pending and len(set(seen)) == len(seen) and usable_ids(seen)
+
+    return Screen(message, settles)

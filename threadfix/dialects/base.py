@@ -100,6 +100,66 @@ class Dialect(ABC):
         (Anthropic: text after a turn's tool calls). A layout they cannot mend stays a violation of ``check``."""
         return []
 
+    def screen(self) -> Screen | None:
+        """How repair settles a whole thread document of this dialect from a few of its fields (see
+        :class:`Screen`); None when it has none."""
+        return None
+
+
+class Screen(Struct, frozen=True):
+    """A dialect's screen: the msgspec type of one item, holding only the fields that decide whether a thread
+    needs repair (msgspec skips the rest of each item in C), and ``settles``, which decides over the decoded
+    items. :mod:`threadfix.stores.settle` decodes documents with it.
+
+    ``settles(items)`` is True only for a thread that the full read would (a) sniff as this dialect, whatever
+    other dialects say of it, so a screened store never settles a thread as the wrong format, and (b) find
+    nothing in: ``quick_healthy`` true, and a plan with no edit and no refusal. False: (a) holds, (b) does not
+    (a stuck thread: read it in full). None: (a) is not certain (another dialect's screen may be tried). Fields
+    that must be absent for (a) are typed ``UnsetType``, so an item holding one fails to decode.
+    """
+
+    item: Any
+    settles: Callable[[list[Any]], bool | None]
+
+
+def absent(*keys: str) -> list[tuple[str, Any, Any]]:
+    """Screen fields for keys an item must not hold: typed ``UnsetType``, any value fails to decode."""
+    from msgspec import UNSET, UnsetType
+
+    return [(key, UnsetType, UNSET) for key in keys]
+
+
+def usable_ids(ids: Iterable[str]) -> bool:
+    """Whether no id among ``ids`` (strings) is blank: repair refuses a call with a blank id (``BLANK_ID``)."""
+    return all(map(str.strip, ids))
+
+
+def answered_in_blocks(items: Sequence[Any], call_ids: Callable[[Any], Any], output_id: Callable[[Any], Any]) -> bool:
+    """The screens' :class:`ToolBlocks` rule (OpenAI Chat, LangChain): each message's calls answered by the run of
+    outputs right after it, one per id, and no other output; every id a non-blank string no other call uses.
+
+    ``call_ids(item)`` is None for an output, else the ids its calls carry (empty: none); ``output_id(item)`` the
+    id an output names. Stricter than the planner (an id reused in another turn is read in full)."""
+    seen: set[Any] = set()
+    wanted: set[Any] | None = None  # the ids of the block being answered, not yet answered
+    for item in items:
+        ids = call_ids(item)
+        if ids is None:
+            if not wanted or (call_id := output_id(item)) not in wanted:
+                return False  # an output no call's block holds, or a second one
+            wanted.discard(call_id)
+            continue
+        if wanted:
+            return False  # a call its block left unanswered
+        wanted = set(ids) if ids else None
+        if wanted is not None:
+            if len(wanted) != len(ids) or not wanted.isdisjoint(seen):
+                return False
+            seen |= wanted
+    if wanted:
+        return False
+    return usable_ids(seen)
+
 
 # --------------------------------------------------------------------------- shared helpers
 

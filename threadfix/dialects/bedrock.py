@@ -27,13 +27,15 @@ else a ``text`` block (every model reads text).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from itertools import pairwise
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
 from threadfix.dialects.base import (
     Dialect,
+    Screen,
     Slot,
     Violation,
     apply_blocks,
@@ -43,8 +45,10 @@ from threadfix.dialects.base import (
     lay_out,
     list_under,
     orphan_text,
+    absent,
     str_under,
     text_after_calls,
+    usable_ids,
 )
 from threadfix.failures import is_threadfix_output
 from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
@@ -197,6 +201,9 @@ class Bedrock(Dialect):
             return m == call.at[0] and b > call.at[1]
         return m == call.at[0] + 1 and role(items[m]) == "user" and b < leading_results(items[m])
 
+    def screen(self) -> Screen:
+        return _screen()
+
     def is_pending(self, index: ThreadIndex, call: Call, items: Sequence[Any]) -> bool:
         return call.server and not any(m > call.at[0] for m in (*index.user_turns, *index.model_turns))
 
@@ -307,3 +314,64 @@ def _block_kind(block: Any) -> str | None:
 
 def _convert(edit: Edit, block: Any) -> dict[str, Any]:
     return {"text": orphan_text(edit.output, edit.action.value.endswith("duplicate"))}
+
+
+@cache
+def _screen() -> Screen:
+    """Messages of a Converse role whose content is a list of ContentBlocks, each exactly one member (a toolUse
+    with a string ``toolUseId``, a toolResult with one, any other member skipped), and no key another dialect
+    sniffs by (``type``, ``parts``, ``kind``, ``tool_calls``, ``toolInvocations``). :meth:`Bedrock.sniff` gives
+    such a thread 50 or 100, which no other dialect reaches on it (Anthropic and Chat refuse a block without a
+    ``type``).
+
+    Health is :meth:`Bedrock.quick_healthy`'s, with no id blank: each assistant's toolUse ids, ending its text,
+    answered exactly by the leading toolResults of the next message, a user one, and no other toolResult."""
+    from msgspec import UNSET, Raw, UnsetType, defstruct
+    from msgspec.structs import astuple
+
+    use = defstruct("ScreenBedrockToolUse", [("toolUseId", str), ("type", Any, UNSET)], frozen=True)
+    result = defstruct("ScreenBedrockToolResult", [("toolUseId", str)], frozen=True)
+    members = sorted(_BLOCK_KEYS)
+    block = defstruct("ScreenBedrockBlock", [
+        (key, (use if key == "toolUse" else result if key == "toolResult" else Raw) | UnsetType, UNSET)
+        for key in members], frozen=True, forbid_unknown_fields=True)
+    message = defstruct("ScreenBedrockMessage", [
+        ("role", Literal[tuple(ROLES)]),
+        ("content", list[block]),
+        *absent("type", "parts", "kind", "tool_calls", "toolInvocations"),
+    ], frozen=True)
+    others = len(members) - 1
+
+    def settles(items: list[Any]) -> bool | None:
+        if not items or any(astuple(b).count(UNSET) != others for m in items for b in m.content):
+            return None  # no message, or a block of no member or of two
+        expected: list[str] = []
+        seen: list[str] = []
+        for m in items:
+            answers: list[str] = []
+            uses: list[Any] = []
+            text_after = past_results = False  # text after the message's last toolUse; a block not a toolResult
+            for b in m.content:
+                if b.toolResult is not UNSET:
+                    if past_results:
+                        return False  # a result after other blocks
+                    answers.append(b.toolResult.toolUseId)
+                    continue
+                past_results = True
+                if b.toolUse is not UNSET:
+                    uses.append(b.toolUse)
+                    text_after = False
+                elif uses and b.text is not UNSET:
+                    text_after = True
+            if m.role == "assistant":
+                if expected or answers or text_after or any(u.type == "server_tool_use" for u in uses):
+                    return False
+                expected = [u.toolUseId for u in uses]
+                seen += expected
+            elif uses or sorted(answers) != sorted(expected) or (answers and m.role != "user"):
+                return False  # a call in a user message; results that are not the turn's calls, each once
+            else:
+                expected = []
+        return not expected and len(set(seen)) == len(seen) and usable_ids(seen)
+
+    return Screen(message, settles)

@@ -25,12 +25,14 @@ ADK marks a long-running call in its own events (``Event.long_running_tool_ids``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from functools import cache
+from typing import Any, Literal
 
 from msgspec.structs import replace
 
 from threadfix.dialects.base import (
     Dialect,
+    Screen,
     Slot,
     Violation,
     apply_blocks,
@@ -39,7 +41,9 @@ from threadfix.dialects.base import (
     join_clashing,
     lay_out,
     list_under,
+    absent,
     orphan_text,
+    usable_ids,
 )
 from threadfix.failures import is_threadfix_output
 from threadfix.model import Call, Edit, Loc, Output, RepairPlan, ThreadIndex
@@ -246,6 +250,9 @@ class Gemini(Dialect):
                 users.append(m)
         return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
 
+    def screen(self) -> Screen:
+        return _screen()
+
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
         return output.at[0] == call.at[0] + 1 and role(items[output.at[0]]) != "model"
 
@@ -320,3 +327,63 @@ def _convert(edit: Edit, part: Any) -> dict[str, Any]:
         # without an id, the function's name is what tells the model which call this answered
         output = replace(output, call_id=f"{_name(response_of(part) or {})} (no id)")
     return {"text": orphan_text(output, edit.action.value.endswith("duplicate"))}
+
+
+@cache
+def _screen() -> Screen:
+    """Contents of a Gemini role (or none: the user's) whose parts are objects of Part fields only (an unknown
+    key fails to decode), none empty, and no key another dialect sniffs by (``type``, ``content``, ``kind``,
+    ``tool_calls``, ``toolInvocations``). :meth:`Gemini.sniff` gives such a thread 50 to 100, which no other
+    dialect reaches on it once a content among the first 200 has a part or a role other than user.
+
+    Health is :meth:`Gemini.quick_healthy`'s, with every id a string (an empty one is none), not blank, used by
+    one call: each call turn (a model content) answered by exactly its calls' ids and names in the very next
+    content (a call without an id by a response of its name without one, which the full read pairs by name
+    and order), no call outside a model content, no other response anywhere."""
+    from msgspec import UNSET, Raw, UnsetType, defstruct
+    from msgspec.structs import astuple
+
+    named = [("id", str | None | UnsetType, UNSET), ("name", str | UnsetType, UNSET)]
+    call = defstruct("ScreenGeminiCall", named, frozen=True)
+    response = defstruct("ScreenGeminiResponse", named, frozen=True)
+    keys = sorted(_PART_KEYS)
+    part = defstruct("ScreenGeminiPart", [
+        (key, (call if key in CALL_KEYS else response if key in RESPONSE_KEYS else Raw) | UnsetType, UNSET)
+        for key in keys], frozen=True, forbid_unknown_fields=True)
+    content = defstruct("ScreenGeminiContent", [
+        ("parts", list[part]),
+        ("role", Literal[tuple(ROLES)] | UnsetType, UNSET),
+        *absent("type", "content", "kind", "tool_calls", "toolInvocations"),
+    ], frozen=True)
+    empty = len(keys)
+
+    def found(p: Any, spellings: tuple[str, str]) -> Any:
+        value = getattr(p, spellings[0])
+        return value if value is not UNSET else getattr(p, spellings[1])
+
+    def settles(items: list[Any]) -> bool | None:
+        if any(astuple(p).count(UNSET) == empty for c in items for p in c.parts) or not any(
+                c.parts or c.role != "user" for c in items[:200]):
+            return None  # an empty part (the sniff refuses it); or only user contents without parts, which the AI
+            # SDK's sniff gives 60
+        expected: list[tuple[Any, Any]] | None = None
+        seen: list[str] = []
+        for c in items:
+            calls = [(v.id or None, v.name or "unknown") for p in c.parts if (v := found(p, CALL_KEYS)) is not UNSET]
+            answers = [(v.id or None, v.name or "unknown") for p in c.parts
+                       if (v := found(p, RESPONSE_KEYS)) is not UNSET]
+            model = c.role == "model"
+            if calls and not model:
+                return False  # a call outside a model turn
+            seen += [i for i, _ in calls if i is not None]
+            if model:
+                if expected or answers:
+                    return False
+                expected = calls or None
+            elif sorted(answers, key=repr) != sorted(expected or [], key=repr):
+                return False
+            else:
+                expected = None
+        return expected is None and len(set(seen)) == len(seen) and usable_ids(seen)
+
+    return Screen(content, settles)

@@ -46,7 +46,8 @@ marks the calls waiting (:mod:`threadfix.stores.langgraph_checkpoints`); for a l
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from functools import cache
+from typing import Any, Literal
 
 import orjson
 from msgspec import Struct
@@ -56,10 +57,13 @@ from msgspec.structs import replace
 from threadfix.dialects.base import (
     LAYOUT,
     Dialect,
+    Screen,
     ToolBlocks,
     Violation,
     call_text,
     calls_in_user_turns,
+    absent,
+    answered_in_blocks,
     orphan_text,
     str_or_none,
     text_after_calls,
@@ -240,6 +244,9 @@ class LangChain(Dialect):
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
         return BLOCKS.in_place(call, output, items)
 
+    def screen(self) -> Screen:
+        return _screen()
+
     def check(self, items: Sequence[Any]) -> list[Violation]:
         """LangGraph's ``_validate_chat_history``, then the block rule providers apply."""
         violations: list[Violation] = []
@@ -362,3 +369,53 @@ def _human_message(shape: str, text: str) -> dict[str, Any]:
 
 def _constructor(cls: str, kwargs: dict[str, Any]) -> dict[str, Any]:
     return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", cls], "kwargs": kwargs}
+
+
+@cache
+def _screen() -> Screen:
+    """Plain message dicts (``model_dump()``) with a ``type`` langchain-core reads, text ``content``, and no
+    ``role`` or ``data`` (so :func:`read` takes each as a plain message). No dialect before LangChain in the
+    registry can be sure of them (OpenAI Responses knows none of these types; Anthropic and Chat need a
+    ``role``), and :meth:`LangChain.sniff` is, once a human, AI or tool message stands among the first 200.
+
+    Text content holds no call blocks and nothing to lay out, so an AI message's calls are its ``tool_calls``
+    and ``invalid_tool_calls`` entries (a string ``id`` each), or, when it has none of those and no
+    ``tool_call_chunks``, the legacy ``additional_kwargs.tool_calls``, as :func:`call_sites` reads them; they
+    must satisfy the block rule (:func:`answered_in_blocks`)."""
+    from msgspec import UNSET, UnsetType, defstruct
+
+    call = defstruct("ScreenLangChainCall", [("id", str)], frozen=True)
+    calls = list[call] | None | UnsetType
+    extra = defstruct("ScreenLangChainExtra", [("tool_calls", calls, UNSET)], frozen=True)
+    message = defstruct("ScreenLangChainMessage", [
+        ("type", Literal[tuple(_TYPES)]),
+        ("content", str),
+        ("tool_calls", calls, UNSET),
+        ("invalid_tool_calls", calls, UNSET),
+        ("tool_call_chunks", list[Any] | None | UnsetType, UNSET),
+        ("additional_kwargs", extra | None | UnsetType, UNSET),
+        ("tool_call_id", str | None | UnsetType, UNSET),
+        *absent("role", "data"),
+    ], frozen=True)
+
+    def call_ids(m: Any) -> Any:
+        kind = m.type
+        if kind == "tool":
+            return None
+        if kind != "ai" and (kind == "human" or (kind := _TYPES[kind]) != "ai"):
+            return None if kind == "tool" else ()
+        listed = [*(m.tool_calls or ()), *(m.invalid_tool_calls or ())]
+        if not listed and not m.tool_call_chunks and m.additional_kwargs:
+            listed = m.additional_kwargs.tool_calls or ()
+        return [c.id for c in listed]
+
+    def settles(items: list[Any]) -> bool | None:
+        if not any(_TYPES[m.type] in ("human", "ai", "tool") for m in items[:200]):
+            return None
+        return answered_in_blocks(items, call_ids, _tool_call_id)
+
+    return Screen(message, settles)
+
+
+def _tool_call_id(message: Any) -> Any:
+    return message.tool_call_id

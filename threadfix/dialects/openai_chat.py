@@ -12,11 +12,12 @@ tools whose output comes from a person.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from functools import cache
+from typing import Any, Literal
 
 import orjson
 
-from threadfix.dialects.base import Dialect, ToolBlocks, Violation, orphan_text
+from threadfix.dialects.base import Dialect, Screen, ToolBlocks, Violation, absent, answered_in_blocks, orphan_text
 from threadfix.failures import is_threadfix_output
 from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
 
@@ -134,6 +135,9 @@ class OpenAIChat(Dialect):
     def quick_accepted(self, items: Sequence[Any]) -> bool:
         return self.quick_healthy(items)  # the block rule is all the provider checks
 
+    def screen(self) -> Screen:
+        return _screen()
+
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
         return BLOCKS.in_place(call, output, items)
 
@@ -150,3 +154,41 @@ def _build_output(edit: Edit) -> dict[str, Any]:
 
 def _convert(edit: Edit, item: Any) -> dict[str, Any]:
     return {"role": "user", "content": orphan_text(edit.output, edit.action.value.endswith("duplicate"))}
+
+
+@cache
+def _screen() -> Screen:
+    """Messages with a Chat role, text (or null) content and no key another dialect sniffs by (``type``, ``parts``,
+    ``kind``, ``toolInvocations``), whose calls satisfy the block rule (:func:`answered_in_blocks`).
+
+    Then no dialect is sure (100) of the thread, and none scores as high as Chat: Anthropic gives string contents
+    20 at most, the others nothing. So the thread must show Chat's evidence: a tool message or ``tool_calls``
+    (95), or a content (30), among the first 200 messages, as :meth:`OpenAIChat.sniff` reads them."""
+    from msgspec import UNSET, UnsetType, defstruct
+
+    call = defstruct("ScreenChatCall", [("id", str)], frozen=True)
+    message = defstruct("ScreenChatMessage", [
+        ("role", Literal[tuple(_CHAT_ROLES)]),
+        ("content", str | None | UnsetType, UNSET),
+        ("tool_calls", list[call] | None | UnsetType, UNSET),
+        ("tool_call_id", str | None | UnsetType, UNSET),
+        *absent("type", "parts", "kind", "toolInvocations"),
+    ], frozen=True)
+
+    def call_ids(message: Any) -> Any:
+        role = message.role
+        if role == "tool":
+            return None
+        calls = message.tool_calls if role == "assistant" else None
+        return [call.id for call in calls] if calls else ()
+
+    def settles(items: list[Any]) -> bool | None:
+        if not any(m.content is not UNSET or m.tool_calls is not UNSET or m.role == "tool" for m in items[:200]):
+            return None
+        return answered_in_blocks(items, call_ids, _tool_call_id)
+
+    return Screen(message, settles)
+
+
+def _tool_call_id(message: Any) -> Any:
+    return message.tool_call_id

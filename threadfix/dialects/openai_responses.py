@@ -15,12 +15,14 @@ MCP ``mcp_approval_request`` is the server's, answered by ``mcp_approval_respons
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import repeat
-from typing import Any
+from functools import cache
+from itertools import compress, repeat
+from operator import itemgetter
+from typing import Any, Union
 
 import orjson
 
-from threadfix.dialects.base import Dialect, Violation, apply_flat, orphan_text
+from threadfix.dialects.base import Dialect, Screen, Violation, apply_flat, orphan_text, usable_ids
 from threadfix.failures import is_threadfix_output
 from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
 
@@ -183,6 +185,9 @@ class OpenAIResponses(Dialect):
     def quick_accepted(self, items: Sequence[Any]) -> bool:
         return _quick(items, unique_ids=True)  # the provider also refuses duplicate item ids
 
+    def screen(self) -> Screen:
+        return _screen()
+
 
     def answers(self, call: Call, output: Output) -> bool:
         return output.wire_type in CALL_OUTPUTS[call.wire_type]
@@ -304,3 +309,81 @@ def _convert(edit: Edit, item: Any) -> dict[str, Any]:
     duplicate = edit.action.value.endswith("duplicate")
     parts: list[Any] = [{"type": "input_text", "text": orphan_text(edit.output, duplicate)}]
     return {"type": "message", "role": "user", "content": parts}
+
+
+# --------------------------------------------------------------------------- the screen
+
+#: the only call and output types a settled thread may hold
+CALL, OUTPUT = "function_call", "function_call_output"
+#: how a screened item codes its type: a function call, its output
+IS_CALL, IS_OUTPUT = 0, 1
+#: the first byte of an id that SQLite's ``->>`` gave as JSON text (an object or an array, not a string)
+_FIRST_BYTE = itemgetter(0)
+_NOT_STRING_IDS = frozenset(b"{[")
+
+
+def plain_types() -> tuple[str, ...]:
+    """The item types that are neither calls nor outputs, in a fixed order."""
+    return tuple(sorted(PLAIN_TYPES))
+
+
+def answered_in_turn(codes: Sequence[Any], call_ids: Sequence[Any]) -> bool:
+    """The most common healthy thread, cheaply: each call answered right after it (call, output, call, output),
+    no id twice, every id a string. False says nothing: :func:`pairs_settle` decides."""
+    calls = call_ids[0::2]
+    return (calls == call_ids[1::2] and codes.count(IS_CALL) == len(calls) and all(codes[1::2])
+            and len(set(calls)) == len(calls) and _ids_are_strings(calls))
+
+
+def pairs_settle(codes: Sequence[Any], call_ids: Sequence[Any]) -> bool:
+    """Whether a thread whose calls and outputs are ``codes`` and ``call_ids`` (in thread order) is healthy:
+    only function calls and their outputs, string ids, each call answered once, after it, and no id used twice.
+    Ids are str (a typed decode) or bytes (SQLite's JSON text of the value).
+
+    What ``quick_healthy`` decides over those items, in C-level operations: its per-item loop would cost
+    more than the rest of the screen.
+    """
+    pairs = len(call_ids) // 2
+    if None in codes or 2 * pairs != len(call_ids) or sum(codes) != pairs:
+        return False  # an item that could not be vouched for, or another type; or not as many outputs as calls
+    first = dict(zip(call_ids[::-1], codes[::-1]))  # each id's first code (read backwards, it is written last)
+    # as many ids as calls, each first called, no output id twice: each id called once, then answered once
+    return (len(first) == pairs and IS_OUTPUT not in first.values() and len(set(compress(call_ids, codes))) == pairs
+            and _ids_are_strings(first))
+
+
+def _ids_are_strings(call_ids: Any) -> bool:
+    """Every id came from a JSON string: str, or bytes that are not an object's or an array's JSON text."""
+    try:
+        return not _NOT_STRING_IDS & set(map(_FIRST_BYTE, call_ids))
+    except (TypeError, IndexError):
+        return False  # an id that is not a string (or an empty one: left to a full read)
+
+
+@cache
+def _screen() -> Screen:
+    """Items are a union tagged by ``type``: one class per plain type, with no fields (msgspec skips everything in
+    them), and one each for function calls and outputs, with a required string ``call_id``. An item of any other
+    type, without a type, or with a repeated ``type`` key fails to decode: a full read decides it. A settled
+    thread's first item is of a Responses type, so :meth:`OpenAIResponses.sniff` is sure of it, first of all."""
+    import msgspec
+
+    def tagged(name: str, tag: str, fields: list[Any], code: int | None) -> type:
+        return msgspec.defstruct(name, fields, tag_field="type", tag=tag, namespace={"code": code}, frozen=True)
+
+    call = tagged("SettleCall", CALL, [("call_id", str)], IS_CALL)
+    output = tagged("SettleOutput", OUTPUT, [("call_id", str)], IS_OUTPUT)
+    plain = [tagged(f"SettlePlain{i}", kind, [], None) for i, kind in enumerate(plain_types())]
+    item = Union[tuple([call, output, *plain])]  # noqa: UP007 - a union of classes made at run time
+    paired = frozenset((call, output))
+
+    def settles(items: list[Any]) -> bool | None:
+        if not items:
+            return None  # no item names the dialect
+        calls_and_outputs = [item for item in items if item.__class__ in paired]
+        codes = tuple([item.code for item in calls_and_outputs])
+        call_ids = tuple([item.call_id for item in calls_and_outputs])
+        # (a blank id is refused by the planner, though quick_healthy lets it by)
+        return (answered_in_turn(codes, call_ids) or pairs_settle(codes, call_ids)) and usable_ids(call_ids)
+
+    return Screen(item, settles)

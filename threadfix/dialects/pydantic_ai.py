@@ -27,19 +27,23 @@ run, all ``state: "complete"``. Pydantic AI leaves such a tail alone for the sam
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from functools import cache
+from typing import Any, Literal
 
 from msgspec.structs import replace
 
 from threadfix.dialects.base import (
     Dialect,
+    Screen,
     Slot,
     Violation,
     apply_blocks,
     lay_out,
     orphan_text,
+    absent,
     str_or_none,
     text_after_calls,
+    usable_ids,
 )
 from threadfix.failures import MARKER, MARKER_KEY, ArgumentsState, is_threadfix_output, read_arguments
 from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
@@ -159,6 +163,9 @@ class PydanticAI(Dialect):
 
     def in_place(self, index: ThreadIndex, call: Call, output: Output, items: Sequence[Any]) -> bool:
         return output.at[0] in next_requests(items, call.at[0])
+
+    def screen(self) -> Screen:
+        return _screen()
 
     def check(self, items: Sequence[Any]) -> list[Violation]:
         violations: list[Violation] = []
@@ -284,3 +291,58 @@ def _unexpected(at: int, call_id: Any) -> Violation:
     return Violation("tool-result-without-call", at,
                      f"messages[{at}]: tool result {call_id} answers no tool call of the response right before it",
                      call_id)
+
+
+@cache
+def _screen() -> Screen:
+    """Messages of kind request or response whose parts all carry a string ``part_kind``, with no ``type`` or
+    ``role`` (which OpenAI Responses, Anthropic and Chat sniff by, and LangChain reads): :meth:`PydanticAI.sniff`
+    is sure of them and no dialect before it can be.
+
+    A tool-call part has a string ``tool_call_id``, used by no other call and not blank; each is answered once,
+    by a result (a tool-return, or a retry-prompt naming a tool) in the run of requests right after its
+    response, and no result answers anything else. No text part follows a response's tool calls (the layout
+    repair mends). A call that is answered never waits, so a deferred tail cannot be in question."""
+    from msgspec import UNSET, UnsetType, defstruct
+
+    part = defstruct("ScreenPydanticPart", [
+        ("part_kind", str),
+        ("tool_call_id", str | None | UnsetType, UNSET),
+        ("tool_name", str | None | UnsetType, UNSET),
+    ], frozen=True)
+    message = defstruct("ScreenPydanticMessage", [
+        ("kind", Literal["request", "response"]),
+        ("parts", list[part]),
+        *absent("type", "role"),
+    ], frozen=True)
+
+    def settles(items: list[Any]) -> bool | None:
+        if not items:
+            return None
+        open_calls: set[Any] = set()  # the calls of the response before this run of requests, not yet answered
+        called: list[str] = []
+        for m in items:
+            if m.kind == "response":
+                if open_calls:
+                    return False
+                after_call = False
+                for p in m.parts:
+                    kind = p.part_kind
+                    if kind == "tool-call":
+                        if p.tool_call_id.__class__ is not str:
+                            return False
+                        open_calls.add(p.tool_call_id)
+                        called.append(p.tool_call_id)
+                        after_call = True
+                    elif kind == "text" and after_call:
+                        return False  # text after the response's calls
+                continue
+            for p in m.parts:
+                kind = p.part_kind
+                if kind == "tool-return" or (kind == "retry-prompt" and p.tool_name.__class__ is str):
+                    if p.tool_call_id not in open_calls:
+                        return False  # an orphan, a second result, or one out of its place
+                    open_calls.discard(p.tool_call_id)
+        return not open_calls and len(set(called)) == len(called) and usable_ids(called)
+
+    return Screen(message, settles)

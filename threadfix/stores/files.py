@@ -13,6 +13,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,12 @@ BINARY_MESSAGE = "is not JSON text (it has NUL bytes: binary, or UTF-16); left a
 #: decoder costs more to build than it saves on a few small files, and is built once for a folder of many
 SCREEN_DOCUMENTS_AFTER = settle.MIN_DOCUMENTS_BYTES
 _documents_read = 0
+
+
+@cache
+def _folder_screener(dialect: str | None) -> settle.Screener:
+    """One screener for the documents of a process (the files of a folder share a dialect: it is tried first)."""
+    return settle.Screener(dialect)
 
 
 def _read_to_end(fd: int, size: int) -> bytes:
@@ -119,8 +126,8 @@ class FileStore(Store):
         return self._read(screen=False)
 
     def threads_to_repair(self) -> Iterator[Thread | ReadProblem | Settled]:
-        """:meth:`threads`, except that healthy OpenAI Responses threads (JSONL lines; documents, once a run has
-        read enough of them) may come as :class:`Settled` counts, told from their items' types and call ids alone
+        """:meth:`threads`, except that healthy threads (JSONL lines; documents, once a run has read enough of them)
+        may come as :class:`Settled` counts, told from a few fields of their items by their dialect's screen
         (:mod:`.settle`)."""
         return self._read(screen=True)
 
@@ -151,10 +158,10 @@ class FileStore(Store):
             if self.jsonl and self.byte_range is not None:
                 start, end, numbering = self.byte_range
                 yield from reader.byte_range(handle, start, end, numbering,
-                                             screen=screen and settle.worth_screening(self.dialect, end - start))
+                                             screen=screen and settle.screens_documents(self.dialect, end - start))
             elif self.jsonl:
                 yield from reader.lines(Lines(handle, self.max_doc_bytes),
-                                        screen=screen and settle.worth_screening(self.dialect, st.st_size))
+                                        screen=screen and settle.screens_documents(self.dialect, st.st_size))
             else:
                 if (problem := self._too_large(st.st_size, "document")) is not None:
                     yield problem
@@ -215,11 +222,12 @@ class FileStore(Store):
         if _binary(raw):
             yield ReadProblem(self.display, BINARY_MESSAGE)
             return
-        screened = screen and _documents_read >= SCREEN_DOCUMENTS_AFTER and settle.worth_screening(self.dialect)
+        screened = (screen and _documents_read >= SCREEN_DOCUMENTS_AFTER
+                    and (self.dialect is None or self.dialect in settle.screened()))
         _documents_read += len(raw)
-        if screened and settle.settles_document(raw):  # (no session container holds a Responses item list)
-            self.container = DOCUMENT
-            yield settle.SETTLED
+        if screened and (settled := _folder_screener(self.dialect)(raw)) is not None:
+            self.container = DOCUMENT  # (no session container holds a thread any dialect's screen settles)
+            yield settled
             return
         try:
             value = jsonio.loads(raw)
@@ -268,7 +276,7 @@ class FileStore(Store):
             import io
 
             yield from self._jsonl_reader().lines(Lines(io.BytesIO(data), self.max_doc_bytes),
-                                                  screen=screen and settle.worth_screening(self.dialect, len(data)))
+                                                  screen=screen and settle.screens_documents(self.dialect, len(data)))
         else:
             yield from self._read_document(data)
 

@@ -148,7 +148,7 @@ class JsonlReader:
         held; its own line count is then posted for the ranges after it, and the held lines read with the
         numbers the ranges before it posted. No process reads the file twice.
         """
-        settles = settle.settles_document if screen else None
+        settles = settle.Screener(self.dialect) if screen else None
         held: list[tuple[int, int, bytes | None]] = []
         lines = 0
         try:
@@ -158,8 +158,8 @@ class JsonlReader:
                     body = content(line, offset)
                     if body is None:
                         continue
-                    if settles is not None and settles(body):
-                        yield settle.SETTLED
+                    if settles is not None and (settled := settles(body)) is not None:
+                        yield settled
                         continue
                 held.append((lines, offset, line))
             shift = numbering.first_line(lines) - 1
@@ -172,7 +172,7 @@ class JsonlReader:
         """JSONL lines as :class:`Lines` gives them. ``mode``: "threads" (one per line) or "items" (the file is one
         thread), None to tell from the first line read. ``screen``: once the lines are known to be threads,
         those :mod:`.settle` settles come as Settled."""
-        settles = settle.settles_document if screen else None
+        settles = settle.Screener(self.dialect) if screen else None
         display = self.display
         items_of: ItemLines | None = None
         if mode == "threads":
@@ -190,8 +190,8 @@ class JsonlReader:
                     items_of.lines.append((start, line, None))
                 continue
             bom = len(line) - len(body)
-            if settles is not None and mode == "threads" and settles(body):
-                yield settle.SETTLED
+            if settles is not None and mode == "threads" and (settled := settles(body)) is not None:
+                yield settled
                 continue
             try:
                 value = jsonio.loads(body)

@@ -1,19 +1,19 @@
 """Repair's fast path: telling a healthy thread from a few of its fields, without reading it whole.
 
-Most stored threads need no repair, and for a thread of OpenAI Responses items that takes only each
-item's ``type`` and, for function calls and their outputs, the ``call_id``. Two readers get those fields
-for less than a full parse costs:
+Most stored threads need no repair, and telling so takes only a few fields of each item: for OpenAI
+Responses items, each item's ``type`` and the ``call_id`` of calls and outputs. Two readers get those
+fields for less than a full parse costs:
 
-- SQLite, over tables of one row per item (:mod:`threadfix.stores.sqlite_screen`);
-- msgspec, over a whole thread's JSON (a JSONL line, a row of one thread): :func:`settles_document`
-  decodes only those fields and skips the rest of each item in C, several times faster than building
-  every string and dict of it.
+- SQLite, over tables of one row per Responses item (:mod:`threadfix.stores.sqlite_screen`);
+- msgspec, over a whole thread's JSON (a JSONL line, a row of one thread): each dialect's screen
+  (:class:`threadfix.dialects.base.Screen`, declared beside the dialect) decodes only those fields and skips
+  the rest of each item in C, several times faster than building every string and dict of it.
 
-A thread is **settled** when every item is an object of a Responses type, and its calls and outputs are
-function calls each answered once, after it: what the dialect's ``quick_healthy`` checks (the tests hold
-:func:`pairs_settle` and :func:`settles_document` to its answers). Its first item then names the dialect,
-so a full read finds it healthy too. Anything else (another type, a missing or non-string id, a value
-msgspec cannot read) is read in full, so settling can only ever skip work, never change a repair.
+A thread is **settled** when its dialect's screen vouches that a full read would sniff it as that dialect and
+find nothing to repair (the tests hold every screen to the full read's answers). Anything else (another
+shape, a missing or non-string id, a value msgspec cannot read) is read in full, so settling can only ever
+skip work, never change a repair. A :class:`Screener` tries first the dialect that settled the store's last
+thread: a store's threads share a dialect, and another is tried only when a thread is not known to be its.
 
 Two kinds of document a full read refuses can still settle, both inside values msgspec skips: invalid
 UTF-8 in a string (checking it would cost a fifth of the read), and a number beyond a double's range
@@ -24,117 +24,109 @@ full and report it. (The SQLite screen has its own list: see its module.)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import cache
-from itertools import compress
-from operator import attrgetter, itemgetter
-from typing import Any, Union
+from operator import attrgetter
+from typing import Any
 
+from threadfix import dialects
+from threadfix.dialects.openai_responses import (  # noqa: F401 - the Responses rules the SQLite screen shares
+    CALL,
+    IS_CALL,
+    IS_OUTPUT,
+    OUTPUT,
+    answered_in_turn,
+    pairs_settle,
+    plain_types,
+)
 from threadfix.stores.base import Settled
 
-#: the dialect whose threads can be settled, and the only call and output types a settled thread may hold
+#: the dialect the SQLite screen of item tables settles
 DIALECT = "openai-responses"
-CALL, OUTPUT = "function_call", "function_call_output"
-#: how a screened item codes its type: a function call, its output
-IS_CALL, IS_OUTPUT = 0, 1
-#: the first byte of an id that SQLite's ``->>`` gave as JSON text (an object or an array, not a string)
-_FIRST_BYTE = itemgetter(0)
-_NOT_STRING_IDS = frozenset(b"{[")
 #: a store of fewer bytes is read in full: importing the decoder (~20 ms) would cost more than it saves
 MIN_DOCUMENTS_BYTES = 4 * 1024 * 1024
-#: one settled thread (documents are settled one at a time)
+#: one settled Responses thread (documents are settled one at a time)
 SETTLED = Settled(1, DIALECT)
 
 
 def worth_screening(dialect: str | None, size: int | None = None) -> bool:
-    """Whether a store's threads are screened before a full read: only when they may be Responses threads
-    (sniffed, or forced to it), and with ``size``, the bytes msgspec would decode, only from
-    MIN_DOCUMENTS_BYTES up (SQLite's own screen decodes nothing, so it has no floor)."""
+    """Whether a store's threads are screened as Responses items before a full read (SQLite's screen of item
+    tables, which decodes nothing and so has no floor; with ``size``, the bytes msgspec would decode, only
+    from MIN_DOCUMENTS_BYTES up)."""
     return dialect in (None, DIALECT) and (size is None or size >= MIN_DOCUMENTS_BYTES)
 
 
-def plain_types() -> tuple[str, ...]:
-    """The Responses item types that are neither calls nor outputs (the dialect's own list), in a fixed order."""
-    from threadfix.dialects.openai_responses import PLAIN_TYPES
-
-    return tuple(sorted(PLAIN_TYPES))
-
-
-def answered_in_turn(codes: Sequence[Any], call_ids: Sequence[Any]) -> bool:
-    """The most common healthy thread, cheaply: each call answered right after it (call, output, call, output),
-    no id twice, every id a string. False says nothing: :func:`pairs_settle` decides."""
-    calls = call_ids[0::2]
-    return (calls == call_ids[1::2] and codes.count(IS_CALL) == len(calls) and all(codes[1::2])
-            and len(set(calls)) == len(calls) and _ids_are_strings(calls))
+def screens_documents(dialect: str | None, size: int) -> bool:
+    """Whether a store of ``size`` bytes of thread documents is screened: from MIN_DOCUMENTS_BYTES up, when its
+    dialect is sniffed or forced to one with a screen."""
+    return size >= MIN_DOCUMENTS_BYTES and (dialect is None or dialect in screened())
 
 
-def pairs_settle(codes: Sequence[Any], call_ids: Sequence[Any]) -> bool:
-    """Whether a thread whose calls and outputs are ``codes`` and ``call_ids`` (in thread order) is healthy to
-    the Responses dialect: only function calls and their outputs, string ids, each call answered once, after
-    it, and no id used twice. Ids are str (a typed decode) or bytes (SQLite's JSON text of the value).
+@cache
+def screened() -> tuple[str, ...]:
+    """The dialects with a screen, in the registry's order."""
+    return tuple(name for name in dialects.names() if dialects.get(name).screen() is not None)
 
-    What ``quick_healthy`` decides over those items, in C-level operations: its per-item loop would cost
-    more than the rest of the screen.
+
+class Screener:
+    """Settles a store's thread documents one at a time: ``screener(raw)`` is a :class:`Settled` count of one,
+    or None (read it in full).
+
+    The dialect that settled the last thread is tried first (sniffed once per store, not per thread); the others
+    only when its screen cannot tell the document is its thread, never when it can and the thread needs a closer
+    look (a stuck thread of the same dialect). ``dialect``: the one forced on the store, the only one tried.
     """
-    pairs = len(call_ids) // 2
-    if None in codes or 2 * pairs != len(call_ids) or sum(codes) != pairs:
-        return False  # an item that could not be vouched for, or another type; or not as many outputs as calls
-    first = dict(zip(call_ids[::-1], codes[::-1]))  # each id's first code (read backwards, it is written last)
-    # as many ids as calls, each first called, no output id twice: each id called once, then answered once
-    return (len(first) == pairs and IS_OUTPUT not in first.values() and len(set(compress(call_ids, codes))) == pairs
-            and _ids_are_strings(first))
 
+    def __init__(self, dialect: str | None = None) -> None:
+        self.order = [dialect] if dialect is not None else list(screened())
 
-def _ids_are_strings(call_ids: Any) -> bool:
-    """Every id came from a JSON string: str, or bytes that are not an object's or an array's JSON text."""
-    try:
-        return not _NOT_STRING_IDS & set(map(_FIRST_BYTE, call_ids))
-    except (TypeError, IndexError):
-        return False  # an id that is not a string (or an empty one: left to a full read)
-
-
-# --------------------------------------------------------------------------- whole documents
+    def __call__(self, raw: bytes) -> Settled | None:
+        order = self.order
+        for at, name in enumerate(order):
+            verdict = _verdict(name, raw)
+            if verdict is None:
+                continue  # not this dialect's, as far as its screen can tell
+            if at:
+                order.insert(0, order.pop(at))
+            return _settled(name) if verdict else None
+        return None
 
 
 def settles_document(raw: bytes) -> bool:
     """Whether the thread in ``raw`` (as a file or row holds it: an array of items, or an object with one of
-    the thread keys) is settled. False says nothing: read it in full."""
-    decode, unreadable, paired = _document_decoder()
+    the thread keys) is a settled Responses thread. False says nothing: read it in full."""
+    return _verdict(DIALECT, raw) is True
+
+
+def _verdict(name: str, raw: bytes) -> bool | None:
+    """True: settled as dialect ``name``; False: its thread, not settled; None: not known to be its thread."""
+    decode, unreadable, settles = _document_decoder(name)
     try:
         document = decode(raw)
     except unreadable:
-        return False
+        return None
     items = document if document.__class__ is list else document.thread_items()
-    if not items:
-        return False  # no item names the dialect
-    calls_and_outputs = [item for item in items if item.__class__ in paired]
-    codes = tuple([item.code for item in calls_and_outputs])
-    call_ids = tuple([item.call_id for item in calls_and_outputs])
-    return answered_in_turn(codes, call_ids) or pairs_settle(codes, call_ids)
+    return settles(items) if items is not None else None
 
 
 @cache
-def _document_decoder() -> tuple[Callable[[bytes], Any], tuple[type[BaseException], ...], frozenset[type]]:
-    """(decode, what it raises on a document it cannot vouch for, the classes of calls and outputs).
+def _settled(name: str) -> Settled:
+    return Settled(1, name)
 
-    Items are a union tagged by ``type``: one class per plain type, with no fields (msgspec skips everything
-    in them), and one each for function calls and outputs, with a required string ``call_id``. An item of
-    any other type, without a type, or with a repeated ``type`` key fails to decode: a full read decides it.
-    The container takes the thread keys in the order a full read tries them (a key holding anything but an
-    array or null fails too).
+
+@cache
+def _document_decoder(name: str) -> tuple[Callable[[bytes], Any], tuple[type[BaseException], ...],
+                                          Callable[[list[Any]], bool]]:
+    """(decode, what it raises on a document it cannot vouch for, the screen's ``settles``) for dialect ``name``.
+
+    The document is an array of the screen's items, or an object whose thread keys, in the order a full read
+    tries them, hold such an array or null (a key holding anything else fails to decode: read in full).
     """
     import msgspec
 
     from threadfix.stores.document import THREAD_KEYS
 
-    def tagged(name: str, tag: str, fields: list[Any], code: int | None) -> type:
-        return msgspec.defstruct(name, fields, tag_field="type", tag=tag, namespace={"code": code}, frozen=True)
-
-    call = tagged("SettleCall", CALL, [("call_id", str)], IS_CALL)
-    output = tagged("SettleOutput", OUTPUT, [("call_id", str)], IS_OUTPUT)
-    plain = [tagged(f"SettlePlain{i}", kind, [], None) for i, kind in enumerate(plain_types())]
-    item = Union[tuple([call, output, *plain])]  # noqa: UP007 - a union of classes made at run time
-
+    screen = dialects.get(name).screen()
     values = attrgetter(*THREAD_KEYS)
 
     def thread_items(self: Any) -> Any:
@@ -144,8 +136,9 @@ def _document_decoder() -> tuple[Callable[[bytes], Any], tuple[type[BaseExceptio
                 return value
         return None
 
-    container = msgspec.defstruct("SettleDocument", [(key, list[item] | None, None) for key in THREAD_KEYS],
+    container = msgspec.defstruct(f"Settle{name.title().replace('-', '')}Document",
+                                  [(key, list[screen.item] | None, None) for key in THREAD_KEYS],
                                   namespace={"thread_items": thread_items})
-    decoder = msgspec.json.Decoder(list[item] | container)
+    decoder = msgspec.json.Decoder(list[screen.item] | container)
     # a document msgspec cannot read for any reason (even memory) is left to the full read, which says why
-    return decoder.decode, (msgspec.DecodeError, RecursionError, MemoryError), frozenset((call, output))
+    return decoder.decode, (msgspec.DecodeError, RecursionError, MemoryError), screen.settles

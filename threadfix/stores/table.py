@@ -465,17 +465,17 @@ class ThreadRowStore(TableStore):
         return self._address(self.layout.id_column, key if self.layout.id_column else rowid)
 
     def _documents_settle(self) -> bool:
-        """Whether rows of one thread are screened (:func:`.settle.worth_screening`, on the database's size)."""
+        """Whether rows of one thread are screened (:func:`.settle.screens_documents`, on the database's size)."""
         size = self.adapter.size()
-        return size is not None and settle.worth_screening(self.dialect, size)
+        return size is not None and settle.screens_documents(self.dialect, size)
 
     def _thread_rows(self, conn: Any, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
         """Each row's thread (within :attr:`row_range`); ``screen``: rows :mod:`.settle` settles as Settled."""
-        settles = settle.settles_document if screen else None
+        settles = settle.Screener(self.dialect) if screen else None
         for rows in self._sql.thread_row_chunks(conn, self.row_range):
             yield from self._row_threads(rows, settles)
 
-    def _row_threads(self, rows: list[tuple[Any, ...]], settles: Callable[[bytes], bool] | None
+    def _row_threads(self, rows: list[tuple[Any, ...]], settles: Callable[[bytes], Settled | None] | None
                      ) -> Iterator[Thread | ReadProblem | Settled]:
         """Each row's thread, in a table of one thread per row; ``settles``: rows it settles come as Settled."""
         for rowid, key, raw, kind, *times in rows:
@@ -488,8 +488,8 @@ class ThreadRowStore(TableStore):
                 yield ReadProblem(str(self._row_address(key, rowid)), f"is {len(raw) // 2**20} MiB, over the "
                                   f"{self.options.max_doc_bytes // 2**20} MiB limit for one document (raise --max-doc-mb)")
                 continue
-            if settles is not None and settles(raw):
-                yield settle.SETTLED  # (no address built: most rows)
+            if settles is not None and (settled := settles(raw)) is not None:
+                yield settled  # (no address built: most rows)
                 continue
             address = self._row_address(key, rowid)
             try:
