@@ -285,8 +285,9 @@ def test_documents_are_screened_once_a_run_has_read_enough_of_them(tmp_path: Pat
         (folder / f"{n:02}.json").write_bytes(healthy)
     (folder / "30.json").write_bytes(orjson.dumps(STUCK["items"]))
     settled = []
-    real = settle.settles_document
-    monkeypatch.setattr(settle, "settles_document", lambda raw: settled.append(real(raw)) or settled[-1])
+    real = settle.Screener.__call__
+    monkeypatch.setattr(settle.Screener, "__call__",
+                        lambda self, raw: settled.append(real(self, raw) is not None) or real(self, raw))
     monkeypatch.setattr(files, "SCREEN_DOCUMENTS_AFTER", 5 * len(healthy))
     monkeypatch.setattr(files, "_documents_read", 0)
     result = run([folder], tmp_path).result
