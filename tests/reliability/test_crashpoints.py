@@ -64,6 +64,33 @@ def test_killed_at_each_step(tmp_path: Path, name: str) -> None:
             assert_recovers(store, tmp_path / step)
 
 
+@pytest.mark.parametrize("name", ["thread.json", "threads.jsonl"])
+def test_sigterm_at_each_step_reports_what_is_in_place(tmp_path: Path, name: str) -> None:
+    """``kill PID`` at each write step: before the swap the store is untouched and nothing is said repaired; from
+    the swap on the store is the new version and is reported repaired, with its journal, which undoes it. Either
+    way exit 130 and no temp file left behind."""
+    def stop(step: str) -> tuple[str, Store, subprocess.CompletedProcess]:
+        store = make_store(tmp_path / step, name)
+        return step, store, threadfix("repair", "--min-age", "0", str(store.path), cwd=tmp_path / step,
+                                      env={"THREADFIX_CRASHPOINT": step, "THREADFIX_CRASHPOINT_SIGNAL": "TERM"})
+
+    with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        for step, store, stopped in pool.map(stop, STEPS):
+            said = stopped.stderr.decode()
+            assert stopped.returncode == 130, (step, said)
+            assert temps(store.folder) == [], step
+            if step in ("renamed", "committed"):
+                assert store.path.read_bytes() == store.after, step
+                assert "threadfix: interrupted; repaired " in said and "undo journal: " in said, (step, said)
+                assert str(store.path) in stopped.stdout.decode(), (step, stopped.stdout)  # its change lines
+                journal = said.split("undo journal: ")[1].split(" ")[0]
+                assert threadfix("undo", journal, cwd=tmp_path / step).returncode == 0, step
+                assert store.path.read_bytes() == store.before, step
+            else:
+                assert store.path.read_bytes() == store.before, step
+                assert "interrupted; nothing half-written was left behind" in said and "repaired" not in said, (step, said)
+
+
 def test_killed_between_two_stores(tmp_path: Path) -> None:
     """The first file is committed, the second untouched; the journal undoes exactly what was done."""
     store = make_store(tmp_path, "threads.jsonl")
@@ -161,8 +188,10 @@ def test_sigterm_mid_write_cleans_up_and_exits_130(tmp_path: Path) -> None:
         process.send_signal(signal.SIGTERM)
         stderr = process.stderr.read().decode()
         process.stderr.close()
-        if process.wait(60) == 0 and store.read_bytes() != lines and temps(tmp_path) == []:
-            late += 1  # finished (renamed into place) before the signal came
+        code = process.wait(60)
+        if store.read_bytes() != lines and temps(tmp_path) == [] and (
+                code == 0 or (code == 130 and "threadfix: interrupted; repaired " in stderr)):
+            late += 1  # renamed into place before the signal came (and said so, when it came after)
             continue
         break
     else:

@@ -23,6 +23,8 @@ import os
 import signal
 import stat
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -32,6 +34,8 @@ from threadfix.errors import BusyError, StoreError
 from threadfix.fileio import write_all
 
 TEMP_PREFIX = ".threadfix-"
+#: the signals that stop a run (a person's Ctrl-C, a scheduler's timeout) and so must find every temp file known
+_INTERRUPTS = frozenset({signal.SIGINT, signal.SIGTERM})
 _F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)
 _F_GETLEASE = getattr(fcntl, "F_GETLEASE", 1025)
 _COPY_CHUNK = 1 << 20
@@ -43,19 +47,33 @@ _RENAME_EXCHANGE = 2
 #: ``THREADFIX_CRASHPOINT=step[:n]`` kills this process (SIGKILL, no clean-up) the n-th time (default: the
 #: first) it reaches that write step; the crash tests use it. Read once, here; unset, it costs nothing.
 _CRASH_AT = os.environ.get("THREADFIX_CRASHPOINT", "")
+#: the signal sent there: KILL (no clean-up, the default) or TERM (a scheduler's timeout, handled as Ctrl-C is)
+_CRASH_SIGNAL = os.environ.get("THREADFIX_CRASHPOINT_SIGNAL", "KILL")
 _crash_counts: dict[str, int] = {}
 _swept: set[Path] = set()
 
 
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait while the body runs, then act at once: for a step whose every half must be known
+    (a temp file created and recorded, a file swapped in and marked so), or what an interrupt reports is wrong."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 def crashpoint(step: str) -> None:
-    """Die here if the crash tests asked to (temp-written, temp-synced, before-rename, renamed, committed)."""
+    """Die (or be told to stop) here if the crash tests asked to (temp-written, temp-synced, before-rename,
+    renamed, committed)."""
     if not _CRASH_AT:
         return
     name, _, nth = _CRASH_AT.partition(":")
     if name == step:
         _crash_counts[step] = _crash_counts.get(step, 0) + 1
         if _crash_counts[step] == int(nth or 1):
-            os.kill(os.getpid(), signal.SIGKILL)
+            os.kill(os.getpid(), signal.Signals[f"SIG{_CRASH_SIGNAL}"])
 
 
 @functools.cache
@@ -193,17 +211,20 @@ class Rewriter:
         self._tmp_path: str | None = None
         self._pos = 0
         self.changed = False
+        #: the new version is in place (set with the rename itself: an interrupt after it reports it written)
+        self.swapped = False
 
     def _open(self) -> None:
         folder = self.target.parent
         import tempfile
 
         try:
-            fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=folder)
+            with interrupts_held():  # (an interrupt in between would leave a temp file abort does not know of)
+                fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=folder)
+                self._tmp_fd, self._tmp_path = fd, name
         except PermissionError:
             raise StoreError("the folder is not writable, so the file cannot be replaced atomically",
                              self.display) from None
-        self._tmp_fd, self._tmp_path = fd, name
         self._src = open(self.source, "rb")  # noqa: SIM115 - closed in commit/abort
         if Fingerprint.of(os.fstat(self._src.fileno())) != self.expected:
             raise BusyError("changed while threadfix was reading it; nothing was written", self.display)
@@ -301,23 +322,27 @@ class Rewriter:
         lease or RENAME_EXCHANGE: a plain rename, guarded only by the compare-and-swap just before it.
         """
         assert self._tmp_path is not None
-        if lease is not None and exchange(self._tmp_path, str(self.target)):
-            if not lease.intact():
-                exchange(self._tmp_path, str(self.target))  # the original is back; abort() removes ours
-                raise BusyError("another process opened it while threadfix was replacing it; nothing was written",
-                                self.display)
-            _remove(self._tmp_path)  # now the original's inode, which nobody has open
-        else:
-            os.replace(self._tmp_path, self.target)
-        self._tmp_path = None
+        with interrupts_held():  # (an interrupt once the new file is in place must find it marked so)
+            if lease is not None and exchange(self._tmp_path, str(self.target)):
+                if not lease.intact():
+                    exchange(self._tmp_path, str(self.target))  # the original is back; abort() removes ours
+                    raise BusyError("another process opened it while threadfix was replacing it; nothing was "
+                                    "written", self.display)
+                self.swapped = True
+                _remove(self._tmp_path)  # now the original's inode, which nobody has open
+            else:
+                os.replace(self._tmp_path, self.target)
+                self.swapped = True
+            self._tmp_path = None
 
     def _commit_elsewhere(self) -> bool:
         try:
             self._copy_until(self.expected.size)
             os.fchmod(self._tmp_fd, stat.S_IMODE(os.fstat(self._src.fileno()).st_mode))
             os.fsync(self._tmp_fd)
-            os.replace(self._tmp_path, self.target)
-            self._tmp_path = None
+            with interrupts_held():
+                os.replace(self._tmp_path, self.target)
+                self.swapped, self._tmp_path = True, None
             fsync_folder(self.target.parent)
         except OSError as exc:
             raise StoreError(describe_os_error(exc), self.display) from None

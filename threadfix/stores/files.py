@@ -339,6 +339,11 @@ class _FileWriter(StoreWriter):
             remove_stale_temps(self._rewriter.target.parent)  # what a killed repair left there, once stale
         return self._rewriter
 
+    @property
+    def durable(self) -> bool:  # type: ignore[override]
+        """Once the new file is in place: an interrupt from then on reports the file's threads as repaired."""
+        return self._rewriter is not None and self._rewriter.swapped
+
     def replace(self, thread: Thread, data: bytes) -> None:
         span: Span = thread.locator
         if self.buffer is not None:
