@@ -57,6 +57,8 @@ class PostgresAdapter(TableAdapter):
     placeholder = "%s"
     journal_kind = JOURNAL_KIND
     for_update = " FOR UPDATE"
+    # (allowed, and without effect, on a serial or a BY DEFAULT identity key)
+    restore_ids = "OVERRIDING SYSTEM VALUE "
 
     def __init__(self, url: str, busy_timeout: float = 5.0, search_path: str | None = None) -> None:
         psycopg = driver()

@@ -188,6 +188,10 @@ class TableAdapter(ABC):
         """Whether a batch that failed with ``exc`` (a serialization failure, a deadlock) is tried again."""
         return False
 
+    #: what goes before ``VALUES`` when undo puts rows back with the ids they had (PostgreSQL: an identity
+    #: column ``GENERATED ALWAYS`` refuses an id given unless told ``OVERRIDING SYSTEM VALUE``)
+    restore_ids: str = ""
+
 
 class TableCopy(ABC):
     """A copy of a database being written for ``-o``: nothing of it is visible until :meth:`finish`."""
@@ -861,7 +865,8 @@ class _ItemSql(_Sql):
         self.max_order = f"SELECT max({order}) FROM {t}"
         columns = layout.copied_columns
         self.copy_row = f"INSERT INTO {t} ({self.copied}) VALUES ({self.marks(len(columns))})"
-        self.restore_row = f"INSERT INTO {t} ({r}, {self.copied}) VALUES ({self.marks(len(columns) + 1)})"
+        self.restore_row = (f"INSERT INTO {t} ({r}, {self.copied}) {adapter.restore_ids}"
+                            f"VALUES ({self.marks(len(columns) + 1)})")
         #: where the item and the order are in a full row (the row id is at 0)
         self.item_index = 1 + columns.index(layout.item_column)
         self.order_index = 1 + columns.index(layout.order_column) if layout.order_column else 0
