@@ -6,7 +6,8 @@ database: ``bench_threads`` (one thread per row, a ``jsonb`` column) and ``bench
 a ``text`` column, indexed on (thread_id, position)). Then, rounds in alternating order, each case in a
 fresh process:
 
-  floor          one plain SELECT of the JSON as bytes through a server-side cursor, orjson.loads per row,
+  floor          one plain SELECT of the JSON as bytes through a server-side cursor (binary transfer, so the
+                 bytes cross as they are, not in bytea's hex), orjson.loads per row,
                  the dangling-call scan (floors.dangling_in): the least any reader can do
   threadfix      the store's read phase: every thread of the table, as lint and repair read it (keyset
                  chunks in a read-only session, parsed), and the same scan
@@ -85,12 +86,13 @@ def case(name: str, url: str, layout: str) -> dict:
         with psycopg.connect(url) as conn, conn.cursor(name="floor") as cur:
             cur.itersize = 2000
             if layout == "thread":
-                cur.execute("SELECT id, convert_to(items::text, 'UTF8') FROM bench_threads")
+                cur.execute("SELECT id, convert_to(items::text, 'UTF8') FROM bench_threads", binary=True)
                 for _, raw in cur:
                     dangling_in(orjson.loads(raw), found)
                     count += 1
             else:
-                cur.execute("SELECT thread_id, convert_to(data, 'UTF8') FROM bench_items ORDER BY thread_id, position")
+                cur.execute("SELECT thread_id, convert_to(data, 'UTF8') FROM bench_items ORDER BY thread_id, position",
+                            binary=True)
                 thread, items = None, []
                 for key, raw in cur:
                     if key != thread:

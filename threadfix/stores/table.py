@@ -188,6 +188,15 @@ class TableAdapter(ABC):
         """Whether a batch that failed with ``exc`` (a serialization failure, a deadlock) is tried again."""
         return False
 
+    #: a stream of item rows reads this many times STREAM_CHUNK rows at a time (a server's round trip costs more
+    #: than a file's read)
+    chunk_scale: int = 1
+
+    def scan(self, conn: Any, statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """The rows of one read of the read phase (row ids, keys, orders, JSON bytes, time columns), fetched whole:
+        its hot path, which an adapter may fetch its fastest way (PostgreSQL: in binary when the types allow)."""
+        return conn.execute(statement, params).fetchall()
+
     #: what goes before ``VALUES`` when undo puts rows back with the ids they had (PostgreSQL: an identity
     #: column ``GENERATED ALWAYS`` refuses an id given unless told ``OVERRIDING SYSTEM VALUE``)
     restore_ids: str = ""
@@ -308,23 +317,25 @@ def _order_key(value: Any) -> tuple[int, Any]:
     return (2, value) if isinstance(value, str) else (3, value)
 
 
-def _keyset(conn: Any, first: str, after: str, size: int,
+def _keyset(adapter: TableAdapter, conn: Any, first: str, after: str, size: int,
             resume: Callable[[list[tuple[Any, ...]]], Any] = lambda rows: rows[-1][0]) -> Iterator[list[tuple[Any, ...]]]:
     """Rows in chunks, each its own short read transaction (fetched whole, so no read stays open between
     chunks): ``first`` takes ``(size,)``, ``after`` takes ``(resume(previous chunk), size)``."""
-    rows = conn.execute(first, (size,)).fetchall()
+    rows = adapter.scan(conn, first, (size,))
     while rows:
         yield rows
-        rows = conn.execute(after, (resume(rows), size)).fetchall()
+        rows = adapter.scan(conn, after, (resume(rows), size))
 
 
-def _after_whole_threads(rows: list[tuple[Any, ...]]) -> Any:
-    """Where a stream of item rows resumes: after the last thread the chunk holds whole (a full chunk's
-    last thread may be cut; when it is the only one, it is read by key and the stream goes on after it)."""
-    last = rows[-1][3]
-    if len(rows) < STREAM_CHUNK:
-        return last
-    return next((row[3] for row in reversed(rows) if row[3] != last), last)
+def _after_whole_threads(size: int) -> Callable[[list[tuple[Any, ...]]], Any]:
+    """Where a stream of item rows in chunks of ``size`` resumes: after the last thread the chunk holds whole (a
+    full chunk's last thread may be cut; when it is the only one, it is read by key and the stream goes on after it)."""
+    def resume(rows: list[tuple[Any, ...]]) -> Any:
+        last = rows[-1][3]
+        if len(rows) < size:
+            return last
+        return next((row[3] for row in reversed(rows) if row[3] != last), last)
+    return resume
 
 
 def _chunks(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
@@ -465,7 +476,7 @@ class ThreadRowStore(TableStore):
     def _thread_rows(self, conn: Any, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
         """Each row's thread (within :attr:`row_range`); ``screen``: rows :mod:`.settle` settles as Settled."""
         settles = settle.settles_document if screen else None
-        for rows in self._sql.thread_row_chunks(conn, self.row_range):
+        for rows in self._sql.thread_row_chunks(self.adapter, conn, self.row_range):
             yield from self._row_threads(rows, settles)
 
     def _row_threads(self, rows: list[tuple[Any, ...]], settles: Callable[[bytes], bool] | None
@@ -596,30 +607,31 @@ class ItemRowStore(TableStore):
     def _threads_streamed(self, conn: Any) -> Iterator[Thread | ReadProblem]:
         """An index lists the rows in thread order: read them in chunks of whole threads (the last thread
         of a full chunk may be cut, so it starts the next chunk; a thread bigger than a chunk is read by key)."""
-        sql = self._sql
-        for rows in _keyset(conn, sql.stream_first, sql.stream_after, STREAM_CHUNK, _after_whole_threads):
+        sql, adapter = self._sql, self.adapter
+        size = STREAM_CHUNK * adapter.chunk_scale
+        for rows in _keyset(adapter, conn, sql.stream_first, sql.stream_after, size, _after_whole_threads(size)):
             groups = [(key, list(group)) for key, group in groupby(rows, key=_THREAD)]
-            if len(rows) == STREAM_CHUNK:
+            if len(rows) == size:
                 cut_key = groups.pop()[0]
                 if not groups:
-                    groups = [(cut_key, conn.execute(sql.items_by_key, (cut_key,)).fetchall())]
+                    groups = [(cut_key, adapter.scan(conn, sql.items_by_key, (cut_key,)))]
             for key, group in groups:
                 yield from self._item_thread(key, group, -(2**63))
 
     def _threads_by_key(self, conn: Any) -> Iterator[Thread | ReadProblem]:
         """The thread column leads an index: walk its keys in chunks, then read each thread by key (streams)."""
-        sql = self._sql
-        for keys in _keyset(conn, sql.keys_first, sql.keys_after, ID_CHUNK):
+        sql, adapter = self._sql, self.adapter
+        for keys in _keyset(adapter, conn, sql.keys_first, sql.keys_after, ID_CHUNK):
             for (key,) in keys:
-                yield from self._item_thread(key, conn.execute(sql.items_by_key, (key,)).fetchall(), -(2**63))
+                yield from self._item_thread(key, adapter.scan(conn, sql.items_by_key, (key,)), -(2**63))
 
     def _threads_by_rowid(self, conn: Any) -> Iterator[Thread | ReadProblem]:
         """No index to find a thread by: group row ids by thread in one pass in row order (no sort of an
         interleaved table), then read each thread's rows by row id, plus any appended since the pass."""
-        sql = self._sql
+        sql, adapter = self._sql, self.adapter
         groups: dict[Any, array] = {}
         max_rowid = -(2**63)
-        for rows in _keyset(conn, sql.ids_first, sql.ids_after, ID_CHUNK):
+        for rows in _keyset(adapter, conn, sql.ids_first, sql.ids_after, ID_CHUNK):
             max_rowid = rows[-1][0]
             for rowid, key in rows:
                 if key is not None:
@@ -627,8 +639,8 @@ class ItemRowStore(TableStore):
         for key in list(groups):
             rows = []
             for chunk in _chunks(groups.pop(key), IN_CHUNK):
-                rows.extend(conn.execute(sql.items_in(len(chunk)), tuple(chunk)).fetchall())
-            rows.extend(conn.execute(sql.items_appended, (max_rowid, key)).fetchall())
+                rows.extend(adapter.scan(conn, sql.items_in(len(chunk)), tuple(chunk)))
+            rows.extend(adapter.scan(conn, sql.items_appended, (max_rowid, key)))
             rows.sort(key=lambda row: (_order_key(row[1]), row[0]))
             yield from self._item_thread(key, rows, max_rowid)
 
@@ -652,9 +664,9 @@ class ItemRowStore(TableStore):
 
     def _threads_of(self, conn: Any, keys: Iterable[Any]) -> Iterator[Thread | ReadProblem]:
         """The threads of these keys, read in full by key, in this order (a key with no rows any more: none)."""
-        items_by_key = self._sql.items_by_key
+        items_by_key, scan = self._sql.items_by_key, self.adapter.scan
         for key in keys:
-            rows = conn.execute(items_by_key, (key,)).fetchall()
+            rows = scan(conn, items_by_key, (key,))
             if rows:
                 yield from self._item_thread(key, rows, -(2**63))
 
@@ -824,7 +836,7 @@ class _ThreadSql(_Sql):
         self.thread_row = f"SELECT {ident}, {body}, {kind} FROM {t} WHERE {r} = {p}"
         self.update_json = f"UPDATE {t} SET {js} = {p} WHERE {r} = {p}"
 
-    def thread_row_chunks(self, conn: Any, window: tuple[int | None, int | None] | None
+    def thread_row_chunks(self, adapter: TableAdapter, conn: Any, window: tuple[int | None, int | None] | None
                           ) -> Iterator[list[tuple[Any, ...]]]:
         """A table of one thread per row, in row id order, in keyset chunks: row id, key, JSON bytes, how it is
         stored, time columns; within ``window`` (row ids ``(after, through]``, None: unbounded) when given."""
@@ -834,10 +846,10 @@ class _ThreadSql(_Sql):
         else:
             first, following, upper = self.thread_chunk_upto, self.thread_chunk_between, (through,)
         statement, lower = (first, ()) if after is None else (following, (after,))
-        rows = conn.execute(statement, (*lower, *upper, THREAD_CHUNK)).fetchall()
+        rows = adapter.scan(conn, statement, (*lower, *upper, THREAD_CHUNK))
         while rows:
             yield rows
-            rows = conn.execute(following, (rows[-1][0], *upper, THREAD_CHUNK)).fetchall()
+            rows = adapter.scan(conn, following, (rows[-1][0], *upper, THREAD_CHUNK))
 
 
 class _ItemSql(_Sql):
