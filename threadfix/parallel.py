@@ -85,7 +85,7 @@ def plan_shards(specs: Iterable[str], jobs: int, options: StoreOptions | None = 
     then cuts what it must read itself: see :meth:`threadfix.stores.Store.parts_to_repair`); a store that
     does not cut, or one too small to be worth it, is one part. ``options``: how the stores are found, as the
     command reads them."""
-    from threadfix.stores import StoreOptions, cut, walk_folder
+    from threadfix.stores import URL_SCHEMES, StoreOptions, cut, walk_folder
 
     shards: list[Shard] = []
     for spec in specs:
@@ -93,6 +93,8 @@ def plan_shards(specs: Iterable[str], jobs: int, options: StoreOptions | None = 
         if jobs > 1 and spec != "-" and path.is_file() and path.stat().st_size >= 2 * MIN_SHARD_BYTES:
             count = _parts(path.stat().st_size, jobs)
             shards.extend(cut(spec, count, options or StoreOptions(), by_key) or [Shard(spec)])
+        elif jobs > 1 and spec.startswith(URL_SCHEMES):  # a database by its URL: its medium cuts its table
+            shards.extend(cut(spec, jobs, options or StoreOptions(), by_key) or [Shard(spec)])
         elif jobs > 1 and spec != "-" and path.is_dir():
             for entry in walk_folder(spec):  # the walk's own rules (symlinks out of the folder refused)
                 found = str(entry.path)

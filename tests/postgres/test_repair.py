@@ -4,14 +4,13 @@ a second run, every untouched column kept, read-only sessions, --jobs."""
 from __future__ import annotations
 
 import json
-from msgspec.structs import replace
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("psycopg", reason="the postgres extra is not installed: pip install 'threadfix[postgres]'")
 
-from tests.postgres.tables import agents_items, agents_session, create, healthy, rows, stuck, threads
+from tests.postgres.tables import OLD, agents_items, agents_session, create, healthy, rows, stuck, threads
 from tests.sqlite.dbs import outputs_per_call, run_cli
 from threadfix import dialects
 
@@ -148,6 +147,32 @@ def test_jobs_cut_by_key_ranges_give_what_one_connection_gives(db, capsys):
     assert code == 0 and "45 of 60 threads" in err, err
 
 
+@pytest.mark.parametrize("layout", ["thread", "item"])
+def test_jobs_repair_in_worker_processes_writes_what_one_process_writes(cluster, tmp_path, capsys, monkeypatch, layout):
+    """Twin databases, repaired with --jobs 1 and --jobs 3: the same rows, ids included, and the same words; the
+    --jobs run planned its three key ranges in worker processes."""
+    import threadfix.batch
+
+    spread = []
+    real = threadfix.batch.run_sharded
+    monkeypatch.setattr(threadfix.batch, "run_sharded", lambda shards, work, jobs: spread.append(
+        (len(shards), jobs)) or real(shards, work, jobs))
+    made = {f"t{i:03}": stuck(i) if i % 3 else healthy(i) for i in range(40)}
+    twins, said = [cluster.database(), cluster.database()], []
+    for url, jobs in zip(twins, ("1", "3")):
+        create(url, layout, made)
+        code, out, err = run_cli(["--jobs", jobs, "repair", url, "--journal-dir", str(tmp_path / jobs)], capsys)
+        assert code == 0 and "repaired 26 of 40 threads" in err, err
+        said.append((out.replace(url, "DB"), [line.replace(url, "DB") for line in err.splitlines() if "journal" not in line]))
+    assert spread == [(3, 3)]
+    assert said[0] == said[1]
+    # (every column; a new row's created_at is its default, now)
+    columns = "*" if layout == "thread" else "id, thread_id, position, data, created_at = %s"
+    table = [rows(url, f"SELECT {columns} FROM conversations ORDER BY id", *([] if layout == "thread" else [OLD]))
+             for url in twins]
+    assert table[0] == table[1] and len(table[0]) == (40 if layout == "thread" else sum(map(len, made.values())) + 26)
+
+
 @pytest.mark.parametrize("layout", ["thread", "item", "keyed", "nokey"])
 def test_keyset_chunks_and_key_ranges_read_every_thread_once_in_key_order(db, monkeypatch, layout):
     """Integer keys over many small chunks (the keyset must follow the key's own order, not its text's)."""
@@ -170,15 +195,18 @@ def test_keyset_chunks_and_key_ranges_read_every_thread_once_in_key_order(db, mo
                              [(i, json.dumps(item)) for k in range(3) for i in range(1, 58) for item in [stuck(i)[k]]])
     options = StoreOptions(table="chats", **({"json_column": "messages"} if layout == "thread" else
                                             {"thread_column": "chat", "item_column": "data"}))
-    seen = {}
-    for jobs in (1, 3):
-        store = postgres.open_postgres_store(db, replace(options, jobs=jobs))
-        if jobs > 1 and layout != "nokey":
-            assert len(store._parts(jobs)) == 3
-        found = [t for t in store.threads()]
-        seen[jobs] = [(t.address.key, len(t.items)) for t in found]
+    seen = {1: [t for t in postgres.open_postgres_store(db, options).threads()]}
+    shards = postgres.MEDIUM.cut(db, 3, options, by_key=True)
+    assert shards is None if layout == "nokey" else len(shards) == 3
+    seen[3] = []
+    for shard in shards or []:  # each share as a worker process reads it
+        store = postgres.open_postgres_store(db, options)
+        store.restrict(shard)
+        seen[3].extend(store.threads())
     wanted = [(f"chats:{'id' if layout == 'thread' else 'chat'}={i}", 3) for i in range(1, 58)]
-    assert seen[1] == seen[3] == wanted
+    assert [(t.address.key, len(t.items)) for t in seen[1]] == wanted
+    if shards is not None:
+        assert [(t.address.key, len(t.items)) for t in seen[3]] == wanted
 
 
 def test_reading_holds_no_transaction_or_lock_between_chunks_in_a_read_only_session(db, monkeypatch):

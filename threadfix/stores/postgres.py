@@ -7,9 +7,10 @@ PostgreSQL's own lives here and in :mod:`threadfix.stores.postgres_layout`:
   every message, journal entry and JSON output names it without its password.
 - **Reading** never gets in the app's way: a read-only session in autocommit, so each keyset chunk is one
   statement, one short transaction, taking no lock beyond a ``SELECT``'s, under a ``statement_timeout``.
-  JSON comes as its UTF-8 bytes (``convert_to(col::text, 'UTF8')``). With ``--jobs N`` the table is cut
-  into N key ranges (row keys, or thread keys for one row per item), each read on a connection of its own
-  in a thread of its own, a few chunks ahead, and given out in key order.
+  JSON comes as its UTF-8 bytes (``convert_to(col::text, 'UTF8')``), in binary when every column read
+  allows (no hex of bytea to encode and decode), item rows five times the engine's chunk at a time. With
+  ``--jobs N`` the medium cuts the table into N ranges of keys (row keys, or thread keys for one row per
+  item), each read on a connection of its own in a worker process of its own (:meth:`PostgresMedium.cut`).
 - **Writing**: the engine's short batched transactions, each thread's rows re-read ``FOR UPDATE`` and
   compared before it is written. One row per item also keeps the app from appending to the thread until
   the commit: the parent row is locked ``FOR UPDATE`` when the thread column references one (an insert's
@@ -24,29 +25,23 @@ PostgreSQL's own lives here and in :mod:`threadfix.stores.postgres_layout`:
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
 from collections.abc import Iterator
-from itertools import groupby
-from operator import itemgetter
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from msgspec.structs import replace
 
-from threadfix.errors import ConfigError, ThreadfixError, UnrewritableError
+from threadfix.errors import ConfigError, ThreadfixError
 from threadfix.journal import Entry
-from threadfix.model import Thread
-from threadfix.stores.base import Medium, ReadProblem
+from threadfix.stores.base import Medium, Shard
 from threadfix.stores.postgres_layout import RETRIED, Schema, connect, driver, pg_error, q, redact, split_table
-from threadfix.stores import table
-from threadfix.stores.table import ItemRowStore, TableAdapter, TableStore, ThreadRowStore, items_blob, \
-    undo_table_entries
+from threadfix.stores.table import ItemRowStore, TableAdapter, TableStore, ThreadRowStore, undo_table_entries
 from threadfix.stores.table_layout import find_layout, shown
 
-#: chunks (of about 50 threads) a --jobs part's reader may hold ahead of the thread being given out
-AHEAD = 4
+#: rows a large table's --jobs cut is taken from
+CUT_SAMPLE = 50_000
 JOURNAL_KIND = "postgres"
 INTEGER_TYPES = ("smallint", "integer", "bigint")
 #: column types psycopg loads from PostgreSQL's binary form as the same values as from its text form (so a read
@@ -79,12 +74,31 @@ class PostgresAdapter(TableAdapter):
         self.IntegrityError = (psycopg.IntegrityError, psycopg.DataError)
         #: per table: the statement that locks a thread's parent row, or None for the table's own lock
         self._parents: dict[str, str | None] = {}
+        #: per (table, column): whether it is jsonb
+        self._jsonb: dict[tuple[str, str], bool] = {}
 
     def connect(self, *, write: bool) -> Any:
         return connect(self.url, write=write, timeout=self.busy_timeout, search_path=self.search_path)
 
     def scan(self, conn: Any, statement: str, params: Any) -> list[tuple[Any, ...]]:
         return conn.execute(statement, params, binary=self.binary_scan).fetchall()
+
+    def stored_json(self, store: TableStore, column: str, data: bytes) -> bytes:
+        """jsonb keeps values, not key order or spacing: new JSON in PostgreSQL's own text form of its value."""
+        conn, where = store._reader(), (store.layout.table, column)
+        if where not in self._jsonb:
+            self._jsonb[where] = Schema(conn).table(where[0]).column(column).type == "jsonb"
+        if not self._jsonb[where]:
+            return data
+        try:
+            (stored,) = conn.execute("SELECT convert_to(%s::jsonb::text, 'UTF8')", (data.decode("utf-8"),)).fetchone()
+        except (UnicodeDecodeError, driver().DataError) as exc:
+            raise ValueError(f"jsonb cannot hold the repaired JSON ({' '.join(str(exc).split())})") from None
+        return bytes(stored)
+
+    def copy(self, dest: Path) -> Any:
+        raise ConfigError("--output cannot copy a PostgreSQL database; repair it in place (undo puts it back), "
+                          "or look first with --dry-run or --diff", self.display)
 
     def error(self, exc: BaseException, where: str) -> ThreadfixError:
         return pg_error(exc, self.url, self.busy_timeout)
@@ -173,195 +187,26 @@ def open_postgres_store(url: str, options: Any) -> TableStore:
     scanned = ([layout.rowid, layout.id_column, *layout.time_columns] if layout.kind == "thread" else
                [layout.rowid, layout.order_column, layout.thread_column])
     adapter.binary_scan = all(columns[c].split("(")[0] in BINARY_SAME for c in scanned if c is not None)
-    kind = PostgresThreadStore if layout.kind == "thread" else PostgresItemStore
+    kind = ThreadRowStore if layout.kind == "thread" else ItemRowStore
     return kind(adapter, layout, options, detected)
 
 
-class _Postgres:
-    """What both layouts' PostgreSQL stores add to the engine's: jsonb as stored, ``--jobs`` by key ranges."""
-
-    adapter: PostgresAdapter
-
-    def _as_stored(self, data: bytes, thread: Thread) -> bytes:
-        """What PostgreSQL will hold for ``data``: itself, or for jsonb its text form of the value."""
-        if not self._jsonb:
-            return data
-        try:
-            (stored,) = self._reader().execute("SELECT convert_to(%s::jsonb::text, 'UTF8')",
-                                               (data.decode("utf-8"),)).fetchone()
-        except (UnicodeDecodeError, driver().DataError) as exc:
-            raise UnrewritableError(f"left alone: jsonb cannot hold the repaired JSON ({' '.join(str(exc).split())})",
-                                    str(thread.address)) from None
-        return bytes(stored)
-
-    @property
-    def _jsonb(self) -> bool:
-        if not hasattr(self, "_jsonb_checked"):
-            column = self.layout.json_column or self.layout.item_column
-            kind = Schema(self._reader()).table(self.layout.table).column(column).type
-            self._jsonb_checked = kind == "jsonb"
-        return self._jsonb_checked
-
-    def writer(self, dest: Path | None = None) -> Any:
-        if dest is not None:
-            raise ConfigError("--output cannot copy a PostgreSQL database; repair it in place (undo puts it back), "
-                              "or look first with --dry-run or --diff", self.display)
-        return super().writer(None)  # type: ignore[misc]
-
-    def threads(self) -> Iterator[Thread | ReadProblem]:
-        jobs = max(1, self.options.jobs)
-        if jobs < 2 or self.row_range is not None or self.only_keys is not None:
-            return super().threads()  # type: ignore[misc]
-        try:
-            parts = self._parts(jobs)
-        except self.adapter.Error as exc:
-            raise self.adapter.error(exc, self.display) from None
-        finally:
-            self._close()
-        if parts is None:
-            return super().threads()  # type: ignore[misc]
-        return _in_order(parts)
-
-
-class PostgresThreadStore(_Postgres, ThreadRowStore):
-    """A table of one thread per row in a json, jsonb or text column."""
-
-    def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
-        return self._as_stored(super().encode(thread, new_items), thread)
-
-    def _parts(self, jobs: int) -> list[TableStore] | None:
-        """``jobs`` stores of row key ranges ``(after, through]`` of about as many rows each."""
-        key = q(self.layout.rowid)
-        cuts = [cut for (cut,) in self._reader().execute(
-            f"SELECT unnest(percentile_disc(%s::float8[]) WITHIN GROUP (ORDER BY {key})) FROM {q(self.layout.table)}",
-            ([k / jobs for k in range(1, jobs)],)) if cut is not None]
-        if not cuts:
-            return None
-        edges = [None, *dict.fromkeys(cuts), None]
-        parts = []
-        for after, through in zip(edges, edges[1:]):
-            part = PostgresThreadStore(self.adapter, self.layout, replace(self.options, jobs=1))
-            part.row_range = (after, through)
-            parts.append(part)
-        return parts
-
-
-class PostgresItemStore(_Postgres, ItemRowStore):
-    """A table of one item per row, with an integer key whose sequence gives new rows their ids."""
-
-    def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
-        data = super().encode(thread, new_items)
-        if not self._jsonb:
-            return data
-        loc = thread.locator
-        loc.plan = [p if isinstance(p, int) else self._as_stored(p, thread) for p in loc.plan]
-        return items_blob([loc.raws[p] if isinstance(p, int) else p for p in loc.plan])
-
-    #: read only the threads whose keys are in ``(after, through]`` (None: unbounded), a ``--jobs`` part's share
-    key_window: tuple[Any, Any] | None = None
-
-    def _parts(self, jobs: int) -> list[TableStore] | None:
-        """``jobs`` stores of thread key ranges of about as many rows each, streamed when an index lists the rows
-        in thread order, else runs of the thread keys read by key (threads begun after the cut are not read: a
-        snapshot); None when no index finds a thread by key (one pass groups the table's rows)."""
-        layout, thread = self.layout, q(self.layout.thread_column)
-        if not layout.thread_indexed:
-            return None
-        conn, table = self._reader(), q(layout.table)
-        options = replace(self.options, jobs=1)
-        if layout.stream_indexed:
-            cuts = [cut for (cut,) in conn.execute(
-                f"SELECT unnest(percentile_disc(%s::float8[]) WITHIN GROUP (ORDER BY {thread})) FROM {table}",
-                ([k / jobs for k in range(1, jobs)],)) if cut is not None]
-            edges = [None, *dict.fromkeys(cuts), None]
-            parts = []
-            for after, through in zip(edges, edges[1:]):
-                part = PostgresItemStore(self.adapter, layout, options)
-                part.key_window, part.last_part = (after, through), through is None
-                parts.append(part)
-            return parts if len(parts) > 1 else None
-        keys = [k for (k,) in conn.execute(
-            f"SELECT DISTINCT {thread} FROM {table} WHERE {thread} IS NOT NULL ORDER BY {thread}")]
-        if len(keys) < 2:
-            return None
-        ends = [len(keys) * k // jobs for k in range(jobs + 1)]
-        parts = []
-        for start, end in zip(ends, ends[1:]):
-            if end > start:
-                part = PostgresItemStore(self.adapter, layout, options)
-                part.only_keys, part.last_part = tuple(keys[start:end]), end == len(keys)
-                parts.append(part)
-        return parts
-
-    def _threads_streamed(self, conn: Any) -> Iterator[Thread | ReadProblem]:
-        if self.key_window is None:
-            return super()._threads_streamed(conn)
-        return self._window_streamed(conn)
-
-    def _window_streamed(self, conn: Any) -> Iterator[Thread | ReadProblem]:
-        """The engine's stream of whole threads, within :attr:`key_window`."""
-        sql, (after, through) = self._sql, self.key_window
-        th, size = sql.thread, table.STREAM_CHUNK
-        upto, bound = (f" AND {th} <= %s", (through,)) if through is not None else ("", ())
-        tail = f"{upto} ORDER BY {th}, {sql.order}, {sql.rowid} LIMIT %s"
-        while True:
-            if after is None:
-                rows = conn.execute(f"{sql._items_head} WHERE {th} IS NOT NULL{tail}", (*bound, size)).fetchall()
-            else:
-                rows = conn.execute(f"{sql._items_head} WHERE {th} > %s{tail}", (after, *bound, size)).fetchall()
-            if not rows:
-                return
-            groups = [(key, list(group)) for key, group in groupby(rows, key=itemgetter(3))]
-            if len(rows) == size:
-                cut = groups.pop()[0]
-                if not groups:
-                    groups = [(cut, conn.execute(sql.items_by_key, (cut,)).fetchall())]
-            for key, group in groups:
-                yield from self._item_thread(key, group, -(2**63))
-            after = groups[-1][0]
-
-    def _orphans(self, conn: Any) -> list[ReadProblem]:
-        """Said once, by the last part."""
-        return super()._orphans(conn) if self.key_window is None or self.last_part else []
-
-
-def _in_order(parts: list[TableStore]) -> Iterator[Thread | ReadProblem]:
-    """Each part read on its own connection in a thread of its own, a few chunks ahead; given out in order."""
-    stop = threading.Event()
-    queues: list[queue.Queue] = [queue.Queue(AHEAD * 50) for _ in parts]
-    done = object()
-
-    def read(part: TableStore, out: queue.Queue) -> None:
-        try:
-            for thread in part.threads():
-                while not stop.is_set():
-                    try:
-                        out.put(thread, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            out.put(done)
-        except BaseException as exc:  # given out where the part's threads would be
-            out.put(exc)
-
-    workers = [threading.Thread(target=read, args=(part, out), daemon=True) for part, out in zip(parts, queues)]
-    for worker in workers:
-        worker.start()
-    try:
-        for out in queues:
-            while (thread := out.get()) is not done:
-                if isinstance(thread, BaseException):
-                    raise thread
-                yield thread
-    finally:
-        stop.set()
-        for out in queues:
-            while not out.empty():
-                out.get_nowait()
-        for worker in workers:
-            worker.join(5)
+def key_cuts(store: TableStore, parts: int) -> list[Any] | None:
+    """Where ``--jobs`` cuts the store's table into ``parts`` shares of about as many rows: the keys that end each
+    share but the last, in key order (row keys for one thread per row, thread keys for one item per row); None
+    when it is not cut (one item per row with no index that finds a thread, or too few keys)."""
+    layout = store.layout
+    column = layout.rowid if layout.kind == "thread" else layout.thread_column if layout.thread_indexed else None
+    if column is None or parts < 2:
+        return None
+    conn, table = store._reader(), q(layout.table)
+    (estimate,) = conn.execute("SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)", (table,)).fetchone()
+    # (a large table's cut is taken from a sample of its pages: the cut only balances the shares, every key is in one)
+    sample = f" TABLESAMPLE SYSTEM ({100 * CUT_SAMPLE / estimate:f})" if estimate > 2 * CUT_SAMPLE else ""
+    cuts = [cut for (cut,) in conn.execute(
+        f"SELECT unnest(percentile_disc(%s::float8[]) WITHIN GROUP (ORDER BY {q(column)})) FROM {table}{sample}",
+        ([k / parts for k in range(1, parts)],)) if cut is not None]
+    return list(dict.fromkeys(cuts)) or None
 
 
 def undo_entries(location: str, entries: list[Entry], *, dry_run: bool = False) -> Iterator[Any]:
@@ -376,6 +221,25 @@ class PostgresMedium(Medium):
 
     def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[TableStore]:
         yield open_postgres_store(spec, options)
+
+    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Shard] | None:
+        """The table in ranges of keys ``(after, through]`` (:func:`key_cuts`), one per ``--jobs`` worker, each read on
+        a connection of its own in a process of its own; lint, report and repair alike (PostgreSQL has no screen
+        to run first). None: read whole (a database that cannot be read here: its reader says why)."""
+        try:
+            store = open_postgres_store(spec, replace(options, jobs=1))
+        except ThreadfixError:
+            return None
+        try:
+            cuts = key_cuts(store, parts)
+        except store.adapter.Error:
+            return None
+        finally:
+            store._close()
+        if cuts is None:
+            return None
+        edges = [None, *cuts, None]
+        return [Shard(spec, rows=(after, through), last=through is None) for after, through in pairwise(edges)]
 
 
 MEDIUM = PostgresMedium()

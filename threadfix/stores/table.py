@@ -197,6 +197,12 @@ class TableAdapter(ABC):
         its hot path, which an adapter may fetch its fastest way (PostgreSQL: in binary when the types allow)."""
         return conn.execute(statement, params).fetchall()
 
+    def stored_json(self, store: TableStore, column: str, data: bytes) -> bytes:
+        """What the database will hold, and a read give back, for new JSON ``data`` written to ``column`` of the
+        store's table, so that the journal, ``--diff`` and a second run see what is stored (SQLite: ``data``;
+        PostgreSQL's jsonb: its own text form of the value). ValueError, saying why, when the column cannot hold it."""
+        return data
+
     #: what goes before ``VALUES`` when undo puts rows back with the ids they had (PostgreSQL: an identity
     #: column ``GENERATED ALWAYS`` refuses an id given unless told ``OVERRIDING SYSTEM VALUE``)
     restore_ids: str = ""
@@ -318,13 +324,15 @@ def _order_key(value: Any) -> tuple[int, Any]:
 
 
 def _keyset(adapter: TableAdapter, conn: Any, first: str, after: str, size: int,
-            resume: Callable[[list[tuple[Any, ...]]], Any] = lambda rows: rows[-1][0]) -> Iterator[list[tuple[Any, ...]]]:
+            resume: Callable[[list[tuple[Any, ...]]], Any] = lambda rows: rows[-1][0], start: tuple[Any, ...] = (),
+            upto: tuple[Any, ...] = ()) -> Iterator[list[tuple[Any, ...]]]:
     """Rows in chunks, each its own short read transaction (fetched whole, so no read stays open between
-    chunks): ``first`` takes ``(size,)``, ``after`` takes ``(resume(previous chunk), size)``."""
-    rows = adapter.scan(conn, first, (size,))
+    chunks): ``first`` takes ``(*upto, size)``, ``after`` takes ``(resume(previous chunk), *upto, size)``; ``start``:
+    the first chunk is ``after`` the key it holds instead."""
+    rows = adapter.scan(conn, after, (*start, *upto, size)) if start else adapter.scan(conn, first, (*upto, size))
     while rows:
         yield rows
-        rows = adapter.scan(conn, after, (resume(rows), size))
+        rows = adapter.scan(conn, after, (resume(rows), *upto, size))
 
 
 def _after_whole_threads(size: int) -> Callable[[list[tuple[Any, ...]]], Any]:
@@ -381,9 +389,10 @@ class TableStore(Store):
         self.mtime: float | None = None
         self._conn: Any = None
         self._sql = self.statements(adapter, layout)
-        #: read only the rows with ``after < row id <= through`` (None: unbounded), a ``--jobs`` worker's share;
-        #: one row per item is not cut (a thread's rows are anywhere): the first share reads it all
-        self.row_range: tuple[int | None, int | None] | None = None
+        #: a ``--jobs`` worker's share, ``(after, through]`` (None: unbounded at that end): the rows of those row ids
+        #: in a table of one thread per row; the threads of those keys in one of one item per row whose threads an
+        #: index finds (any other such table is not cut this way: its first share reads it all)
+        self.row_range: tuple[Any, Any] | None = None
         #: read only these threads (by key, in this order), a ``--jobs`` worker's share of a table of one item
         #: per row; ``last_part``: the last share, which also says how many rows belong to no thread
         self.only_keys: tuple[Any, ...] | None = None
@@ -446,6 +455,13 @@ class TableStore(Store):
         layout, *rest = locator.items()
         return Entry(self.adapter.journal_kind, self.adapter.location(), str(thread.address), before, digest(data),
                      dict([layout, ("table", self.layout.table), *rest]))
+
+    def _stored(self, thread: Thread, column: str, data: bytes) -> bytes:
+        """New JSON for ``column`` as the database will hold it (:meth:`TableAdapter.stored_json`)."""
+        try:
+            return self.adapter.stored_json(self, column, data)
+        except ValueError as exc:
+            raise UnrewritableError(f"left alone: {exc}", str(thread.address)) from None
 
     def _prepare(self, thread: Thread) -> None:
         """Read what a thread's write must compare, once, before its journal entry and its write (nothing here)."""
@@ -515,7 +531,7 @@ class ThreadRowStore(TableStore):
     def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
         data = encode_document(thread, new_items)
         _check_text(thread.locator.text, data, thread)
-        return data
+        return self._stored(thread, self.layout.json_column, data)
 
     def detached(self, thread: Thread) -> Thread:
         """A thread's row is written only if it still holds what the plan was made from, so its bytes go too."""
@@ -551,20 +567,22 @@ class ItemRowStore(TableStore):
             yield from self._threads_of(conn, self.only_keys)
             if self.last_part:
                 yield from self._orphans(conn)
-        elif self.row_range is None or self.row_range[0] is None:  # (a later part of an item table reads nothing)
+        elif self.row_range is None or self.layout.thread_indexed or self.row_range[0] is None:
             yield from self._item_threads(conn, screen)
 
     def _item_threads(self, conn: Any, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
-        screened = self._screen(conn) if screen and not self._unscreened else None
+        window = self.row_range if self.layout.thread_indexed else None
+        screened = self._screen(conn) if screen and window is None and not self._unscreened else None
         if screened is not None:
             yield from self._threads_screened(conn, *screened)
         elif self.layout.stream_indexed:
-            yield from self._threads_streamed(conn)
+            yield from self._threads_streamed(conn, window)
         elif self.layout.thread_indexed:
-            yield from self._threads_by_key(conn)
+            yield from self._threads_by_key(conn, window)
         else:
             yield from self._threads_by_rowid(conn)
-        yield from self._orphans(conn)
+        if window is None or window[1] is None:  # (said once, by the last share)
+            yield from self._orphans(conn)
 
     def _orphans(self, conn: Any) -> list[ReadProblem]:
         """Rows of one item that belong to no thread, said once after the threads."""
@@ -604,12 +622,14 @@ class ItemRowStore(TableStore):
         shards = [Shard(str(self.path), keys=tuple(keys[at:at + size])) for at in range(0, len(keys), size)]
         return RepairParts(Settled(settled, settle.DIALECT), shards, problems)
 
-    def _threads_streamed(self, conn: Any) -> Iterator[Thread | ReadProblem]:
+    def _threads_streamed(self, conn: Any, window: tuple[Any, Any] | None = None) -> Iterator[Thread | ReadProblem]:
         """An index lists the rows in thread order: read them in chunks of whole threads (the last thread
-        of a full chunk may be cut, so it starts the next chunk; a thread bigger than a chunk is read by key)."""
+        of a full chunk may be cut, so it starts the next chunk; a thread bigger than a chunk is read by key);
+        only the threads of keys in ``window`` when given."""
         sql, adapter = self._sql, self.adapter
         size = STREAM_CHUNK * adapter.chunk_scale
-        for rows in _keyset(adapter, conn, sql.stream_first, sql.stream_after, size, _after_whole_threads(size)):
+        first, after, *bounds = sql.windowed(sql.stream, window)
+        for rows in _keyset(adapter, conn, first, after, size, _after_whole_threads(size), *bounds):
             groups = [(key, list(group)) for key, group in groupby(rows, key=_THREAD)]
             if len(rows) == size:
                 cut_key = groups.pop()[0]
@@ -618,10 +638,12 @@ class ItemRowStore(TableStore):
             for key, group in groups:
                 yield from self._item_thread(key, group, -(2**63))
 
-    def _threads_by_key(self, conn: Any) -> Iterator[Thread | ReadProblem]:
-        """The thread column leads an index: walk its keys in chunks, then read each thread by key (streams)."""
+    def _threads_by_key(self, conn: Any, window: tuple[Any, Any] | None = None) -> Iterator[Thread | ReadProblem]:
+        """The thread column leads an index: walk its keys in chunks (those in ``window`` when given), then read
+        each thread by key (streams)."""
         sql, adapter = self._sql, self.adapter
-        for keys in _keyset(adapter, conn, sql.keys_first, sql.keys_after, ID_CHUNK):
+        first, after, *bounds = sql.windowed(sql.keys, window)
+        for keys in _keyset(adapter, conn, first, after, ID_CHUNK, lambda rows: rows[-1][0], *bounds):
             for (key,) in keys:
                 yield from self._item_thread(key, adapter.scan(conn, sql.items_by_key, (key,)), -(2**63))
 
@@ -730,7 +752,7 @@ class ItemRowStore(TableStore):
             except jsonio.JsonWriteError as exc:
                 raise UnrewritableError(f"left alone: cannot be written back ({exc})", str(thread.address)) from None
             _check_text(True, data, thread)
-            plan.append(data)
+            plan.append(self._stored(thread, self.layout.item_column, data))
         loc.plan = plan
         return items_blob([loc.raws[p] if isinstance(p, int) else p for p in plan])
 
@@ -865,10 +887,14 @@ class _ItemSql(_Sql):
         self._times_head = f"SELECT {', '.join(q(c) for c in layout.time_columns) or 'NULL'} FROM {t}"
         self.items_appended = f"{self._items_head} WHERE {r} > {p} AND {th} = {p}"
         self.items_by_key = f"{self._items_head} WHERE {th} = {p} ORDER BY {order}, {r}"
-        self.stream_first = f"{self._items_head} WHERE {th} IS NOT NULL ORDER BY {th}, {order}, {r} LIMIT {p}"
-        self.stream_after = f"{self._items_head} WHERE {th} > {p} ORDER BY {th}, {order}, {r} LIMIT {p}"
-        self.keys_first = f"SELECT DISTINCT {th} FROM {t} WHERE {th} IS NOT NULL ORDER BY {th} LIMIT {p}"
-        self.keys_after = f"SELECT DISTINCT {th} FROM {t} WHERE {th} > {p} ORDER BY {th} LIMIT {p}"
+        # (each with its ``through`` bound too, for a --jobs share of thread keys)
+        self.stream: dict[bool, tuple[str, str]] = {}
+        self.keys: dict[bool, tuple[str, str]] = {}
+        for bounded, upto in ((False, ""), (True, f" AND {th} <= {p}")):
+            self.stream[bounded] = tuple(f"{self._items_head} WHERE {where}{upto} ORDER BY {th}, {order}, {r} LIMIT {p}"
+                                         for where in (f"{th} IS NOT NULL", f"{th} > {p}"))
+            self.keys[bounded] = tuple(f"SELECT DISTINCT {th} FROM {t} WHERE {where}{upto} ORDER BY {th} LIMIT {p}"
+                                       for where in (f"{th} IS NOT NULL", f"{th} > {p}"))
         self.count_orphans = f"SELECT count(*) FROM {t} WHERE {th} IS NULL"
         self._full_head = f"SELECT {r}, {self.copied} FROM {t}"
         self.delete_row = f"DELETE FROM {t} WHERE {r} = {p}"
@@ -882,6 +908,15 @@ class _ItemSql(_Sql):
         #: where the item and the order are in a full row (the row id is at 0)
         self.item_index = 1 + columns.index(layout.item_column)
         self.order_index = 1 + columns.index(layout.order_column) if layout.order_column else 0
+
+    @staticmethod
+    def windowed(statements: dict[bool, tuple[str, str]], window: tuple[Any, Any] | None
+                 ) -> tuple[str, str, tuple[Any, ...], tuple[Any, ...]]:
+        """A keyset read in thread key order (:attr:`stream` or :attr:`keys`) kept to the keys ``(after, through]``
+        of ``window`` (None: all): its first and following statements, and its ``start`` and ``upto`` (:func:`_keyset`)."""
+        low, high = window if window is not None else (None, None)
+        first, after = statements[high is not None]
+        return first, after, (() if low is None else (low,)), (() if high is None else (high,))
 
     def items_in(self, count: int) -> str:
         return f"{self._items_head} WHERE {self.rowid} IN ({self.marks(count)})"
