@@ -81,6 +81,38 @@ def test_undo_puts_rows_back_with_their_ids_whatever_kind_of_key_gives_them(db, 
     assert run_cli(["repair", db, "--journal-dir", str(tmp_path / "again")], capsys)[0] == 0
 
 
+def test_a_uuid_key_is_read_in_order_of_its_order_column_repaired_and_undone(db, tmp_path, capsys):
+    create(db, "item", {"a": stuck(1), "b": healthy(2), "c'x": stuck(3)}, key="uuid DEFAULT gen_random_uuid()")
+    before, table = threads(db, "item"), rows(db, "SELECT * FROM conversations ORDER BY id")
+    code, out, err = run_cli(["--jobs", "2", "repair", db, "--journal-dir", str(tmp_path)], capsys)
+    assert code == 0 and "repaired 2 of 3 threads" in err, err
+    after = threads(db, "item")  # (read as the app reads them: by thread, position)
+    for key in ("a", "c'x"):
+        assert RESPONSES.check(after[key]) == [] and set(outputs_per_call(after[key]).values()) == {1}
+        assert [i for i in after[key] if i.get("type") != "function_call_output"] == before[key]
+    assert after["b"] == before["b"]
+    assert run_cli(["repair", db, "--journal-dir", str(tmp_path / "again")], capsys)[0] == 0
+    assert not (tmp_path / "again").exists()
+    code, out, err = run_cli(["undo", str(journal_of(tmp_path))], capsys)
+    assert code == 0, err
+    assert rows(db, "SELECT * FROM conversations ORDER BY id") == table
+
+
+@pytest.mark.parametrize(("key", "option", "said"), [
+    ("text DEFAULT md5(random()::text)", [], "with no default: threadfix cannot give a new row its id"),
+    ("uuid DEFAULT gen_random_uuid()", ["--order-column", "id"], "which does not order its rows: pass --order-column"),
+])
+def test_a_key_that_cannot_place_or_name_a_new_row_is_refused_in_one_line(db, capsys, key, option, said):
+    create(db, "item", {"a": stuck(1)}, key=key)
+    if key.startswith("text"):  # (ids the app gives its rows itself)
+        with __import__("psycopg").connect(db, autocommit=True) as conn:
+            conn.execute("ALTER TABLE conversations ALTER COLUMN id DROP DEFAULT")
+    before = rows(db, "SELECT * FROM conversations ORDER BY id")
+    code, out, err = run_cli(["repair", db, *option], capsys)
+    assert code == 2 and said in err and len(err.strip().splitlines()) == 1, err
+    assert rows(db, "SELECT * FROM conversations ORDER BY id") == before
+
+
 def test_jsonb_is_compared_by_value_and_a_second_run_changes_nothing(db, tmp_path, capsys):
     create(db, "thread", {"a": stuck(1)}, json_type="jsonb")
     assert run_cli(["repair", db, "--journal-dir", str(tmp_path)], capsys)[0] == 0

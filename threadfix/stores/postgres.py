@@ -38,7 +38,7 @@ from threadfix.journal import Entry
 from threadfix.stores.base import Medium, Shard
 from threadfix.stores.postgres_layout import RETRIED, Schema, connect, driver, pg_error, q, redact, split_table
 from threadfix.stores.table import ItemRowStore, TableAdapter, TableStore, ThreadRowStore, undo_table_entries
-from threadfix.stores.table_layout import find_layout, shown
+from threadfix.stores.table_layout import Column, Layout, find_layout, shown
 
 #: rows a large table's --jobs cut is taken from
 CUT_SAMPLE = 50_000
@@ -64,7 +64,7 @@ class PostgresAdapter(TableAdapter):
 
     def __init__(self, url: str, busy_timeout: float = 5.0, search_path: str | None = None) -> None:
         psycopg = driver()
-        self.url = url
+        self.url = self.spec = url
         self.display = redact(url)
         self.busy_timeout = busy_timeout
         #: the schema ``--table schema.table`` named (None: the session's own search_path)
@@ -169,15 +169,13 @@ def open_postgres_store(url: str, options: Any) -> TableStore:
         schema = Schema(conn)
         layout, detected = find_layout(schema, options)
         columns = {c.name: c.type for c in schema.table(layout.table).columns}
-        key = columns[layout.rowid]
+        key = schema.table(layout.table).column(layout.rowid)
     except psycopg.Error as exc:
         raise adapter.error(exc, adapter.display) from None
     finally:
         conn.close()
-    if layout.kind == "item" and key not in INTEGER_TYPES:
-        raise ConfigError(f"table {shown(layout.table)} holds one item per row but its primary key "
-                          f"{shown(layout.rowid)} is {key}: threadfix needs an integer one (a serial or identity "
-                          "column) to give new rows their place", adapter.display)
+    if layout.kind == "item" and key.type not in INTEGER_TYPES:
+        _check_other_key(layout, key, adapter.display)
     if layout.preset == "openai-agents SQLiteSession":
         # the same tables, written by SQLAlchemySession: read in id order (the SDK orders by created_at, then
         # id; the two agree but for two turns of one session committed out of their start order), and a new
@@ -189,6 +187,25 @@ def open_postgres_store(url: str, options: Any) -> TableStore:
     adapter.binary_scan = all(columns[c].split("(")[0] in BINARY_SAME for c in scanned if c is not None)
     kind = ThreadRowStore if layout.kind == "thread" else ItemRowStore
     return kind(adapter, layout, options, detected)
+
+
+def _check_other_key(layout: Layout, key: Column, where: str) -> None:
+    """A table of one item per row keyed otherwise than by an integer (a uuid, text) is read and repaired in the
+    order of its order column, then its key (keyset pages on thread, order, key), so it needs an order column
+    (keys in no order cannot place a new row), an index that finds a thread (its rows cannot be found again by
+    a key range), and a default for the key (a new row's id)."""
+    table, name = shown(layout.table), shown(layout.rowid)
+    if layout.order_column is None:
+        raise ConfigError(f"table {table} holds one item per row keyed by {name}, a {key.type}, which does not order "
+                          "its rows: pass --order-column (its position or time column)", where)
+    if not layout.thread_indexed:
+        raise ConfigError(f"table {table} holds one item per row keyed by {name}, a {key.type}, and no index finds "
+                          f"a thread's rows by {shown(layout.thread_column)}: threadfix needs one (CREATE INDEX ON "
+                          f"{table} ({shown(layout.thread_column)}, {shown(layout.order_column)}))", where)
+    if key.default is None:
+        raise ConfigError(f"table {table} holds one item per row keyed by {name}, a {key.type} with no default: "
+                          "threadfix cannot give a new row its id (give the column a default, such as "
+                          "gen_random_uuid())", where)
 
 
 def key_cuts(store: TableStore, parts: int) -> list[Any] | None:

@@ -48,6 +48,7 @@ class SQLiteAdapter(TableAdapter):
 
     def __init__(self, path: Path, busy_timeout: float = 5.0, display: str | None = None) -> None:
         self.path = Path(path)
+        self.spec = str(path)
         self.display = display if display is not None else str(path)
         self.busy_timeout = busy_timeout
 

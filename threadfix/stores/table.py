@@ -1,12 +1,14 @@
 """Threads in a database table, read and repaired while the app may be writing to it: the table engine.
 
-Everything about tables that is not one database's own lives here: the two layouts' read plans, the
-screen's place in a repair, batching and compare-and-swap, the minimal row moves of item writes, and
-undo. The engine talks to the database only through a :class:`TableAdapter` (connections, identifier
-quoting, the bytes-of-a-JSON-column expression, read-only opening, busy/lock error mapping,
-placeholders, schema introspection); :mod:`threadfix.stores.sqlite` is the first adapter. A layout
-(:mod:`threadfix.stores.table_layout`) picks the store's class: :class:`ThreadRowStore` (one row per
-thread) or :class:`ItemRowStore` (one row per item).
+A table store is a container and a medium, each a class. The containers, :class:`ThreadRowStore` (one row
+per thread) and :class:`ItemRowStore` (one row per item), hold everything about tables that is not one
+database's own: the two layouts' read plans, the screen's place in a repair, batching and
+compare-and-swap, the minimal row moves of item writes, and undo; a layout
+(:mod:`threadfix.stores.table_layout`) picks the container. The medium is a :class:`TableAdapter`
+(connections, identifier quoting, the bytes-of-a-JSON-column expression, read-only opening, busy/lock
+error mapping, placeholders, schema introspection, the read phase's fetch, what a column will hold);
+:mod:`threadfix.stores.sqlite` and :mod:`threadfix.stores.postgres` are its two. No container branches on
+the medium: each difference is one of the adapter's methods.
 
 **Reading** (lint, report, ``--dry-run``, ``--check``, ``--diff``, and repair's own scan) uses a
 read-only connection: a mistyped path is never created and the database's settings are never touched.
@@ -23,9 +25,13 @@ appended to it since. Time columns are read only for threads whose age is asked.
 :mod:`threadfix.stores.sqlite_screen`) tell which threads need no repair and reads only the others in
 full, and settles the rows of one healthy thread from their items' types and call ids
 (:mod:`threadfix.stores.settle`). With ``--jobs``, a table of one thread per row is read as row id
-ranges, one per worker; a table of one item per row is screened in row id parts, one per worker, and a
-repair's workers then read and plan its suspects in parts of their keys
-(:meth:`ItemRowStore.parts_to_repair`). A repair's parent writes what its workers planned.
+ranges, one per worker; in SQLite a table of one item per row is screened in row id parts, one per
+worker, and a repair's workers then read and plan its suspects in parts of their keys
+(:meth:`ItemRowStore.parts_to_repair`); in PostgreSQL (no screen) it is read in ranges of thread keys,
+each streamed or walked by key within its range. A repair's parent writes what its workers planned.
+
+A key other than an integer (PostgreSQL: a uuid or text key) orders nothing: such a table of one item per
+row is read in keyset pages on (thread, order column, key) and needs an index that finds a thread.
 
 **Writing** (repair) uses its own writable connection and transactions that take the write lock at
 once (SQLite: ``BEGIN IMMEDIATE``; a deferred ``BEGIN`` that reads and then writes fails at once with
@@ -107,6 +113,8 @@ class TableAdapter(ABC):
 
     #: the database as messages name it (a path; never a password from a URL)
     display: str
+    #: the database as it was named, to open it again in a ``--jobs`` worker (a path, a URL)
+    spec: str
     #: seconds to wait for another writer's lock before :meth:`error` says "locked"
     busy_timeout: float = 5.0
     #: the bound-value marker of the driver's paramstyle ("?" for qmark, "%s" for format)
@@ -619,7 +627,7 @@ class ItemRowStore(TableStore):
         size = max(KEYS_PER_PART, -(-len(keys) // (self.options.jobs * PARTS_PER_JOB)))
         if self.options.writable:
             size = min(size, WRITTEN_KEYS_PER_PART)
-        shards = [Shard(str(self.path), keys=tuple(keys[at:at + size])) for at in range(0, len(keys), size)]
+        shards = [Shard(self.adapter.spec, keys=tuple(keys[at:at + size])) for at in range(0, len(keys), size)]
         return RepairParts(Settled(settled, settle.DIALECT), shards, problems)
 
     def _threads_streamed(self, conn: Any, window: tuple[Any, Any] | None = None) -> Iterator[Thread | ReadProblem]:
