@@ -98,6 +98,29 @@ def test_a_uuid_key_is_read_in_order_of_its_order_column_repaired_and_undone(db,
     assert rows(db, "SELECT * FROM conversations ORDER BY id") == table
 
 
+def test_a_uuid_key_ordered_by_a_time_gets_new_rows_timed_between_their_neighbours(db, tmp_path, capsys):
+    create(db, "item", {"a": stuck(1), "b": healthy(2), "c": stuck(3)}, key="uuid DEFAULT gen_random_uuid()")
+    with __import__("psycopg").connect(db, autocommit=True) as conn:  # (no position: the time orders the rows)
+        conn.execute("UPDATE conversations SET created_at = created_at + position * interval '1 second'")
+        conn.execute("ALTER TABLE conversations DROP COLUMN position")
+        conn.execute("CREATE INDEX ON conversations (thread_id, created_at)")
+    by_time = "SELECT thread_id, data FROM conversations ORDER BY thread_id, created_at, id"
+    before, table = rows(db, by_time), rows(db, "SELECT * FROM conversations ORDER BY id")
+    code, out, err = run_cli(["repair", db, "--order-column", "created_at", "--journal-dir", str(tmp_path)], capsys)
+    assert code == 0 and "repaired 2 of 3 threads" in err, err
+    after: dict[str, list] = {}
+    for key, data in rows(db, by_time):
+        after.setdefault(key, []).append(data)
+    for key in ("a", "c"):
+        assert RESPONSES.check(after[key]) == [] and set(outputs_per_call(after[key]).values()) == {1}
+        assert [i for i in after[key] if i.get("type") != "function_call_output"] == [d for k, d in before if k == key]
+    now = {row[0]: row for row in rows(db, "SELECT * FROM conversations")}
+    assert all(now[row[0]] == row for row in table) and len(now) == len(table) + 2  # (no old row moved)
+    assert run_cli(["lint", db, "--order-column", "created_at"], capsys)[0] == 0
+    assert run_cli(["undo", str(journal_of(tmp_path))], capsys)[0] == 0
+    assert rows(db, "SELECT * FROM conversations ORDER BY id") == table
+
+
 @pytest.mark.parametrize(("key", "option", "said"), [
     ("text DEFAULT md5(random()::text)", [], "with no default: threadfix cannot give a new row its id"),
     ("uuid DEFAULT gen_random_uuid()", ["--order-column", "id"], "which does not order its rows: pass --order-column"),

@@ -96,6 +96,23 @@ class PostgresAdapter(TableAdapter):
             raise ValueError(f"jsonb cannot hold the repaired JSON ({' '.join(str(exc).split())})") from None
         return bytes(stored)
 
+    def between(self, conn: Any, store: TableStore, low: Any, high: Any, count: int) -> list[Any] | None:
+        """For a timestamp order column: evenly spaced between the two (a millisecond apart after the last one),
+        in the column's own precision; None for any other type, or when they would not all fall strictly between."""
+        table, column = store.layout.table, store.layout.order_column
+        kind = Schema(conn).table(table).column(column).type
+        if not kind.startswith("timestamp"):
+            return None
+        # (the type as format_type() spells it, from the catalog: a timestamp type, with its precision)
+        step = ("%s::{t} + k * interval '1 millisecond'" if high is None else
+                "%s::{t} + (%s::{t} - %s::{t}) * k / (%s + 1)").format(t=kind)
+        params = (low,) if high is None else (low, high, low, count)
+        found = conn.execute(
+            f"WITH s AS (SELECT k, ({step})::{kind} AS v FROM generate_series(1, %s) k) SELECT v::text, (SELECT "
+            f"bool_and(v > %s::{kind} AND (%s::{kind} IS NULL OR v < %s::{kind})) AND count(DISTINCT v) = %s FROM s) "
+            "FROM s ORDER BY k", (*params, count, low, high, high, count)).fetchall()
+        return [value for value, _ in found] if found and found[0][1] else None
+
     def copy(self, dest: Path) -> Any:
         raise ConfigError("--output cannot copy a PostgreSQL database; repair it in place (undo puts it back), "
                           "or look first with --dry-run or --diff", self.display)

@@ -211,6 +211,12 @@ class TableAdapter(ABC):
         PostgreSQL's jsonb: its own text form of the value). ValueError, saying why, when the column cannot hold it."""
         return data
 
+    def between(self, conn: Any, store: TableStore, low: Any, high: Any, count: int) -> list[Any] | None:
+        """``count`` increasing values of the store's order column strictly between ``low`` and ``high`` (None:
+        after ``low``), to place new rows in a table ordered by a column of times; None (the default) when this
+        database cannot say (the new rows are then not written)."""
+        return None
+
     #: what goes before ``VALUES`` when undo puts rows back with the ids they had (PostgreSQL: an identity
     #: column ``GENERATED ALWAYS`` refuses an id given unless told ``OVERRIDING SYSTEM VALUE``)
     restore_ids: str = ""
@@ -1007,6 +1013,8 @@ class _ItemWrite:
             columns.append(sql.order)
             values.append(order)
         for name in layout.required_times:
+            if name == layout.order_column:
+                continue
             columns.append(sql.q(name))
             values.append(row[1 + layout.copied_columns.index(name)])
         self._insert(f"INSERT INTO {sql.table} ({', '.join(columns)}) VALUES ({sql.marks(len(values))})", values)
@@ -1026,6 +1034,27 @@ class _ItemWrite:
             else:
                 self._insert_new(entry, neighbour)
 
+    def _values_between(self, first: int, tail: list[int | bytes], orders: list[Any]) -> dict[int, Any] | None:
+        """Order values for the new items of ``tail`` (by their place in it) when the order column holds no
+        integers (a time): each run of new items gets values strictly between its kept neighbours' (after the
+        last row's, at the end), as the adapter computes them; None when it cannot (no earlier row, no room)."""
+        values: dict[int, Any] = {}
+        low = orders[first - 1] if first else None
+        run: list[int] = []
+        for at, entry in enumerate([*tail, None]):
+            if isinstance(entry, bytes):
+                run.append(at)
+                continue
+            high = None if entry is None else orders[entry]
+            if run:
+                found = None if low is None else self.store.adapter.between(self.conn, self.store, low, high, len(run))
+                if found is None:
+                    return None
+                values.update(zip(run, found))
+                run = []
+            low = high
+        return values
+
     def _by_column(self, first: int, tail: list[int | bytes], removed: list[int]) -> None:
         """Order is a column: rows that must make room move up by as little as possible; the rest stay."""
         loc, sql, layout = self.loc, self.sql, self.layout
@@ -1036,11 +1065,19 @@ class _ItemWrite:
         if removed:
             self._refuse_if_referenced()
         if layout.order_kind == "other" or not all(isinstance(v, int) and not isinstance(v, bool) for v in orders):
-            if adds or reordered:
+            between = self._values_between(first, tail, orders) if adds and not reordered else {}
+            if between is None or reordered:
+                # (PostgreSQL places it between its neighbours' times when they leave room: TableAdapter.between)
                 raise UnrewritableError(f"left alone: items are ordered by {shown(layout.order_column)}, which does "
                                         "not hold integers, so a new item cannot be placed", str(self.thread.address))
             for index in removed:
                 self._delete(index)
+            neighbour = first - 1 if first else 0
+            for at, entry in enumerate(tail):
+                if isinstance(entry, int):
+                    neighbour = entry
+                else:
+                    self._insert_new(entry, neighbour, between[at])
             return
         for index in removed:
             self._delete(index)
