@@ -284,3 +284,12 @@ def test_reading_holds_no_transaction_or_lock_between_chunks_in_a_read_only_sess
         other.execute("LOCK TABLE conversations IN ACCESS EXCLUSIVE MODE")  # would time out behind a held read
         other.rollback()
     assert len([next(reading) for _ in range(5)]) == 5
+
+
+def test_output_cannot_copy_a_database_and_says_so_once_before_reading(db, tmp_path, capsys):
+    create(db, "item", {"a": stuck(1)})
+    before = rows(db, "SELECT * FROM conversations ORDER BY id")
+    code, out, err = run_cli(["repair", db, "-o", str(tmp_path / "copy.db")], capsys)
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert code == 2 and len(errors) == 1 and "--output cannot copy a PostgreSQL database" in errors[0], err
+    assert rows(db, "SELECT * FROM conversations ORDER BY id") == before and not (tmp_path / "copy.db").exists()

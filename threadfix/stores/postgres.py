@@ -17,7 +17,9 @@ PostgreSQL's own lives here and in :mod:`threadfix.stores.postgres_layout`:
   foreign-key check waits on it; the openai-agents ``SQLAlchemySession`` locks it too), else the table
   ``IN SHARE ROW EXCLUSIVE MODE`` (the app's writes wait for the batch, its reads do not). ``lock_timeout``
   is ``--busy-timeout`` (exit 75); serialization failures and deadlocks retry the batch. New rows get
-  their ids from the key's sequence or identity.
+  their ids from the key's sequence, identity or default (a uuid or text key: :func:`_check_other_key`),
+  and, in a table ordered by a timestamp, times between their neighbours' (:meth:`PostgresAdapter.between`);
+  undo puts rows back with their own ids (``OVERRIDING SYSTEM VALUE``: an identity ``GENERATED ALWAYS``).
 - **jsonb** keeps values, not key order or spacing: it is read, compared and journaled in PostgreSQL's own
   text form of the value (so the comparison is by value), and new JSON is put in that form before it is
   hashed, so the journal, ``--diff`` and a second run see what is stored.
@@ -113,7 +115,7 @@ class PostgresAdapter(TableAdapter):
             "FROM s ORDER BY k", (*params, count, low, high, high, count)).fetchall()
         return [value for value, _ in found] if found and found[0][1] else None
 
-    def copy(self, dest: Path) -> Any:
+    def check_copy(self, dest: Path) -> None:
         raise ConfigError("--output cannot copy a PostgreSQL database; repair it in place (undo puts it back), "
                           "or look first with --dry-run or --diff", self.display)
 

@@ -103,6 +103,9 @@ class SQLiteAdapter(TableAdapter):
         suspects = sqlite_screen.screen_table(task, low, high, ends, options.jobs, options.spread)
         return None if suspects is None else (ends, suspects, high)
 
+    def check_copy(self, dest: Path) -> None:
+        """SQLite copies a live database with its online backup (see :class:`_BackupCopy`)."""
+
     def copy(self, dest: Path) -> TableCopy:
         return _BackupCopy(self, dest)
 

@@ -180,9 +180,14 @@ class TableAdapter(ABC):
         thread's last row id, the suspects and the last row id screened; None (the default): read in full."""
         return None
 
+    def check_copy(self, dest: Path) -> None:
+        """ConfigError, before anything is read, when ``-o`` cannot copy this database (the default: it cannot)."""
+        raise ConfigError("--output is not supported for this database; repair it in place", str(dest))
+
     def copy(self, dest: Path) -> TableCopy:
         """A consistent copy of the database at ``dest`` to write ``-o`` into, renamed into place on finish."""
-        raise ConfigError("--output is not supported for this database; repair it in place", str(dest))
+        self.check_copy(dest)
+        raise NotImplementedError
 
     #: what ends a write's compare-and-swap read of a thread's rows, so the rows stay as read until the commit
     #: (PostgreSQL: " FOR UPDATE"; SQLite's write transaction holds the database's lock already)
@@ -460,6 +465,8 @@ class TableStore(Store):
         return Address(self.display, key=f"{self.layout.table}:{column or 'rowid'}={_label(key)}")
 
     def writer(self, dest: Path | None = None) -> StoreWriter:
+        if dest is not None:
+            self.adapter.check_copy(dest)
         return TableWriter(self, dest)
 
     def restrict(self, part: Shard, numbering: Any = None) -> None:
