@@ -78,7 +78,7 @@ def read_part(shard, options) -> tuple[int, set[str]]:
     from threadfix.stores.postgres import open_postgres_store
 
     store = open_postgres_store(shard.spec, options)
-    store.restrict(shard)
+    store.restrict(shard.part)
     found: set[str] = set()
     count = 0
     for thread in store.threads():
@@ -120,11 +120,10 @@ def case(name: str, url: str, layout: str) -> dict:
     elif name.endswith("j2"):  # the medium's cut, each share read in a worker process, as --jobs 2 reads it
         from functools import partial
 
-        from threadfix.parallel import run_sharded
-        from threadfix.stores.postgres import MEDIUM
+        from threadfix.parallel import plan_shards, run_sharded
 
         options = StoreOptions(table=TABLES[layout])
-        shards = MEDIUM.cut(url, 2, options, by_key=True)
+        shards = plan_shards([url], 2, options, by_key=True)
         for part_count, part_found in run_sharded(shards, partial(read_part, options=options), 2):
             count += part_count
             found |= part_found

@@ -24,11 +24,11 @@ from threadfix.errors import BusyError, ExitCode, InputError, ThreadfixError
 from threadfix.journal import Entry, Journal, default_folder
 from threadfix.model import Problem, RepairPlan, Thread, ThreadIndex
 from threadfix.parallel import (
-    Shard, WorkerLost, resolve_jobs, run_sharded, shard_file_store, shard_stores, sharded, spread_for_store,
+    Shard, WorkerLost, folder_store, resolve_jobs, run_sharded, shard_stores, sharded, spread_for_store,
 )
 from threadfix.repair import RepairOptions, as_written, plan_repair, refusal_reason, waiting_on, waiting_reason
 from threadfix.spill import SpillList
-from threadfix.stores import MEDIA, ReadProblem, Store, StoreOptions, iter_stores, open_stores  # noqa: F401 - re-exported
+from threadfix.stores import MEDIA, ReadProblem, Store, StoreOptions, iter_stores, medium_of, open_stores  # noqa: F401 - re-exported
 from threadfix.stores.base import Change, Settled, StoreWriter
 
 DEFAULT_MIN_AGE = 600.0
@@ -201,22 +201,20 @@ def scan(specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], optio
     return scan_stores(iter_stores(as_paths(specs), options, stdin, on_store), options)
 
 
-def describe_tables(shards: Iterable[Shard], options: StoreOptions, on_store: Callable[[Any], None]) -> None:
-    """Show ``on_store`` each database of a ``--jobs`` run, cut into parts or read whole by one worker, as one
-    process shows it when it opens it (the layout detected; workers never say it); a database the parent
-    cannot open is the workers' to report."""
+def _described(parts: Iterable[tuple[Shard, Any]], options: StoreOptions, on_store: Callable[[Any], None]
+               ) -> Iterator[tuple[Shard, Any]]:
+    """The parts' results, each input's stores shown to ``on_store`` just before its first part's result, as one
+    process shows each store as it opens it, before its threads (what was detected: a table's layout, a
+    framework's store; workers never say it). A file a folder walk found has nothing to say; a store the
+    parent cannot open is the workers' to report."""
     said: set[str] = set()
-    for shard in shards:
-        if shard.start is None and not shard.in_folder and shard.spec not in said and _database(shard.spec):
+    for shard, result in parts:
+        if not shard.continues and not shard.in_folder and shard.spec not in said:
             said.add(shard.spec)
             for store in iter_stores([shard.spec], options):
                 if not isinstance(store, Problem):
                     on_store(store)
-
-
-def _database(spec: str) -> bool:
-    """Whether ``spec`` is held by a medium other than plain files (a database, which has a layout to say)."""
-    return next(entry for entry in MEDIA if entry.claims(spec)).name != "file"
+        yield shard, result
 
 
 def scan_stores(stores: Iterable[Store | Problem], options: StoreOptions = StoreOptions()) -> Iterator[Scanned | Problem]:
@@ -255,9 +253,9 @@ def scan_parts(specs: list[str], jobs: int | None, options: StoreOptions, work: 
     if spread is None:
         return None
     processes, shards = spread
-    if on_store is not None:  # what one process says as it opens each table, said once here (issue #22)
-        describe_tables(shards, options, on_store)
-    return zip(shards, run_sharded(shards, partial(_scan_part, work=work, options=options), processes))
+    parts = zip(shards, run_sharded(shards, partial(_scan_part, work=work, options=options), processes))
+    # what one process says as it opens each store, said once here, in the same place (issue #22)
+    return parts if on_store is None else _described(parts, options, on_store)
 
 
 def _scan_part(shard: Shard, *, work: Callable[[Iterator[Scanned | Problem]], Any], options: StoreOptions) -> Any:
@@ -449,10 +447,12 @@ class RepairRun:
             if isinstance(thread, ReadProblem):
                 yield Problem(thread.where, thread.message), None
                 continue
-            outcome, data = self._thread(store, thread, now)
-            change = None
-            if data is not None and not options.dry_run:
-                change = store.change(thread, data, journal=options.output is None)
+            outcome, change = self._thread(store, thread, now)
+            if change is None or options.dry_run:
+                yield outcome, None
+                continue
+            if options.output is None:  # (-o changes nothing in place: nothing to undo)
+                change.entry = store.entry(thread, change)
             yield outcome, change
 
     def _store(self, store: Store, held: _Held, planned: Iterable[Planned] | None = None) -> None:
@@ -485,7 +485,7 @@ class RepairRun:
                         if pending >= JOURNAL_BATCH_BYTES:  # memory stays flat however many threads change
                             self._journal(entries)
                             pending = 0
-                    writer.replace(change.thread, change.data)
+                    writer.add(change)
                     written[id(change.thread)] = at
                     if writer.due():
                         self._journal(entries)  # every before-image is synced before the store changes
@@ -537,7 +537,9 @@ class RepairRun:
             self.journal.record(entries)
             entries.clear()
 
-    def _thread(self, store: Store, thread: Thread, now: float) -> tuple[ThreadOutcome, bytes | None]:
+    def _thread(self, store: Store, thread: Thread, now: float) -> tuple[ThreadOutcome, Change | None]:
+        """Plan one thread: its outcome, and when it changes, the change its store built (without its journal
+        entry)."""
         options = self.options
         try:
             dialect = resolve_dialect(thread, options.store.dialect)
@@ -571,7 +573,7 @@ class RepairRun:
         if waiting is not None:
             return ThreadOutcome(address, dialect.name, plan, "waiting", waiting_reason(waiting), age=age), None
         try:
-            data = store.encode(thread, dialect.apply(thread.items, applied))
+            change = store.change(thread, dialect.apply(thread.items, applied))
         except MALFORMED as exc:
             return ThreadOutcome(address, dialect.name, plan, "left_alone", not_in_format(dialect, exc)), None
         except ThreadfixError as exc:
@@ -579,7 +581,7 @@ class RepairRun:
         before = store.before_bytes(thread) if options.keep_bytes else None
         status = "would_repair" if options.dry_run else "repaired"
         return ThreadOutcome(address, dialect.name, plan, status, before=before,
-                             after=data if options.keep_bytes else None, age=age), data
+                             after=change.data if options.keep_bytes else None, age=age), change
 
 
 #: one planned thread: its outcome (or a read problem), and when it changes, the thread, new bytes, undo record
@@ -587,24 +589,29 @@ Planned = tuple["ThreadOutcome | Problem", "Change | None"]
 
 
 def _parent_store(shard: Shard, options: StoreOptions) -> Store | Problem | None:
-    """The store a ``--jobs`` parent commits an input's planned shards through (None: the workers do not plan
-    it), a file's with its fingerprint taken before any worker reads it, so a change meanwhile is caught at
-    commit (a table's rows are each checked as they are written)."""
-    if shard.rows is not None:
-        return next(iter(iter_stores([shard.spec], options)), None)
-    if shard.start is None and not shard.in_folder:
+    """The store a ``--jobs`` parent commits an input's planned parts through (None: the workers do not plan it,
+    an input read whole is repaired here), with what it holds noted before any worker reads it (:meth:`Store.pin`:
+    a file's fingerprint, so a change meanwhile is caught at commit; a table checks each row as it writes it)."""
+    if shard.part is None and not shard.in_folder:
         return None
-    store = shard_file_store(shard, options)
     if shard.refused is not None:
-        return store  # never read, never written: the worker says why
-    return store if store.pin() else None  # (gone: the worker reports it)
+        return folder_store(shard, options)  # never read, never written: the worker says why
+    store: Store | Problem | None
+    try:
+        store = folder_store(shard, options) if shard.part is None else \
+            next(iter(medium_of(shard.spec).reopen(shard.spec, options)), None)  # (unrestricted: it writes them all)
+    except ThreadfixError as exc:  # a database that cannot be opened: said once, from here
+        return Problem(exc.where or shard.spec, exc.message, exc.exit_code)
+    if isinstance(store, Store) and not store.pin():
+        return None  # (gone: the worker reports it)
+    return store
 
 
 def _plan_shard(shard: Shard, *, options: RunOptions, now: float) -> tuple[int, list[Planned]] | None:
     """A ``--jobs`` worker: plan one shard (a file's byte range, a table's row id range or keys); healthy
     threads only counted, changed ones as the :class:`~threadfix.stores.base.Change` their store built (what its
     writer needs, the new bytes and the undo record; never whole threads). None: not a shard workers plan, the parent does it."""
-    if not shard.part and _parent_store(shard, options.store) is None:
+    if shard.part is None and _parent_store(shard, options.store) is None:
         return None
     run = RepairRun([], options)
     writes = not options.dry_run  # (a dry run's parent needs only the outcomes)

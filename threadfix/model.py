@@ -13,7 +13,43 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from threadfix.errors import ExitCode
-from threadfix.failures.kinds import Kind
+
+
+@unique
+class Kind(str, Enum):
+    """What went wrong with one tool call (see :mod:`threadfix.failures.kinds` for what each means and may do).
+
+    Stable snake_case values: they appear in JSON output, lint codes' messages and repaired threads."""
+
+    NOT_IMPLEMENTED = "not_implemented"
+    INVALID_ARGUMENTS = "invalid_arguments"
+    NOT_FOUND = "not_found"
+    PERMISSION_DENIED = "permission_denied"
+    UNAUTHORIZED = "unauthorized"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+    RATE_LIMITED = "rate_limited"
+    USAGE_POOL_EXHAUSTED = "usage_pool_exhausted"
+    USAGE_LIMIT_REACHED = "usage_limit_reached"
+    GLOBAL_RATE_LIMIT = "global_rate_limit"
+    CONCURRENCY_LIMIT = "concurrency_limit"
+    SERVICE_UNAVAILABLE = "service_unavailable"
+    NETWORK_ERROR = "network_error"
+    EXECUTION = "execution"
+    BEHAVIOR_VERSION_UNSUPPORTED = "behavior_version_unsupported"
+    RENDER_LIMITED = "render_limited"
+    TERMINAL_ERROR = "terminal_error"
+    CUSTOM = "custom"
+    # What stored threads add.
+    ABORTED = "aborted"
+    TRUNCATED = "truncated"
+    MALFORMED_ARGUMENTS = "malformed_arguments"
+    SUCCESS = "success"
+    UNKNOWN = "unknown"
+
+    def __str__(self) -> str:  # so f-strings and rich show the value, not Kind.X
+        return self.value
+
 
 #: Where an item lives in a thread: (message index, block index), block -1 when the message itself is
 #: the call or output (flat formats such as OpenAI Responses or Chat).

@@ -3,8 +3,9 @@
 Parsing is the cost of every command and it is CPU-bound, so two cores give close to twice the speed on
 large inputs; on small ones the cost of starting workers would eat the gain, so ``auto`` stays in one
 process below :data:`AUTO_MIN_BYTES`. How a store is cut is the store's own business (a JSONL file into
-byte ranges, a table into row id ranges or runs of keys: :func:`threadfix.stores.cut`); this module decides
-how many parts, runs them, and hands the readers of byte ranges their first line numbers (:class:`LineLedger`).
+byte ranges, a table into row id ranges or runs of keys: :func:`threadfix.stores.cut`), and a part is the
+store's own data, which nothing here reads; this module decides how many parts, runs them, and keeps the
+ledger where each part's reader posts what it counted for the parts after it (:class:`LineLedger`).
 Workers return compact results (findings, partial reports, changed threads' new bytes), never whole threads,
 and results come back in input order.
 """
@@ -24,11 +25,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from msgspec.structs import replace
 
 from threadfix.errors import ThreadfixError
+from threadfix.model import Problem
 from threadfix.stores.base import Shard
 
 if TYPE_CHECKING:
     from threadfix.stores import Store, StoreOptions
-    from threadfix.stores.files import FileStore
 
 #: shards handed to the workers ahead of the one the parent is taking, per process (the rest wait, unread)
 AHEAD_PER_PROCESS = 2
@@ -38,10 +39,6 @@ AUTO_MIN_BYTES = 64 * 1024 * 1024
 MIN_SHARD_BYTES = 16 * 1024 * 1024
 #: and at most about this big, so that memory stays flat as files grow
 MAX_SHARD_BYTES = 32 * 1024 * 1024
-#: newlines are counted in chunks this size: small enough to stay in cache between the copy and the count
-_COUNT_CHUNK = 1024 * 1024
-#: newlines found one by one in a chunk before counting the rest of it byte by byte is cheaper
-_FIND_LIMIT = 4096
 
 Result = TypeVar("Result")
 
@@ -79,22 +76,21 @@ def _file_size(path: Path) -> int:
 
 def plan_shards(specs: Iterable[str], jobs: int, options: StoreOptions | None = None, by_key: bool = False
                 ) -> list[Shard]:
-    """Every input as parts for ``jobs`` workers, each store cut as it cuts itself (:func:`threadfix.stores.cut`:
-    a JSONL file of threads into newline-aligned byte ranges, a table of one thread per row into row id ranges,
-    with ``by_key`` a table of one item per row into runs of thread keys; repair screens such a table first,
-    then cuts what it must read itself: see :meth:`threadfix.stores.Store.parts_to_repair`); a store that
+    """Every input as parts for ``jobs`` workers, each store cut as it cuts itself (:func:`threadfix.stores.cut`;
+    ``by_key``: lint and report may take a table of one item per row by runs of keys, where repair screens it
+    first, then cuts what it must read itself: see :meth:`threadfix.stores.Store.parts_to_repair`); a store that
     does not cut, or one too small to be worth it, is one part. ``options``: how the stores are found, as the
     command reads them."""
-    from threadfix.stores import URL_SCHEMES, StoreOptions, cut, walk_folder
+    from threadfix.stores import StoreOptions, walk_folder
 
     shards: list[Shard] = []
     for spec in specs:
         path = Path(spec)
         if jobs > 1 and spec != "-" and path.is_file() and path.stat().st_size >= 2 * MIN_SHARD_BYTES:
-            count = _parts(path.stat().st_size, jobs)
-            shards.extend(cut(spec, count, options or StoreOptions(), by_key) or [Shard(spec)])
-        elif jobs > 1 and spec.startswith(URL_SCHEMES):  # a database by its URL: its medium cuts its table
-            shards.extend(cut(spec, jobs, options or StoreOptions(), by_key) or [Shard(spec)])
+            shards.extend(_cut(spec, _parts(path.stat().st_size, jobs), options or StoreOptions(), by_key))
+        elif jobs > 1 and spec != "-" and not path.exists():
+            # no file: a store its medium names otherwise (a database by its URL) cuts itself, one part per worker
+            shards.extend(_cut(spec, jobs, options or StoreOptions(), by_key))
         elif jobs > 1 and spec != "-" and path.is_dir():
             for entry in walk_folder(spec):  # the walk's own rules (symlinks out of the folder refused)
                 found = str(entry.path)
@@ -111,6 +107,18 @@ def plan_shards(specs: Iterable[str], jobs: int, options: StoreOptions | None = 
     return shards
 
 
+def _cut(spec: str, parts: int, options: StoreOptions, by_key: bool) -> list[Shard]:
+    """``spec`` as its medium cuts it into about ``parts`` parts (:func:`threadfix.stores.cut`), or whole (a path
+    that names nothing is read whole, and its reader says so)."""
+    from threadfix.stores import cut
+
+    try:
+        found = cut(spec, parts, options, by_key)
+    except OSError:
+        found = None
+    return [Shard(spec, part, number) for number, part in enumerate(found)] if found else [Shard(spec)]
+
+
 def _parts(size: int, jobs: int) -> int:
     """How many parts ``size`` bytes are cut into: at least ``jobs``, none over MAX_SHARD_BYTES nor under
     MIN_SHARD_BYTES, and a multiple of ``jobs`` when that fits (workers take parts in rounds, and a last
@@ -122,15 +130,16 @@ def _parts(size: int, jobs: int) -> int:
 
 
 class LineLedger:
-    """How many lines each byte range of a run holds, posted by the process that reads the range.
+    """What each part of a run counted, posted by the process that reads the part: a byte range its lines.
 
     Messages name a thread ``file:LINE``, so a range's reader must know the line it starts on: one past the
     newlines of its file's earlier ranges. Each reader counts its own range's lines as it reads them (so no
     process reads the file twice: a parent counting the lines ahead of the workers took about 0.2 s of CPU
     per GB from them) and posts the count; a range's first line is then the sum of its file's earlier
     counts, which their readers, taking ranges in file order, post about as soon as it needs them. A count
-    that does not come in time (a reader that failed, or ranges read out of order) is counted from the
-    file instead: slower, never wrong.
+    that does not come in time (a reader that failed, or ranges read out of order) is left to the reader to
+    count for itself (:class:`threadfix.stores.ranges.FirstLine`: slower, never wrong). What a part counts is
+    its store's business; the ledger only adds up the counts of one input's parts.
     """
 
     UNKNOWN, ABANDONED = -1, -2
@@ -144,12 +153,8 @@ class LineLedger:
         else:
             self.counts = [self.UNKNOWN] * size
 
-    def numbering(self, shard: Shard) -> RangeNumbering:
-        assert shard.slots is not None and shard.start is not None
-        return RangeNumbering(shard.spec, shard.start, self, *shard.slots)
-
     def lines_before(self, first: int, slot: int) -> int | None:
-        """The lines of ranges ``first`` to ``slot - 1``, waiting up to LEDGER_WAIT for each; None when one of
+        """The counts of parts ``first`` to ``slot - 1``, waiting up to LEDGER_WAIT for each; None when one of
         them will not come."""
         total = 0
         deadline = None
@@ -167,39 +172,30 @@ class LineLedger:
         return total
 
 
-class RangeNumbering:
-    """One byte range's place in its run's :class:`LineLedger` (what its reader posts to and reads from)."""
+class LedgerSlot:
+    """One part's place in its run's :class:`LineLedger` (what its reader posts to and reads from): the
+    :class:`~threadfix.stores.base.PartLedger` a store's part is handed."""
 
-    def __init__(self, spec: str, start: int, ledger: LineLedger | None, first: int, slot: int) -> None:
-        self.spec, self.start, self.ledger, self.first, self.slot = spec, start, ledger, first, slot
-        self.posted = False
+    def __init__(self, ledger: LineLedger, first: int, slot: int) -> None:
+        self.ledger, self.first, self.slot = ledger, first, slot
 
-    def first_line(self, lines: int) -> int:
-        """Post that the range holds ``lines`` lines; the line number it starts on."""
-        self._post(lines)
-        before = None if self.ledger is None else self.ledger.lines_before(self.first, self.slot)
-        return 1 + (before if before is not None else count_lines_before(self.spec, self.start))
+    def post(self, count: int) -> int | None:
+        self.ledger.counts[self.slot] = count
+        return self.ledger.lines_before(self.first, self.slot)
 
     def abandon(self) -> None:
-        """The range was not read through: the ranges after it count their lines for themselves."""
-        if not self.posted:
-            self._post(LineLedger.ABANDONED)
-
-    def _post(self, count: int) -> None:
-        if self.ledger is not None:
-            self.ledger.counts[self.slot] = count
-        self.posted = True
+        self.ledger.counts[self.slot] = LineLedger.ABANDONED
 
 
-#: seconds a range's reader waits for an earlier range's count before counting the file itself
+#: seconds a part's reader waits for an earlier part's count before counting for itself
 LEDGER_WAIT = 10.0
 #: the ledger of the run in progress in this process (a worker's is its parent's)
 _ledger: LineLedger | None = None
 
 
 def in_order(shards: Iterable[Shard]) -> list[Shard]:
-    """The shards of a run read in this process, in order, each byte range given its slots in a new ledger
-    (this process's from now on)."""
+    """The shards of a run read in this process, in order, each part given its slots in a new ledger (this
+    process's from now on)."""
     global _ledger
     slotted = _slotted(shards)
     _ledger = LineLedger(len(slotted), shared=False)
@@ -207,51 +203,23 @@ def in_order(shards: Iterable[Shard]) -> list[Shard]:
 
 
 def _slotted(shards: Iterable[Shard]) -> list[Shard]:
-    """Each byte range with its slots in a ledger as long as the list: its file's first range's and its own."""
+    """Each part with its slots in a ledger as long as the list: its input's first part's and its own."""
     slotted: list[Shard] = []
     first = 0
     for slot, shard in enumerate(shards):
-        if shard.start is not None:
-            first = slot if shard.start == 0 else first
+        if shard.part is not None:
+            first = first if shard.continues else slot
             shard = replace(shard, slots=(first, slot))
         slotted.append(shard)
     return slotted
 
 
-def range_numbering(shard: Shard) -> RangeNumbering:
-    """How the byte range ``shard`` finds the line it starts on: through this run's ledger, or when it is read
-    on its own, by counting the lines before it."""
-    assert shard.start is not None
+def ledger_slot(shard: Shard) -> LedgerSlot | None:
+    """Where the part ``shard`` posts its count in this run's ledger; None when it is read on its own (its
+    reader counts for itself)."""
     if _ledger is None or shard.slots is None:
-        return RangeNumbering(shard.spec, shard.start, None, 0, 0)
-    return _ledger.numbering(shard)
-
-
-def count_lines_before(spec: str, end: int) -> int:
-    """The newlines in the first ``end`` bytes of a file."""
-    newlines, position = 0, 0
-    chunk = bytearray(_COUNT_CHUNK)
-    with open(spec, "rb", buffering=0) as handle:
-        while position < end:
-            size = handle.readinto(memoryview(chunk)[: min(_COUNT_CHUNK, end - position)])
-            if not size:
-                break
-            newlines += count_newlines(chunk, size)
-            position += size
-    return newlines
-
-
-def count_newlines(chunk: bytes | bytearray, end: int) -> int:
-    """``chunk.count(b"\\n", 0, end)``, several times faster on thread-sized lines: ``find`` jumps with memchr
-    from line to line, while ``count`` steps byte by byte. Many short lines fall back to ``count``."""
-    found = 0
-    at = chunk.find(b"\n", 0, end)
-    while at >= 0:
-        found += 1
-        if found == _FIND_LIMIT:
-            return chunk.count(b"\n", 0, end)
-        at = chunk.find(b"\n", at + 1, end)
-    return found
+        return None
+    return LedgerSlot(_ledger, *shard.slots)
 
 
 def run_sharded(shards: list[Shard], work: Callable[[Shard], Result], jobs: int) -> Iterator[Result]:
@@ -366,35 +334,30 @@ def _start_worker(ledger: LineLedger | None, common: Any) -> None:
 
 def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
                  on_store: Callable[[Store], None] | None = None) -> Iterator[Store | Any]:
-    """The stores of one shard, as :func:`threadfix.stores.iter_stores` gives them (Problems included)."""
-    from threadfix.stores import Store, iter_stores
+    """The stores of one shard, as :func:`threadfix.stores.iter_stores` gives them (Problems included): a part
+    reopened by its store's medium and restricted to it, a file a folder walk found, or an input read whole."""
+    from threadfix.stores import iter_stores, open_part
 
-    if shard.rows is not None or shard.keys is not None:
-        for store in iter_stores([shard.spec], options, stdin, on_store):
-            if isinstance(store, Store):
-                store.restrict(shard)
-            yield store  # (or why the database cannot be read: each part says it, the parent once in a row)
+    if shard.part is not None:
+        for store in open_part(shard.spec, shard.part, options, ledger_slot(shard)):
+            if on_store is not None and not isinstance(store, Problem):
+                on_store(store)
+            yield store  # (or why it cannot be read: each part says it, the parent once in a row)
         return
-    if shard.start is None and not shard.in_folder:
+    if not shard.in_folder:
         yield from iter_stores([shard.spec], options, stdin, on_store)
         return
-    store = shard_file_store(shard, options)
-    if shard.refused is not None:
-        yield store
-        return
-    if shard.start is not None:
-        store.restrict(shard, range_numbering(shard))
-    if on_store is not None:
+    store = folder_store(shard, options)
+    if on_store is not None and shard.refused is None:
         on_store(store)
     yield store
 
 
-def shard_file_store(shard: Shard, options: StoreOptions) -> FileStore:
-    """The store of a file's byte range, or of a file a folder walk found: read by its suffix, or refused."""
-    from threadfix.stores.files import FolderEntry, folder_file_store
+def folder_store(shard: Shard, options: StoreOptions) -> Store:
+    """The store of a file a folder walk found, read whole: read by its suffix, or refused."""
+    from threadfix.stores import FolderEntry, open_folder_entry
 
-    return folder_file_store(FolderEntry(Path(shard.spec), refused=shard.refused), max_doc_bytes=options.max_doc_bytes,
-                             dialect=options.dialect)
+    return open_folder_entry(FolderEntry(Path(shard.spec), refused=shard.refused), options)
 
 
 def sharded(specs: list[str], jobs: int | None, options: StoreOptions | None = None, by_key: bool = False

@@ -227,7 +227,7 @@ def test_one_thread_rows_settled_as_a_full_read_finds_them(tmp_path: Path, alway
         conn.execute("INSERT INTO threads VALUES (?, ?)", (f"t{n}", value))
     conn.close()
     options = StoreOptions(table="threads", json_column="items", id_column="id")
-    windows = [shard.rows for shard in parallel.plan_shards([str(path)], 3)] if ranges else [None]
+    windows = [shard.part.rows for shard in parallel.plan_shards([str(path)], 3)] if ranges else [None]
     assert len(windows) == (3 if ranges else 1)
 
     def store_of(window: tuple[int | None, int | None] | None) -> Any:

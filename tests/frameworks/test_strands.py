@@ -157,9 +157,9 @@ def test_a_crash_at_any_step_of_the_renumbering_leaves_every_message_once_in_ord
 
             dialect = dialects.get("bedrock")
             plan = plan_repair(dialect.index(thread.items), dialect, thread.items, RepairOptions())
-            run.encode(thread, dialect.apply(thread.items, plan))
+            change = run.change(thread, dialect.apply(thread.items, plan))
             writer = run.writer()
-            writer.replace(thread, b"")
+            writer.add(change)
             writer.commit()
         except KeyboardInterrupt:
             finished = False
@@ -191,15 +191,15 @@ def test_check_and_min_age_write_nothing(storage: Path, tmp_path: Path, capsys) 
 def test_a_folder_the_app_changed_meanwhile_is_left_alone(storage: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     from threadfix.stores.strands_folder import StrandsStore
 
-    planned = StrandsStore.encode
+    planned = StrandsStore.change
 
     def app_writes(self, thread, new_items):
-        data = planned(self, thread, new_items)
+        change = planned(self, thread, new_items)
         if "moved-on" in self.display:
             restored(storage, "moved-on", ["still here"])("hello?")
-        return data
+        return change
 
-    monkeypatch.setattr(StrandsStore, "encode", app_writes)
+    monkeypatch.setattr(StrandsStore, "change", app_writes)
     code, out, err = run_cli(["repair", "--min-age", "0", "--journal-dir", str(tmp_path / "j"), str(storage)], capsys)
     assert code == 75, err
     assert on_disk(storage, "moved-on")[-1]["message"]["content"][0]["text"] == "still here"

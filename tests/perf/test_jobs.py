@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from threadfix import batch, parallel
 from threadfix.cli import _register, app
 from threadfix.stores import StoreOptions
-from threadfix.stores.files import FileStore, cut_lines
+from threadfix.stores.files import FileStore
 
 _register()
 
@@ -75,59 +75,60 @@ def _run(*args: str) -> tuple[int, bytes, str]:
 @given(lengths=st.lists(st.integers(0, 300), min_size=1, max_size=60), jobs=st.integers(2, 5),
        last_newline=st.booleans(), most=st.integers(1, 4000), find_limit=st.sampled_from([2, 4096]),
        order=st.sampled_from(["file order", "reversed", "shuffled"]))
-def test_shards_cover_the_file_on_line_boundaries_with_their_line_numbers(tmp_path_factory, lengths, jobs, last_newline,
-                                                                          most, find_limit, order):
-    """Each range's reader posts its line count and adds up the earlier ones; read out of order (an earlier
-    count not there in time), it counts the file itself: the same line numbers either way."""
+def test_a_file_read_in_parts_in_any_order_reads_what_a_whole_read_does(tmp_path_factory, lengths, jobs, last_newline,
+                                                                         most, find_limit, order):
+    """A JSONL file of threads cut for --jobs and read part by part, in the order workers may take the parts:
+    the same threads, line numbers, spans and bytes as one whole read. Each part's reader posts its line count
+    and adds up the earlier ones; read out of order (an earlier count not there in time), it counts the file
+    itself: the same line numbers either way (blank lines included)."""
+    from threadfix.stores import cut, open_part, ranges
+
     path = tmp_path_factory.mktemp("cut") / "x.jsonl"
-    data = b"\n".join(b"x" * n for n in lengths) + (b"\n" if last_newline else b"")
-    path.write_bytes(data)
-    saved = (parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK,
+    lines = [orjson.dumps({"items": [{"role": "user", "content": "x" * n}]}) if n else b"" for n in lengths]
+    path.write_bytes(b"\n".join(lines) + (b"\n" if last_newline else b""))
+    whole = [repr(t) for t in FileStore(path, str(path), jsonl=True).threads()]
+    saved = (parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, ranges._FIND_LIMIT, ranges._COUNT_CHUNK,
              parallel.LEDGER_WAIT)
-    (parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK,
+    (parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, ranges._FIND_LIMIT, ranges._COUNT_CHUNK,
      parallel.LEDGER_WAIT) = 1, most, find_limit, 97, 0.0
     try:
-        shards = parallel.in_order(cut_lines(path, str(path), parallel._parts(path.stat().st_size, jobs)))
-        reading = list(shards)
+        parts = cut(str(path), parallel._parts(path.stat().st_size, jobs)) or []
+        ledger = parallel.LineLedger(len(parts), shared=False)
+        reading = list(enumerate(parts))
         if order == "reversed":
             reading.reverse()
         elif order == "shuffled":
             random.Random(len(lengths)).shuffle(reading)
-        first_lines = {shard.start: parallel.range_numbering(shard).first_line(
-            len(data[shard.start:shard.end].splitlines())) for shard in reading}
+        read = {slot: [repr(t) for store in open_part(str(path), part, StoreOptions(),
+                                                      parallel.LedgerSlot(ledger, 0, slot))
+                       for t in store.threads()] for slot, part in reading}
     finally:
-        (parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, parallel._FIND_LIMIT, parallel._COUNT_CHUNK,
+        (parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES, ranges._FIND_LIMIT, ranges._COUNT_CHUNK,
          parallel.LEDGER_WAIT) = saved
-    assert shards[0].start == 0 and shards[-1].end == len(data)
-    for before, after in pairwise(shards):
-        assert before.end == after.start and data[after.start - 1:after.start] == b"\n"
-    for shard in shards:
-        assert first_lines[shard.start] == data[:shard.start].count(b"\n") + 1
+    assert parts  # a JSONL file of threads is cut, however small (the floor patched away)
+    assert [t for slot in sorted(read) for t in read[slot]] == whole
 
 
-def _first_thread_line_without_counting(shard: parallel.Shard) -> int:
-    """(In a worker) the line of the range's first thread, read with the file-counting fallback taken away."""
-    parallel.count_lines_before = None  # the worker's own copy of the module: calling it would raise
-    return next(t.address.line for store in parallel.shard_stores(shard, StoreOptions()) for t in store.threads()
-                if hasattr(t, "address"))
+def _lint_json(path: Path, jobs: str) -> tuple[int, bytes, str]:
+    return _run("--jobs", jobs, "lint", "--format", "json", str(path))
 
 
-def test_workers_number_lines_from_the_counts_other_workers_post(tmp_path, small_shards):
+def test_workers_number_lines_from_the_counts_other_workers_post(tmp_path, small_shards, monkeypatch):
+    """No process reads the file twice: with the file-counting fallback taken away (a worker calling it would
+    fail its part), --jobs 2 names every finding's line as one process does, from the counts the workers post."""
+    from threadfix.stores import ranges
+
     path = _store(tmp_path / "s.jsonl", threads=300)
-    data = path.read_bytes()
-    shards = parallel.plan_shards([str(path)], 2)
-    assert len(shards) > 4
+    assert len(parallel.plan_shards([str(path)], 2)) > 4
+    one = _lint_json(path, "1")
     mine = parallel._ledger
-    got = list(parallel.run_sharded(shards, _first_thread_line_without_counting, 2))
+
+    def counted(*args):
+        raise AssertionError("a worker counted the lines before its range itself")
+
+    monkeypatch.setattr(ranges, "count_lines_before", counted)  # (forked workers inherit it)
+    assert _lint_json(path, "2") == one and one[0] == 2 and f"{path}:18" in one[2]
     assert parallel._ledger is mine  # the workers' ledger went to the pool: this process's is not replaced
-    lines = data.split(b"\n")
-    expected = []
-    for shard in shards:
-        line = data[:shard.start].count(b"\n") + 1
-        while not lines[line - 1].startswith(b'{"id":"t'):
-            line += 1  # the broken line and the blank one are not threads
-        expected.append(line)
-    assert got == expected
 
 
 def test_a_range_that_starts_on_a_line_holding_no_thread_still_reads_threads(tmp_path, small_shards):
@@ -138,7 +139,7 @@ def test_a_range_that_starts_on_a_line_holding_no_thread_still_reads_threads(tmp
     path.write_bytes(b"\n".join(lines) + b"\n")
     data = path.read_bytes()
     shards = parallel.plan_shards([str(path)], 3)
-    assert any(data[shard.start:].startswith(b'{"nothing"') for shard in shards[1:])
+    assert any(data[shard.part.start:].startswith(b'{"nothing"') for shard in shards[1:])
     one = _run("--jobs", "1", "lint", "--format", "json", str(path))
     several = _run("--jobs", "3", "lint", "--format", "json", str(path))
     assert one == several and one[0] == 2
@@ -185,11 +186,14 @@ def test_auto_stays_in_one_process_for_small_inputs(tmp_path):
 
 
 def test_item_per_line_files_are_not_cut(tmp_path, small_shards):
+    """A file whose lines are one thread's items is one thread: read whole, with --jobs as without."""
     path = tmp_path / "one.jsonl"
     path.write_bytes(b"\n".join(orjson.dumps(item) for item in _thread(random.Random(1), 1)["items"] * 40) + b"\n")
     assert parallel.plan_shards([str(path)], 4) == [parallel.Shard(str(path))]
+    assert _run("--jobs", "4", "lint", "--format", "json", str(path)) == _run("lint", "--format", "json", str(path))
     path.write_bytes(b'{"broken\n' + path.read_bytes())  # threads or items? a whole read tells
     assert parallel.plan_shards([str(path)], 4) == [parallel.Shard(str(path))]
+    assert _run("--jobs", "4", "lint", "--format", "json", str(path)) == _run("lint", "--format", "json", str(path))
 
 
 # ---------------------------------------------------------------------------- same results
@@ -295,9 +299,9 @@ def test_row_ranges_cover_the_table_and_read_what_a_whole_read_does(tmp_path_fac
         shards = parallel.plan_shards([str(path)], jobs)
     finally:
         parallel.MIN_SHARD_BYTES, parallel.MAX_SHARD_BYTES = saved
-    assert len(shards) >= min(jobs, 2) and shards[0].rows[0] is None and shards[-1].rows[1] is None
+    assert len(shards) >= min(jobs, 2) and shards[0].part.rows[0] is None and shards[-1].part.rows[1] is None
     for before, after in pairwise(shards):
-        assert before.rows[1] == after.rows[0]
+        assert before.part.rows[1] == after.part.rows[0]
     whole = [t for shard in [parallel.Shard(str(path))] for store in parallel.shard_stores(shard, StoreOptions())
              for t in store.threads()]
     parts = [t for shard in parallel.in_order(shards) for store in parallel.shard_stores(shard, StoreOptions())
@@ -308,7 +312,7 @@ def test_row_ranges_cover_the_table_and_read_what_a_whole_read_does(tmp_path_fac
 def test_a_table_of_one_thread_per_row_is_cut_into_row_id_ranges(tmp_path, small_shards):
     path = _database(tmp_path / "c.db")
     processes, shards = parallel.sharded([str(path)], 3)
-    assert processes == 3 and len(shards) >= 3 and all(shard.rows is not None for shard in shards)
+    assert processes == 3 and len(shards) >= 3 and all(shard.part.rows is not None for shard in shards)
     assert [shard.continues for shard in shards] == [False] + [True] * (len(shards) - 1)
 
 
@@ -405,7 +409,7 @@ def test_lint_and_report_of_a_database_are_the_same_in_one_and_several_processes
     assert len(shards) > 2 and all(shard.part for shard in shards)
     if layout == "item per row":
         assert parallel.sharded([str(path)], 3) is None  # repair screens it, then cuts it itself
-        assert [shard.last for shard in shards] == [False] * (len(shards) - 1) + [True]
+        assert [shard.part.last for shard in shards] == [False] * (len(shards) - 1) + [True]
     one = _run("--jobs", "1", "lint", "--format", "json", str(path))
     three = _run("--jobs", "3", "lint", "--format", "json", str(path))
     assert one[0] == three[0] == 2  # findings, and rows that could not be read
@@ -488,7 +492,7 @@ def test_a_worker_killed_outright_stops_the_run_with_one_line(tmp_path, small_sh
     module = batch  # (every command's workers open their parts there)
 
     def killed_in_workers(shard, *args, **kwargs):
-        if os.getpid() != parent and shard.start and shard.spec == str(path):  # past the first file's first range
+        if os.getpid() != parent and shard.continues and shard.spec == str(path):  # past the first file's first range
             os.kill(os.getpid(), signal.SIGKILL)
         return parallel.shard_stores(shard, *args, **kwargs)
 
@@ -533,7 +537,7 @@ def test_a_table_named_on_the_command_line_is_the_one_cut(tmp_path, small_shards
     conn.close()
     assert parallel.sharded([str(path)], 3) is None
     processes, shards = parallel.sharded([str(path)], 3, StoreOptions(table="conversations"))
-    assert processes == 3 and len(shards) >= 3 and all(shard.rows is not None for shard in shards)
+    assert processes == 3 and len(shards) >= 3 and all(shard.part.rows is not None for shard in shards)
     one = _run("--jobs", "1", "lint", "--format", "json", "--table", "conversations", str(path))
     three = _run("--jobs", "3", "lint", "--format", "json", "--table", "conversations", str(path))
     assert one == three and one[0] == 2 and b'"TF' in one[1]
@@ -602,16 +606,16 @@ def test_a_database_unreadable_only_for_later_parts_is_still_said(tmp_path, smal
 
     path = _database(tmp_path / "t.db")
     module = batch  # (every command's workers open their parts there)
-    real_iter_stores = stores.iter_stores
+    real_open_part = stores.open_part
 
     def later_parts_cannot_open(shard, *args, **kwargs):
         if not shard.continues:
             return parallel.shard_stores(shard, *args, **kwargs)
-        stores.iter_stores = lambda specs, *a, **k: iter([batch.Problem(specs[0], "unable to open database file")])
+        stores.open_part = lambda spec, *a, **k: iter([batch.Problem(spec, "unable to open database file")])
         try:
             return list(parallel.shard_stores(shard, *args, **kwargs))
         finally:
-            stores.iter_stores = real_iter_stores
+            stores.open_part = real_open_part
 
     monkeypatch.setattr(module, "shard_stores", later_parts_cannot_open)
     args = ["repair", "--dry-run", "--min-age", "0"] if command == "repair" else [command, "--format", "json"]

@@ -193,8 +193,8 @@ class InParts:
 
         parts = self.store.parts_to_repair()
         assert parts is not None
-        assert [key for shard in parts.shards for key in shard.keys] == sorted(
-            key for shard in parts.shards for key in shard.keys)  # in key order, each once
+        assert [key for shard in parts.shards for key in shard.part.keys] == sorted(
+            key for shard in parts.shards for key in shard.part.keys)  # in key order, each once
         read = [parts.settled] if parts.settled.count else []
         for shard in parts.shards:
             for store in parallel.shard_stores(shard, replace(self.store.options, jobs=1)):
@@ -244,7 +244,7 @@ def test_the_parts_for_workers_read_what_a_full_read_does(tmp_path: Path, monkey
     path = build(tmp_path / "s.db", schema, seed, odd=0.5)
     assert _store(path, schema, jobs=1).parts_to_repair() is None  # one process: nothing to cut
     parts = _store(path, schema, jobs=2).parts_to_repair()
-    assert parts is not None and parts.shards and all(1 <= len(shard.keys) <= 2 for shard in parts.shards)
+    assert parts is not None and parts.shards and all(1 <= len(shard.part.keys) <= 2 for shard in parts.shards)
     assert same_as_a_full_read(lambda: InParts(_store(path, schema, jobs=2))) > 0
 
 

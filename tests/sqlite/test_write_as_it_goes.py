@@ -181,6 +181,6 @@ def test_suspects_to_be_written_go_in_small_parts(tmp_path: Path, monkeypatch) -
     sizes = {}
     for writable in (True, False):
         parts = open_sqlite_store(db, StoreOptions(writable=writable, jobs=2)).parts_to_repair()
-        sizes[writable] = [len(shard.keys) for shard in parts.shards]
+        sizes[writable] = [len(shard.part.keys) for shard in parts.shards]
         assert sum(sizes[writable]) == 40
     assert max(sizes[True]) == 4 and max(sizes[False]) == table_store.KEYS_PER_PART

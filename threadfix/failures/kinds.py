@@ -5,47 +5,16 @@ act on it. The first nineteen follow the cross-ecosystem tool-error taxonomy the
 rest are what only a *stored* thread can show (a call that never got an output, a call cut off
 mid-arguments, arguments that never parsed) plus ``success`` and ``unknown`` so that every output has a
 kind.
+
+The enum itself lives in :mod:`threadfix.model` (a finding carries a kind, and the model is the layer below
+this one); it is importable from here and from :mod:`threadfix.failures` as before.
 """
 
 from __future__ import annotations
 
-from enum import Enum, unique
-
 from msgspec import Struct
 
-
-@unique
-class Kind(str, Enum):
-    """Stable snake_case values: they appear in JSON output, lint codes' messages and repaired threads."""
-
-    NOT_IMPLEMENTED = "not_implemented"
-    INVALID_ARGUMENTS = "invalid_arguments"
-    NOT_FOUND = "not_found"
-    PERMISSION_DENIED = "permission_denied"
-    UNAUTHORIZED = "unauthorized"
-    TIMEOUT = "timeout"
-    CANCELLED = "cancelled"
-    RATE_LIMITED = "rate_limited"
-    USAGE_POOL_EXHAUSTED = "usage_pool_exhausted"
-    USAGE_LIMIT_REACHED = "usage_limit_reached"
-    GLOBAL_RATE_LIMIT = "global_rate_limit"
-    CONCURRENCY_LIMIT = "concurrency_limit"
-    SERVICE_UNAVAILABLE = "service_unavailable"
-    NETWORK_ERROR = "network_error"
-    EXECUTION = "execution"
-    BEHAVIOR_VERSION_UNSUPPORTED = "behavior_version_unsupported"
-    RENDER_LIMITED = "render_limited"
-    TERMINAL_ERROR = "terminal_error"
-    CUSTOM = "custom"
-    # What stored threads add.
-    ABORTED = "aborted"
-    TRUNCATED = "truncated"
-    MALFORMED_ARGUMENTS = "malformed_arguments"
-    SUCCESS = "success"
-    UNKNOWN = "unknown"
-
-    def __str__(self) -> str:  # so f-strings and rich show the value, not Kind.X
-        return self.value
+from threadfix.model import Kind  # (defined with the thread model, which names it: kept importable from here)
 
 
 class KindInfo(Struct, frozen=True):

@@ -19,7 +19,7 @@ from msgspec import Struct
 
 from threadfix.errors import InputError, ThreadfixError
 from threadfix.model import Problem
-from threadfix.stores.base import Medium, ReadProblem, Shard, Store, StoreWriter
+from threadfix.stores.base import Medium, PartLedger, ReadProblem, Shard, Store, StoreWriter  # noqa: F401 - re-exported
 from threadfix.stores.files import (
     DATABASE_SUFFIXES,
     DEFAULT_MAX_DOC_BYTES,
@@ -141,12 +141,25 @@ def iter_stores(specs: Iterable[str], options: StoreOptions, stdin: Any = None,
 
 
 
-def cut(spec: str, parts: int, options: StoreOptions = StoreOptions(), by_key: bool = False) -> list[Shard] | None:
-    """What ``spec`` names cut into about ``parts`` parts for ``--jobs`` workers, by the medium that holds it:
-    a JSONL file of threads into byte ranges, a database's table into row id ranges (or, ``by_key``, into runs
-    of thread keys: lint and report); None when it is read whole (one part)."""
+def cut(spec: str, parts: int, options: StoreOptions = StoreOptions(), by_key: bool = False) -> list[Any] | None:
+    """What ``spec`` names cut into about ``parts`` parts for ``--jobs`` workers, by the medium that holds it (a
+    JSONL file of threads into byte ranges, a database's table into row id ranges or, ``by_key``, into runs of
+    thread keys: lint and report), each part the store's own plain data; None when it is read whole."""
     return medium_of(spec).cut(spec, parts, options, by_key)
 
 
+def open_part(spec: str, part: Any, options: StoreOptions, ledger: PartLedger | None = None
+              ) -> Iterator[Store | Problem]:
+    """The stores of ``spec`` reopened by its medium, each restricted to ``part`` (what :func:`cut` or a store's
+    :meth:`~Store.parts_to_repair` made; ``ledger``: its place in its run's ledger); a store that cannot be opened
+    as a Problem, as :func:`iter_stores` gives it."""
+    try:
+        for store in medium_of(spec).reopen(spec, options):
+            store.restrict(part, ledger)
+            yield store
+    except ThreadfixError as exc:
+        yield Problem(exc.where or spec, exc.message, exc.exit_code)
+
+
 __all__ = ["MEDIA", "FileStore", "Medium", "ReadProblem", "RegisteredMedium", "Store", "StoreOptions", "StoreWriter",
-           "cut", "is_sqlite", "iter_stores", "medium_of", "open_folder_entry", "open_stores", "walk_folder"]
+           "cut", "is_sqlite", "iter_stores", "medium_of", "open_folder_entry", "open_part", "open_stores", "walk_folder"]

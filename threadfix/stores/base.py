@@ -37,61 +37,81 @@ class RepairParts(Struct):
     not be read, said after them."""
 
     settled: Settled
+    #: :class:`Shard` s of the store's own parts (see :meth:`Store.restrict`)
     shards: list[Any]
     problems: list[ReadProblem]
 
 
 class Shard(Struct, frozen=True):
-    """One unit of ``--jobs`` work, as a store cuts itself: a whole input, a byte range of a JSONL file, or a
-    row id range or some threads (by key) of a table. Plain data, sent to a worker process, which opens
-    the store of its part (:func:`threadfix.parallel.shard_stores`)."""
+    """One unit of ``--jobs`` work: an input read whole, or one part of it as its store cut itself. Plain data, sent
+    to a worker process, which opens the store of its part (:func:`threadfix.parallel.shard_stores`).
+
+    The part is the store's own (a byte range of a JSONL file, row ids or thread keys of a table): made by its
+    medium's :meth:`Medium.cut`, handed back to the store it reopens (:meth:`Store.restrict`), and read by nothing
+    in between, so the ``--jobs`` machinery knows no store kind."""
 
     spec: str
-    start: int | None = None
-    end: int | None = None
-    #: a byte range's slots in its run's :class:`LineLedger`: its file's first range's and its own
-    slots: tuple[int, int] | None = None
+    #: the part, as the store cut it (None: the whole input)
+    part: Any = None
+    #: which of its input's parts this is (0: the first, or the whole input)
+    number: int = 0
     #: a file found by walking a folder: read as the walk reads it (by suffix), or refused with this reason
     in_folder: bool = False
     refused: str | None = None
-    #: row ids ``(after, through]`` of a SQLite table of one thread per row (None: unbounded at that end)
-    rows: tuple[int | None, int | None] | None = None
-    #: the keys of the threads to read of a SQLite table of one item per row, in order
-    keys: tuple[Any, ...] | None = None
-    #: the input's last part, which says what concerns the whole input after its threads (rows of no thread)
-    last: bool = False
+    #: the part's slots in its run's :class:`~threadfix.parallel.LineLedger`: its input's first part's and its own
+    slots: tuple[int, int] | None = None
 
     @property
     def continues(self) -> bool:
-        """Whether this is a later part of the input before it (a byte or row id range after the first)."""
-        return bool(self.start) or (self.rows is not None and self.rows[0] is not None)
-
-    @property
-    def part(self) -> bool:
-        """Whether this is part of an input rather than all of it."""
-        return self.start is not None or self.rows is not None or self.keys is not None
+        """Whether this is a later part of the input before it."""
+        return self.number > 0
 
 
 class Change(Struct):
     """One thread's repair as its store will make it, built by the store (:meth:`Store.change`) and carried whole to
-    its writer, across the ``--jobs`` pipe too: what the write needs of the thread (its address, its locator and the
-    bytes it was planned on, for the compare-and-swap; never its items), the new bytes, and the journal entry that
-    undo replays (None: a dry run, or ``-o``, which changes nothing in place)."""
+    its writer, across the ``--jobs`` pipe too (plain data: it pickles, and holds no items), so that no store keeps
+    anything of a planned thread between its plan and its write.
+
+    - ``thread``: what the write needs of the thread (:meth:`Store.detached`: its address and locator; a store
+      whose compare-and-swap compares bytes keeps those too), never its items;
+    - ``data``: the after-image, which ``--diff`` shows and the journal digests (for most stores it is also the
+      write: the document's or line's new bytes);
+    - ``ops``: the store's own operations when the write is more than ``data`` (append these records with these
+      fresh ids and move the tip; renumber these files), carried out by its writer; None: write ``data``;
+    - ``precondition``: what must still hold at write time for the write to go ahead (the compare-and-swap),
+      when the thread's locator does not say it;
+    - ``entry``: the journal entry undo replays (None: a dry run, or ``-o``, which changes nothing in place).
+    """
 
     thread: Thread
     data: bytes
+    ops: Any = None
+    precondition: Any = None
     entry: Entry | None = None
 
 
 class LineNumbering(Protocol):
-    """How the reader of a byte range of a file learns the number of its first line, which the readers of the
-    ranges before it count (handed down by the ``--jobs`` machinery: see :class:`threadfix.parallel.LineLedger`)."""
+    """How the reader of a byte range of a file learns the number of its first line (see
+    :class:`threadfix.stores.ranges.FirstLine`)."""
 
     def first_line(self, lines: int) -> int:
         """Post that the range holds ``lines`` lines; the number of its first line."""
 
     def abandon(self) -> None:
         """The range was not read through: the ranges after it count their lines for themselves."""
+
+
+class PartLedger(Protocol):
+    """A part's place in its run's ledger, handed down by the ``--jobs`` machinery (see
+    :class:`threadfix.parallel.LineLedger`): the reader of a part posts how many units it holds (a byte range its
+    lines), and learns how many the parts of its input before it hold, which other processes are reading."""
+
+    def post(self, count: int) -> int | None:
+        """Post that the part holds ``count``; what its input's earlier parts hold in all (None: one of them did not
+        say in time, and the reader counts for itself)."""
+
+    def abandon(self) -> None:
+        """The part was not read through: the parts after it count for themselves."""
 
 
 class StoreWriter(ABC):
@@ -101,9 +121,15 @@ class StoreWriter(ABC):
     #: some of the changes are durable already, before :meth:`commit`
     durable: bool = False
 
-    @abstractmethod
+    def add(self, change: Change) -> None:
+        """Take ``change`` (as :meth:`Store.change` built it) to write; a writer whose store's changes carry their own
+        operations keeps the change itself."""
+        self.replace(change.thread, change.data)
+
     def replace(self, thread: Thread, data: bytes) -> None:
-        """Put ``data`` (the thread's new encoding) in place of the thread."""
+        """Put ``data`` (the thread's new encoding) in place of the thread: the write of a store whose change is its
+        new bytes."""
+        raise NotImplementedError(f"{type(self).__name__} takes whole changes (add)")
 
     def due(self) -> bool:
         """Whether the changes handed over so far should be written now (:meth:`flush`), before more are read.
@@ -166,27 +192,33 @@ class Store(ABC):
     def writer(self, dest: Path | None = None) -> StoreWriter:
         """A writer for this store (``dest``: write elsewhere instead of in place)."""
 
-    @abstractmethod
     def journal_entry(self, thread: Thread, data: bytes) -> Entry | None:
-        """The undo record for replacing ``thread`` with ``data`` in place (None: nothing to undo)."""
+        """The undo record for replacing ``thread`` with ``data`` in place (None: nothing to undo): the journal of a
+        store whose change is its new bytes (one whose change carries operations overrides :meth:`entry`)."""
+        raise NotImplementedError(f"{type(self).__name__} journals whole changes (entry)")
 
-    def change(self, thread: Thread, data: bytes, journal: bool = True) -> Change:
-        """The change that puts ``data`` (:meth:`encode`'s bytes) in place of ``thread``, with its journal entry
-        when ``journal``: what the batch runner journals and hands to :meth:`writer`, in this process or from a
-        ``--jobs`` worker."""
-        entry = self.journal_entry(thread, data) if journal else None
-        return Change(self.detached(thread), data, entry)
+    def change(self, thread: Thread, new_items: list[Any]) -> Change:
+        """The change that makes the thread hold ``new_items``, without its journal entry (:meth:`entry`): what the
+        batch runner journals and hands to :meth:`writer`, in this process or from a ``--jobs`` worker. Most stores
+        only :meth:`encode`; one whose write is more than new bytes puts its own operations and precondition in the
+        change (see :class:`Change`)."""
+        return Change(self.detached(thread), self.encode(thread, new_items))
+
+    def entry(self, thread: Thread, change: Change) -> Entry | None:
+        """The journal entry undo replays to take ``change`` back (``thread``: as read, with its items and
+        before-image); None: nothing to undo."""
+        return self.journal_entry(thread, change.data)
 
     def detached(self, thread: Thread) -> Thread:
         """What :meth:`writer` needs of a changed thread, for its :class:`Change` (which a ``--jobs`` worker sends
         back instead of the whole thread): its address and locator; a store whose write compares the bytes the
-        plan was made from keeps those too."""
+        plan was made from keeps those too. Never the thread itself: a change holds no items."""
         return Thread(thread.address, [], locator=thread.locator)
 
-    def restrict(self, part: Shard, numbering: LineNumbering | None = None) -> None:
+    def restrict(self, part: Any, ledger: PartLedger | None = None) -> None:
         """Read only ``part`` of the store from now on: a ``--jobs`` worker's share, as the store's own cut made it
-        (:func:`threadfix.stores.cut`). ``numbering``: for a byte range, how it learns its first line's number.
-        A store that does not cut itself is always read whole."""
+        (:meth:`Medium.cut`, or :meth:`parts_to_repair`). ``ledger``: the part's place in its run's ledger (a byte
+        range learns its first line's number there). A store that does not cut itself is always read whole."""
 
     def pin(self) -> bool:
         """Note what the store holds now, before ``--jobs`` workers read its parts, so that the write of what they
@@ -224,7 +256,14 @@ class Medium(ABC):
     def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[Store]:
         """The stores ``spec`` names in this medium (a database: its table; a file: itself)."""
 
-    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Shard] | None:
-        """``spec``'s store cut into about ``parts`` parts for ``--jobs`` workers (``by_key``: lint and report, which
-        read every thread, may take a table by runs of keys); None: it is read whole."""
+    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Any] | None:
+        """``spec``'s store cut into about ``parts`` parts for ``--jobs`` workers, in store order (``by_key``: lint and
+        report, which read every thread, may take a table by runs of keys); None: it is read whole. A part is plain
+        data (it is pickled to a worker) that only the store reads: :meth:`reopen` opens the store again in the
+        worker and :meth:`Store.restrict` hands it the part."""
         return None
+
+    def reopen(self, spec: str, options: Any) -> Iterator[Store]:
+        """The stores of ``spec`` again, in a ``--jobs`` worker (or in the parent that writes what the workers
+        planned), to be restricted to one part each."""
+        return self.open(spec, options)

@@ -21,7 +21,8 @@ from threadfix.journal import Entry, UndoOutcome, digest, restore_if_unchanged
 from threadfix.model import Address, Thread
 from threadfix.stores import settle
 from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter, remove_stale_temps
-from threadfix.stores.base import LineNumbering, Medium, ReadProblem, Settled, Shard, Store, StoreWriter
+from threadfix.stores.base import LineNumbering, Medium, PartLedger, ReadProblem, Settled, Store, StoreWriter
+from threadfix.stores.ranges import ByteRange, FirstLine
 from threadfix.stores.document import ID_KEYS, THREAD_KEYS, encode_document, split_container, thread_id  # noqa: F401
 from threadfix.stores.records import Container, Session, encode_session, read_session
 from threadfix.stores.sessions import session_container
@@ -353,9 +354,9 @@ class FileStore(Store):
         self.fingerprint, self.mtime = Fingerprint.of(st), st.st_mtime
         return True
 
-    def restrict(self, part: Shard, numbering: LineNumbering | None = None) -> None:
-        if part.start is not None and part.end is not None and numbering is not None:
-            self.byte_range = (part.start, part.end, numbering)
+    def restrict(self, part: Any, ledger: PartLedger | None = None) -> None:
+        if isinstance(part, ByteRange):
+            self.byte_range = (part.start, part.end, FirstLine(self.path, part.start, ledger))
 
     def whole_bytes(self) -> bytes:
         if self.data is not None:
@@ -466,7 +467,7 @@ def _at(where: str, line: int | None, column: int | None) -> str:
     return where
 
 
-def cut_file(path: Path, spec: str, parts: int) -> list[Shard] | None:
+def cut_file(path: Path, spec: str, parts: int) -> list[ByteRange] | None:
     """A JSONL file of threads (one per line) cut into ``parts`` byte ranges for ``--jobs``; None for any other
     file (a document, or a file whose lines are one thread's items, which is one thread)."""
     if path.suffix != ".jsonl" or _lines_are_items(path):
@@ -487,7 +488,7 @@ def _lines_are_items(path: Path) -> bool:
     return False
 
 
-def cut_lines(path: Path, spec: str, parts: int) -> list[Shard]:
+def cut_lines(path: Path, spec: str, parts: int) -> list[ByteRange]:
     """About ``parts`` newline-aligned byte ranges (``--jobs`` asks for more than it has workers on large files:
     workers take the next range as they finish, so an uneven range does not leave a core idle, and a repair's
     parent holds one range's results at a time)."""
@@ -501,7 +502,7 @@ def cut_lines(path: Path, spec: str, parts: int) -> list[Shard]:
             if bounds[-1] < cut < size:
                 bounds.append(cut)
     bounds.append(size)
-    return [Shard(spec, start, end) for start, end in zip(bounds, bounds[1:])]
+    return [ByteRange(start, end) for start, end in zip(bounds, bounds[1:])]
 
 
 def is_sqlite(path: Path) -> bool:
@@ -631,8 +632,12 @@ class FileMedium(Medium):
     def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[Store]:
         return open_file_stores(spec, max_doc_bytes=options.max_doc_bytes, dialect=options.dialect, stdin=stdin)
 
-    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Shard] | None:
+    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[ByteRange] | None:
         return cut_file(Path(spec), spec, parts)
+
+    def reopen(self, spec: str, options: Any) -> Iterator[Store]:
+        # a file that was cut is JSONL by its suffix; one gone since is the read's to say
+        yield folder_file_store(FolderEntry(Path(spec)), max_doc_bytes=options.max_doc_bytes, dialect=options.dialect)
 
 
 MEDIUM = FileMedium()

@@ -21,7 +21,7 @@ from typing import Any
 from threadfix.errors import BusyError, ConfigError, InputError, ThreadfixError
 from threadfix.journal import Entry, UndoOutcome, digest
 from threadfix.model import Thread
-from threadfix.stores.base import ReadProblem, Store, StoreWriter
+from threadfix.stores.base import Change, ReadProblem, Store, StoreWriter
 from threadfix.stores.sqlite_layout import connect, sqlite_error
 
 def needs(module: str, extra: str, what: str) -> Any:
@@ -47,8 +47,6 @@ class FrameworkStore(Store):
         self.options = options
         self.display = str(path)
         self.description = f"{path}: reading {self.preset}"
-        #: what :meth:`encode` planned for each thread, by the thread's identity, until it is written
-        self._changes: dict[int, Any] = {}
 
     def _reader(self) -> sqlite3.Connection:
         return connect(self.path, write=False, timeout=self.options.busy_timeout)
@@ -72,13 +70,14 @@ class FrameworkStore(Store):
 
     @abstractmethod
     def records_for(self, thread: Thread, new_items: list[Any]) -> tuple[Any, bytes]:
-        """What writing ``new_items`` in place of the thread's items takes (the store's own records), and the
-        bytes shown for it (``--diff``) and digested in the journal."""
+        """What writing ``new_items`` in place of the thread's items takes (the store's own records: plain data,
+        carried in the :class:`Change` as its ``ops``), and the bytes shown for it (``--diff``) and digested in
+        the journal."""
 
     @abstractmethod
     def check(self, conn: sqlite3.Connection, thread: Thread, change: Any) -> None:
-        """Raise BusyError unless the thread still holds what its plan was made from (inside the write's
-        transaction)."""
+        """Raise BusyError unless the thread (its locator: what its plan was made from) still holds what it held
+        when read (inside the write's transaction); ``change``: the records :meth:`records_for` planned."""
 
     @abstractmethod
     def write(self, conn: sqlite3.Connection, thread: Thread, change: Any) -> None:
@@ -88,15 +87,12 @@ class FrameworkStore(Store):
     def undo_locator(self, thread: Thread, change: Any) -> dict[str, Any]:
         """What undo needs to find and take back what ``change`` added."""
 
-    def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
-        change, shown = self.records_for(thread, new_items)
-        self._changes[id(thread)] = (change, shown)
-        return shown
+    def change(self, thread: Thread, new_items: list[Any]) -> Change:
+        records, shown = self.records_for(thread, new_items)
+        return Change(self.detached(thread), shown, ops=records)
 
-    def detached(self, thread: Thread) -> Thread:
-        # the writer finds the planned records by the thread's identity; such a store is read and written by one
-        # process (it is never cut for --jobs), so the thread itself goes to the writer
-        return thread
+    def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
+        return self.change(thread, new_items).data
 
     def writer(self, dest: Path | None = None) -> StoreWriter:
         if dest is not None:
@@ -104,27 +100,23 @@ class FrameworkStore(Store):
                               "repair it in place (journaled, undoable) or use --dry-run", self.display)
         return FrameworkWriter(self)
 
-    def journal_entry(self, thread: Thread, data: bytes) -> Entry | None:
-        change, shown = self._changes[id(thread)]
-        return Entry(self.kind, os.path.realpath(self.path), str(thread.address), thread.raw, digest(shown),
-                     self.undo_locator(thread, change))
+    def entry(self, thread: Thread, change: Change) -> Entry | None:
+        return Entry(self.kind, os.path.realpath(self.path), str(thread.address), thread.raw, digest(change.data),
+                     self.undo_locator(thread, change.ops))
 
 
 class PendingWriter(StoreWriter):
-    """Holds the changed threads until :meth:`commit` writes what the store planned for each (kept by the store,
-    by the thread's identity, in ``_changes``)."""
+    """Holds the changes until :meth:`commit` carries out the operations each one holds (:attr:`Change.ops`)."""
 
     def __init__(self, store: Any) -> None:
         self.store = store
-        self.pending: list[Thread] = []
+        self.pending: list[Change] = []
         self.left: list[tuple[Thread, ThreadfixError]] = []
 
-    def replace(self, thread: Thread, data: bytes) -> None:
-        self.pending.append(thread)
+    def add(self, change: Change) -> None:
+        self.pending.append(change)
 
     def abort(self) -> None:
-        for thread in self.pending:
-            self.store._changes.pop(id(thread), None)
         self.pending = []
 
 
@@ -135,12 +127,12 @@ class FrameworkWriter(PendingWriter):
         store = self.store
         conn = connect(store.path, write=True, timeout=store.options.busy_timeout)
         try:
-            for thread in self.pending:
-                change, _ = store._changes.pop(id(thread))
+            for change in self.pending:
+                thread = change.thread
                 try:
                     conn.execute("BEGIN IMMEDIATE")
-                    store.check(conn, thread, change)
-                    store.write(conn, thread, change)
+                    store.check(conn, thread, change.ops)
+                    store.write(conn, thread, change.ops)
                     if conn.in_transaction:
                         conn.execute("COMMIT")
                     self.durable = True

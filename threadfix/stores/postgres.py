@@ -37,9 +37,9 @@ from msgspec.structs import replace
 
 from threadfix.errors import ConfigError, ThreadfixError
 from threadfix.journal import Entry
-from threadfix.stores.base import Medium, Shard
+from threadfix.stores.base import Medium
 from threadfix.stores.postgres_layout import RETRIED, Schema, connect, driver, pg_error, q, redact, split_table
-from threadfix.stores.table import ItemRowStore, TableAdapter, TableStore, ThreadRowStore, undo_table_entries
+from threadfix.stores.table import ItemRowStore, TableAdapter, TablePart, TableStore, ThreadRowStore, undo_table_entries
 from threadfix.stores.table_layout import Column, Layout, find_layout, shown
 
 #: rows a large table's --jobs cut is taken from
@@ -258,7 +258,7 @@ class PostgresMedium(Medium):
     def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[TableStore]:
         yield open_postgres_store(spec, options)
 
-    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Shard] | None:
+    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[TablePart] | None:
         """The table in ranges of keys ``(after, through]`` (:func:`key_cuts`), one per ``--jobs`` worker, each read on
         a connection of its own in a process of its own; lint, report and repair alike (PostgreSQL has no screen
         to run first). None: read whole (a database that cannot be read here: its reader says why)."""
@@ -275,7 +275,7 @@ class PostgresMedium(Medium):
         if cuts is None:
             return None
         edges = [None, *cuts, None]
-        return [Shard(spec, rows=(after, through), last=through is None) for after, through in pairwise(edges)]
+        return [TablePart(rows=(after, through), last=through is None) for after, through in pairwise(edges)]
 
 
 MEDIUM = PostgresMedium()

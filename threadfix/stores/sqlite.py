@@ -23,11 +23,11 @@ from threadfix.errors import ConfigError, InputError, ThreadfixError
 from threadfix.journal import Entry, UndoOutcome
 from threadfix.stores import sqlite_screen
 from threadfix.stores.atomic import TEMP_PREFIX, fsync_folder
-from threadfix.stores.base import Medium, Shard, Store
+from threadfix.stores.base import Medium, Store
 from threadfix.stores.sqlite_layout import Schema, connect, recover_hot_journal, sqlite_error
 from threadfix.stores.table import (  # noqa: F401 - the engine's tunables and classes, as they were named here
     FLUSH_BYTES, ID_CHUNK, IN_CHUNK, KEYS_PER_PART, STREAM_CHUNK, THREAD_CHUNK, WRITTEN_KEYS_PER_PART,
-    ItemRowStore, TableAdapter, TableCopy, TableStore, TableWriter, ThreadRowStore, items_blob, open_table_store,
+    ItemRowStore, TableAdapter, TableCopy, TablePart, TableStore, TableWriter, ThreadRowStore, items_blob, open_table_store,
     undo_table_entries,
 )
 
@@ -158,7 +158,7 @@ class SQLiteMedium(Medium):
     def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[TableStore]:
         yield open_sqlite_store(Path(spec), options)
 
-    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Shard] | None:
+    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[TablePart] | None:
         return cut_database(Path(spec), spec, parts, options, by_key)
 
 
@@ -222,21 +222,21 @@ def table_cut(path: Path, options: Any, by_key: bool) -> tuple[tuple[int, int] |
         return None, None
 
 
-def cut_database(path: Path, spec: str, parts: int, options: Any, by_key: bool) -> list[Shard] | None:
+def cut_database(path: Path, spec: str, parts: int, options: Any, by_key: bool) -> list[TablePart] | None:
     """A table cut into about ``parts`` parts, as a JSONL file of the database's size would be: one of one thread
     per row into row id ranges that split its first to last row id evenly (the first and last ranges unbounded,
     so every row is in one); with ``by_key``, one of one item per row into runs of its thread keys, as many
-    threads each. Any other table, or a database that cannot be read here, is one part (a worker says why)."""
+    threads each. Any other table, or a database that cannot be read here, is read whole (a worker says why)."""
     bounds, keys = table_cut(path, options, by_key)
     if bounds is not None:
         low, high = bounds
         cuts = sorted({low + (high - low) * k // parts for k in range(1, min(parts, high - low + 1))})
         edges: list[int | None] = [None, *cuts, None]
-        return [Shard(spec, rows=(after, through)) for after, through in pairwise(edges)] if cuts else [Shard(spec)]
+        return [TablePart(rows=(after, through)) for after, through in pairwise(edges)] if cuts else None
     if not keys or parts < 2:
-        return [Shard(spec)]
+        return None
     ends = [len(keys) * k // parts for k in range(parts + 1)]
-    return [Shard(spec, keys=tuple(keys[start:end]), last=end == len(keys)) for start, end in pairwise(ends)
+    return [TablePart(keys=tuple(keys[start:end]), last=end == len(keys)) for start, end in pairwise(ends)
             if end > start]
 
 

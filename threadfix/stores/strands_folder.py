@@ -42,7 +42,7 @@ from threadfix.errors import BusyError, InputError, StoreError, ThreadfixError
 from threadfix.journal import Entry, UndoOutcome, digest
 from threadfix.model import Address, Thread
 from threadfix.stores.atomic import TEMP_PREFIX, fsync_folder
-from threadfix.stores.base import ReadProblem, Store, StoreWriter, parse_time
+from threadfix.stores.base import Change, ReadProblem, Store, StoreWriter, parse_time
 from threadfix.stores.frameworks import PendingWriter, place
 
 PRESET = "Strands FileSessionManager messages"
@@ -151,7 +151,6 @@ class StrandsStore(Store):
         self.messages = folder / "messages"
         self.display = str(folder)
         self.description = f"{folder}: reading {PRESET}"
-        self._changes: dict[int, tuple[Renumbering, bytes]] = {}
 
     def _offset(self) -> int:
         try:
@@ -197,12 +196,15 @@ class StrandsStore(Store):
         yield Thread(Address(self.display), items, raw=raw,
                      modified=max(times) if times else None, dialect="bedrock", locator=state)
 
-    def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
+    def change(self, thread: Thread, new_items: list[Any]) -> Change:
+        """The renumbering as the change's operations, and the digests of the files it was planned on as its
+        precondition (the folder is written only while it holds exactly those)."""
         state: Folder = thread.locator
         plan = _renumber(state, new_items)
-        shown = _shown(state, plan)
-        self._changes[id(thread)] = (plan, shown)
-        return shown
+        return Change(Thread(thread.address, []), _shown(state, plan), ops=plan, precondition=state.digests)
+
+    def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
+        return self.change(thread, new_items).data
 
     def writer(self, dest: Path | None = None) -> StoreWriter:
         if dest is not None:
@@ -210,20 +212,17 @@ class StrandsStore(Store):
                              "(journaled, undoable) or use --dry-run", self.display)
         return _Writer(self)
 
-    def journal_entry(self, thread: Thread, data: bytes) -> Entry | None:
+    def entry(self, thread: Thread, change: Change) -> Entry | None:
         state: Folder = thread.locator
-        plan, shown = self._changes[id(thread)]
+        plan: Renumbering = change.ops
         by_index = {f.index: f for f in state.files}
         touched = [old for old, _, _ in plan.moves] + [n for n, _ in plan.edits]
         before = orjson.dumps({str(n): by_index[n].raw.decode("utf-8") for n in touched})
-        return Entry(JOURNAL_KIND, os.path.realpath(self.folder), str(thread.address), before, digest(shown), {
+        return Entry(JOURNAL_KIND, os.path.realpath(self.folder), str(thread.address), before, digest(change.data), {
             "moves": [[old, new, digest(data)] for old, new, data in plan.moves],
             "edits": [[n, digest(data)] for n, data in plan.edits],
             "creates": [[n, digest(data)] for n, data in plan.creates],
             "before": _digest_files(state.digests), "after": _digest_files(_after(state, plan))})
-
-    def detached(self, thread: Thread) -> Thread:
-        return thread
 
 
 def _shown(state: Folder, plan: Renumbering) -> bytes:
@@ -329,11 +328,10 @@ class _Writer(PendingWriter):
 
     def commit(self) -> bool:
         store = self.store
-        for thread in self.pending:
-            plan, _ = store._changes.pop(id(thread))
-            state: Folder = thread.locator
+        for change in self.pending:
+            plan: Renumbering = change.ops
             listing, _ = _listing(store.messages)
-            if _file_digests(listing) != state.digests:
+            if _file_digests(listing) != change.precondition:
                 raise BusyError("the app changed the agent's messages since they were read; nothing was written, "
                                 "run again", store.display)
             try:

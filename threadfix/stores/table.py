@@ -392,6 +392,17 @@ def open_table_store(adapter: TableAdapter, options: Any, schema: Schema | None 
     return kind(adapter, layout, options, detected)
 
 
+class TablePart(Struct, frozen=True):
+    """A ``--jobs`` part of a table, as :meth:`TableStore.restrict` takes it: ``rows``, ``(after, through]`` (None:
+    unbounded at that end), row ids of one thread per row or thread keys of one item per row whose threads an
+    index finds (:attr:`TableStore.row_range`); or ``keys``, the keys of the threads to read of one item per row,
+    in order (``last``: the last part, which also says how many rows belong to no thread)."""
+
+    rows: tuple[Any, Any] | None = None
+    keys: tuple[Any, ...] | None = None
+    last: bool = False
+
+
 class TableStore(Store):
     """One database table holding threads; the two layouts are its two subclasses."""
 
@@ -469,8 +480,9 @@ class TableStore(Store):
             self.adapter.check_copy(dest)
         return TableWriter(self, dest)
 
-    def restrict(self, part: Shard, numbering: Any = None) -> None:
-        self.row_range, self.only_keys, self.last_part = part.rows, part.keys, part.last
+    def restrict(self, part: Any, ledger: Any = None) -> None:
+        if isinstance(part, TablePart):
+            self.row_range, self.only_keys, self.last_part = part.rows, part.keys, part.last
 
     def _entry(self, thread: Thread, before: bytes, data: bytes, locator: dict[str, Any]) -> Entry:
         layout, *rest = locator.items()
@@ -640,7 +652,8 @@ class ItemRowStore(TableStore):
         size = max(KEYS_PER_PART, -(-len(keys) // (self.options.jobs * PARTS_PER_JOB)))
         if self.options.writable:
             size = min(size, WRITTEN_KEYS_PER_PART)
-        shards = [Shard(self.adapter.spec, keys=tuple(keys[at:at + size])) for at in range(0, len(keys), size)]
+        shards = [Shard(self.adapter.spec, TablePart(keys=tuple(keys[at:at + size])), number)
+                  for number, at in enumerate(range(0, len(keys), size))]
         return RepairParts(Settled(settled, settle.DIALECT), shards, problems)
 
     def _threads_streamed(self, conn: Any, window: tuple[Any, Any] | None = None) -> Iterator[Thread | ReadProblem]:
