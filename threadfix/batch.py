@@ -584,7 +584,7 @@ class RepairRun:
                              after=change.data if options.keep_bytes else None, age=age), change
 
 
-#: one planned thread: its outcome (or a read problem), and when it changes, the thread, new bytes, undo record
+#: one planned thread: its outcome (or a read problem), and when it changes, the Change its store built
 Planned = tuple["ThreadOutcome | Problem", "Change | None"]
 
 

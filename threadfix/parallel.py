@@ -57,21 +57,10 @@ def resolve_jobs(jobs: int | None, specs: Iterable[str]) -> int:
 
 
 def _size(spec: str) -> int:
-    path = Path(spec)
-    if spec == "-" or not path.exists():
-        return 0
-    if path.is_file():
-        return path.stat().st_size
-    from threadfix.stores.files import walk_folder
+    """The bytes of what ``spec`` names that a run may cut (:func:`threadfix.stores.inputs`)."""
+    from threadfix.stores import inputs
 
-    return sum(_file_size(entry.path) for entry in walk_folder(spec) if entry.refused is None and entry.agents is None)
-
-
-def _file_size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0  # gone since the walk: its reader says so
+    return sum(found.size for found in inputs(spec))
 
 
 def plan_shards(specs: Iterable[str], jobs: int, options: StoreOptions | None = None, by_key: bool = False
@@ -80,43 +69,20 @@ def plan_shards(specs: Iterable[str], jobs: int, options: StoreOptions | None = 
     ``by_key``: lint and report may take a table of one item per row by runs of keys, where repair screens it
     first, then cuts what it must read itself: see :meth:`threadfix.stores.Store.parts_to_repair`); a store that
     does not cut, or one too small to be worth it, is one part. ``options``: how the stores are found, as the
-    command reads them."""
-    from threadfix.stores import StoreOptions, walk_folder
+    command reads them. What an input is (a file, one a folder walk found, a database) is the stores' to say
+    (:func:`threadfix.stores.inputs`): nothing here asks."""
+    from threadfix.stores import StoreOptions, cut, inputs
 
     shards: list[Shard] = []
     for spec in specs:
-        path = Path(spec)
-        if jobs > 1 and spec != "-" and path.is_file() and path.stat().st_size >= 2 * MIN_SHARD_BYTES:
-            shards.extend(_cut(spec, _parts(path.stat().st_size, jobs), options or StoreOptions(), by_key))
-        elif jobs > 1 and spec != "-" and not path.exists():
-            # no file: a store its medium names otherwise (a database by its URL) cuts itself, one part per worker
-            shards.extend(_cut(spec, jobs, options or StoreOptions(), by_key))
-        elif jobs > 1 and spec != "-" and path.is_dir():
-            for entry in walk_folder(spec):  # the walk's own rules (symlinks out of the folder refused)
-                found = str(entry.path)
-                if entry.agents is not None:  # a Strands folder: one store per agent, each read whole
-                    shards.append(Shard(found))
-                elif entry.refused is not None:
-                    shards.append(Shard(found, in_folder=True, refused=entry.refused))
-                elif entry.database:  # read as if named: it is one by its header
-                    shards.extend(plan_shards([found], jobs, options, by_key))
-                else:
-                    shards.extend(replace(shard, in_folder=True) for shard in plan_shards([found], jobs))
-        else:
-            shards.append(Shard(spec))
+        for found in inputs(spec):
+            whole = found.whole
+            parts = None
+            if jobs > 1 and found.size >= 2 * MIN_SHARD_BYTES:
+                parts = cut(whole.spec, _parts(found.size, jobs), options or StoreOptions(), by_key)
+            shards.extend([replace(whole, part=part, number=number) for number, part in enumerate(parts)] if parts
+                          else [whole])
     return shards
-
-
-def _cut(spec: str, parts: int, options: StoreOptions, by_key: bool) -> list[Shard]:
-    """``spec`` as its medium cuts it into about ``parts`` parts (:func:`threadfix.stores.cut`), or whole (a path
-    that names nothing is read whole, and its reader says so)."""
-    from threadfix.stores import cut
-
-    try:
-        found = cut(spec, parts, options, by_key)
-    except OSError:
-        found = None
-    return [Shard(spec, part, number) for number, part in enumerate(found)] if found else [Shard(spec)]
 
 
 def _parts(size: int, jobs: int) -> int:

@@ -205,8 +205,12 @@ def test_jobs_cut_by_key_ranges_give_what_one_connection_gives(db, capsys):
 @pytest.mark.parametrize("layout", ["thread", "item"])
 def test_jobs_repair_in_worker_processes_writes_what_one_process_writes(cluster, tmp_path, capsys, monkeypatch, layout):
     """Twin databases, repaired with --jobs 1 and --jobs 3: the same rows, ids included, and the same words; the
-    --jobs run planned its three key ranges in worker processes."""
+    --jobs run planned its three key ranges in worker processes (a database this small is cut as a large one is)."""
     import threadfix.batch
+    import threadfix.parallel
+
+    monkeypatch.setattr(threadfix.parallel, "MIN_SHARD_BYTES", 1)
+    monkeypatch.setattr(threadfix.parallel, "MAX_SHARD_BYTES", 2**62)  # (so one part per worker)
 
     spread = []
     real = threadfix.batch.run_sharded

@@ -141,6 +141,47 @@ def iter_stores(specs: Iterable[str], options: StoreOptions, stdin: Any = None,
 
 
 
+class Input(Struct, frozen=True):
+    """One input of a run as ``--jobs`` plans it: how a worker reads it whole (its :class:`Shard`), and how many
+    bytes it holds, which decides whether it is worth cutting (by :func:`cut`: the medium that holds it says how)."""
+
+    whole: Shard
+    #: 0: read whole whatever its size (stdin, a path that names nothing, a Strands folder, a refused file)
+    size: int = 0
+
+
+def inputs(spec: str) -> Iterator[Input]:
+    """What ``spec`` names as ``--jobs`` inputs: itself, or each store a folder walk finds in it (the walk's own
+    rules: symlinks out of the folder refused)."""
+    path = Path(spec)
+    if spec == "-":
+        yield Input(Shard(spec))
+    elif not path.exists():  # a store no file holds (a database by its URL) is as big as its medium says
+        yield Input(Shard(spec), medium_of(spec).size(spec))  # (a path that names nothing: 0; its reader says so)
+    elif not path.is_dir():
+        yield Input(Shard(spec), _file_size(path))
+    else:
+        yield from map(_folder_input, walk_folder(spec))
+
+
+def _folder_input(entry: FolderEntry) -> Input:
+    """A folder walk's entry as an input: a Strands folder is opened as if named (one store per agent, each read
+    whole), a database as if named (it is one by its header), a thread file by the walk's suffix rules."""
+    found = str(entry.path)
+    if entry.agents is not None:
+        return Input(Shard(found))
+    if entry.refused is not None:
+        return Input(Shard(found, in_folder=True, refused=entry.refused))
+    return Input(Shard(found, in_folder=not entry.database), _file_size(entry.path))
+
+
+def _file_size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # gone since the walk: its reader says so
+
+
 def cut(spec: str, parts: int, options: StoreOptions = StoreOptions(), by_key: bool = False) -> list[Any] | None:
     """What ``spec`` names cut into about ``parts`` parts for ``--jobs`` workers, by the medium that holds it (a
     JSONL file of threads into byte ranges, a database's table into row id ranges or, ``by_key``, into runs of
@@ -161,5 +202,5 @@ def open_part(spec: str, part: Any, options: StoreOptions, ledger: PartLedger | 
         yield Problem(exc.where or spec, exc.message, exc.exit_code)
 
 
-__all__ = ["MEDIA", "FileStore", "Medium", "ReadProblem", "RegisteredMedium", "Store", "StoreOptions", "StoreWriter",
-           "cut", "is_sqlite", "iter_stores", "medium_of", "open_folder_entry", "open_part", "open_stores", "walk_folder"]
+__all__ = ["MEDIA", "FileStore", "Input", "Medium", "ReadProblem", "RegisteredMedium", "Store", "StoreOptions", "StoreWriter",
+           "cut", "inputs", "is_sqlite", "iter_stores", "medium_of", "open_folder_entry", "open_part", "open_stores", "walk_folder"]

@@ -247,14 +247,20 @@ class Medium(ABC):
     One module per medium holds one instance as ``MEDIUM`` and is registered in :data:`threadfix.stores.MEDIA`
     with a cheap test of the paths it claims (a file's header, a URL's scheme), so that start-up imports no
     medium a run does not use. Everything else a store needs is shared and asks the medium or the store it
-    opened: ``--jobs`` cuts (:meth:`cut`, then :meth:`Store.restrict` in the worker), reading in chunks and
-    compare-and-swap before a write (the store's writer), the journal (:meth:`Store.journal_entry`) and undo
+    opened: ``--jobs`` cuts (:meth:`cut`, then :meth:`reopen` and :meth:`Store.restrict` in the worker), reading in
+    chunks and compare-and-swap before a write (the store's writer, given each :class:`Change`), the journal
+    (:meth:`Store.entry`) and undo
     (the module's ``undo_entries(path, entries)``, found by the ``JOURNAL_KIND`` it declares).
     """
 
     @abstractmethod
     def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[Store]:
         """The stores ``spec`` names in this medium (a database: its table; a file: itself)."""
+
+    def size(self, spec: str) -> int:
+        """The bytes ``spec`` holds when no file does (a database by its URL), which decide as a file's size does
+        whether ``--jobs`` cuts it (:meth:`cut`); 0 (the default): read whole."""
+        return 0
 
     def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Any] | None:
         """``spec``'s store cut into about ``parts`` parts for ``--jobs`` workers, in store order (``by_key``: lint and

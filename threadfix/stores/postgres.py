@@ -258,6 +258,20 @@ class PostgresMedium(Medium):
     def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[TableStore]:
         yield open_postgres_store(spec, options)
 
+    def size(self, spec: str) -> int:
+        """The database's size (as a SQLite file's is the database's): 0 when it cannot be read here (its reader
+        says why)."""
+        try:
+            conn = connect(spec, write=False, timeout=5.0)
+        except ThreadfixError:
+            return 0
+        try:
+            return int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
+        except driver().Error:
+            return 0
+        finally:
+            conn.close()
+
     def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[TablePart] | None:
         """The table in ranges of keys ``(after, through]`` (:func:`key_cuts`), one per ``--jobs`` worker, each read on
         a connection of its own in a process of its own; lint, report and repair alike (PostgreSQL has no screen
