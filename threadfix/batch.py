@@ -578,10 +578,12 @@ class RepairRun:
             return ThreadOutcome(address, dialect.name, plan, "left_alone", not_in_format(dialect, exc)), None
         except ThreadfixError as exc:
             return ThreadOutcome(address, dialect.name, plan, "left_alone", exc.message), None
-        before = store.before_bytes(thread) if options.keep_bytes else None
         status = "would_repair" if options.dry_run else "repaired"
-        return ThreadOutcome(address, dialect.name, plan, status, before=before,
-                             after=change.data if options.keep_bytes else None, age=age), change
+        if not options.keep_bytes:
+            return ThreadOutcome(address, dialect.name, plan, status, age=age), change
+        store.keep_before(thread, change)  # (--diff shows what the change carries)
+        return ThreadOutcome(address, dialect.name, plan, status, before=change.before, after=change.data,
+                             age=age), change
 
 
 #: one planned thread: its outcome (or a read problem), and when it changes, the Change its store built

@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from threadfix import batch
+from threadfix import batch, parallel
 from threadfix.model import Problem
 from threadfix.stores import StoreOptions, iter_stores
 from threadfix.stores.base import Change
@@ -103,6 +103,9 @@ KINDS: dict[str, Callable[[Path], object]] = {
     "strands session folder": _strands,
     "adk sessions": _adk,
 }
+#: stores ``--jobs`` cuts into parts, each as it cuts itself; the others are read whole (one thread, or a file whose
+#: lines are one thread's items; an item table is cut for repair only after its screen)
+CUT = {"jsonl of threads", "sqlite, a thread per row", "llm logs", "langgraph checkpoints", "adk sessions"}
 #: stores whose repair writes the time it ran or a fresh random id (as their library does): two runs never write
 #: the same bytes, whatever the jobs; their runs are compared by what they say and by what undo puts back
 STAMPED = {"langgraph checkpoints", "strands session folder", "adk sessions"}
@@ -151,9 +154,9 @@ def _journal(path: Path, folder: Path) -> list[dict]:
     return json.loads(json.dumps(entries).replace(str(folder.resolve()), "F").replace(str(folder), "F"))
 
 
-def _changes(folder: Path) -> list[Change]:
+def _changes(folder: Path, diff: bool = False) -> list[Change]:
     """Every change a repair of the folder's stores plans, as a worker builds it (journal entry included)."""
-    run = batch.RepairRun([], batch.RunOptions(min_age=0))
+    run = batch.RepairRun([], batch.RunOptions(min_age=0, keep_bytes=diff))
     return [change for store in iter_stores([str(folder)], StoreOptions()) if not isinstance(store, Problem)
             for _, change in run._plan(store, 0.0) if change is not None]
 
@@ -167,6 +170,12 @@ def test_jobs_1_and_jobs_3_give_the_same_result(tmp_path: Path, small_shards, ki
     changes = [change for change in _changes(base) if str(base / "z-cut.jsonl") not in change.thread.address.source]
     assert changes and all(change.entry is not None and change.thread.items == [] for change in changes)
     assert [pickle.loads(pickle.dumps(change)) for change in changes] == changes
+    # the before-image crosses only when a diff is asked for, and then in the change
+    assert all(change.before is None for change in changes)
+    shown = [change for change in _changes(base, diff=True) if str(base / "z-cut.jsonl") not in change.thread.address.source]
+    assert [change.before is not None and change.before != change.data for change in shown] == [True] * len(changes)
+    parts = [shard for shard in parallel.plan_shards([str(base)], 3) if shard.part is not None]
+    assert (len(parts) > 1, len(parts)) == (kind in CUT, len(parts) if kind in CUT else 0), kind  # (--jobs 3 below reads it in parts)
     _store(base / "z-cut.jsonl", threads=160, seed=9)
     original = _files(base)
     seen = {}
@@ -174,8 +183,11 @@ def test_jobs_1_and_jobs_3_give_the_same_result(tmp_path: Path, small_shards, ki
         folder, journals = tmp_path / f"jobs{jobs}", tmp_path / f"journal{jobs}"
         shutil.copytree(base, folder)
         for command in (["lint", "--format", "json"], ["report", "--format", "json"],
-                        ["repair", "--min-age", "0", "--dry-run", "--format", "json"]):
-            seen[jobs, command[0] + command[-1]] = _said(_run("--jobs", jobs, *command, str(folder)), (folder, "F"))
+                        ["repair", "--min-age", "0", "--dry-run", "--format", "json"],
+                        ["repair", "--min-age", "0", "--dry-run", "--diff"]):
+            said = _said(_run("--jobs", jobs, *command, str(folder)), (folder, "F"))
+            stamped = kind in STAMPED and command[-1] == "--diff"  # (its fresh ids and times differ run to run)
+            seen[jobs, command[0] + command[-1]] = (said[0], said[1].count("\n"), said[2]) if stamped else said
         repaired = _run("--jobs", jobs, "repair", "--min-age", "0", "--format", "json", "--journal-dir", str(journals),
                         str(folder))
         journal = next(journals.iterdir())

@@ -127,6 +127,12 @@ def open_folder_entry(entry: FolderEntry, options: StoreOptions) -> Store:
         return UnopenedDatabase(entry.path, exc, reopen)
 
 
+def open_found(spec: str, refused: str | None, options: StoreOptions) -> Store:
+    """The store of a file a folder walk found (a ``--jobs`` input's, :func:`inputs`), read whole: by its suffix, or
+    refused with ``refused``."""
+    return open_folder_entry(FolderEntry(Path(spec), refused=refused), options)
+
+
 def iter_stores(specs: Iterable[str], options: StoreOptions, stdin: Any = None,
                 on_store: Callable[[Store], None] | None = None) -> Iterator[Store | Problem]:
     """Every store the paths name; ``on_store`` sees each as it opens (to show what was detected)."""
@@ -203,4 +209,4 @@ def open_part(spec: str, part: Any, options: StoreOptions, ledger: PartLedger | 
 
 
 __all__ = ["MEDIA", "FileStore", "Input", "Medium", "ReadProblem", "RegisteredMedium", "Store", "StoreOptions", "StoreWriter",
-           "cut", "inputs", "is_sqlite", "iter_stores", "medium_of", "open_folder_entry", "open_part", "open_stores", "walk_folder"]
+           "cut", "inputs", "is_sqlite", "iter_stores", "medium_of", "open_folder_entry", "open_found", "open_part", "open_stores", "walk_folder"]

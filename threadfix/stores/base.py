@@ -80,7 +80,10 @@ class Change(Struct):
       fresh ids and move the tip; renumber these files), carried out by its writer; None: write ``data``;
     - ``precondition``: what must still hold at write time for the write to go ahead (the compare-and-swap),
       when the thread's locator does not say it;
-    - ``entry``: the journal entry undo replays (None: a dry run, or ``-o``, which changes nothing in place).
+    - ``entry``: the journal entry undo replays (None: a dry run, or ``-o``, which changes nothing in place);
+    - ``before``: the before-image ``--diff`` shows (:meth:`Store.before_bytes`), only when a diff is asked for
+      (:meth:`Store.keep_before`): the very bytes the store read the thread from, never a second copy, and
+      nothing more across the ``--jobs`` pipe when no diff is asked for.
     """
 
     thread: Thread
@@ -88,6 +91,7 @@ class Change(Struct):
     ops: Any = None
     precondition: Any = None
     entry: Entry | None = None
+    before: bytes | None = None
 
 
 class LineNumbering(Protocol):
@@ -229,6 +233,11 @@ class Store(ABC):
     def before_bytes(self, thread: Thread) -> bytes:
         """What a thread held before its repair, as a diff shows it and the journal keeps it."""
         return thread.raw or self.whole_bytes()
+
+    def keep_before(self, thread: Thread, change: Change) -> Change:
+        """``change`` carrying the thread's before-image (:attr:`Change.before`), for ``--diff``."""
+        change.before = self.before_bytes(thread)
+        return change
 
     def whole_bytes(self) -> bytes:
         """The store's whole content, for a thread that spans it (diffs of item-per-line files)."""

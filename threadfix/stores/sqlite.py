@@ -158,7 +158,12 @@ class SQLiteMedium(Medium):
     def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[TableStore]:
         yield open_sqlite_store(Path(spec), options)
 
-    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[TablePart] | None:
+    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Any] | None:
+        from threadfix.stores.framework_presets import open_framework_store
+
+        framework = open_framework_store(Path(spec), options)
+        if framework is not None:
+            return framework.cut(parts)  # (by runs of its thread keys: see FrameworkStore.cut)
         return cut_database(Path(spec), spec, parts, options, by_key)
 
 
