@@ -44,6 +44,10 @@ from threadfix.stores.table_layout import Column, Layout, find_layout, shown
 
 #: rows a large table's --jobs cut is taken from
 CUT_SAMPLE = 50_000
+#: parts a table is cut into at most, however many a large database is worth: key ranges cut at percentiles
+#: hold about as many rows each already, and each part opens the store again in its worker (a connection and a
+#: layout read: 20 parts of a 600 MB database cost more than their balance gained)
+MAX_PARTS = 8
 JOURNAL_KIND = "postgres"
 INTEGER_TYPES = ("smallint", "integer", "bigint")
 #: column types psycopg loads from PostgreSQL's binary form as the same values as from its text form (so a read
@@ -281,7 +285,7 @@ class PostgresMedium(Medium):
         except ThreadfixError:
             return None
         try:
-            cuts = key_cuts(store, parts)
+            cuts = key_cuts(store, min(parts, MAX_PARTS))
         except store.adapter.Error:
             return None
         finally:
