@@ -6,11 +6,13 @@ database: ``bench_threads`` (one thread per row, a ``jsonb`` column) and ``bench
 a ``text`` column, indexed on (thread_id, position)). Then, rounds in alternating order, each case in a
 fresh process:
 
-  floor          one plain SELECT of the JSON as bytes through a server-side cursor, orjson.loads per row,
+  floor          one plain SELECT of the JSON as bytes through a server-side cursor (binary transfer, so the
+                 bytes cross as they are, not in bytea's hex), orjson.loads per row,
                  the dangling-call scan (floors.dangling_in): the least any reader can do
   threadfix      the store's read phase: every thread of the table, as lint and repair read it (keyset
                  chunks in a read-only session, parsed), and the same scan
-  threadfix -j2  the same with --jobs 2 (two key ranges over two connections)
+  threadfix -j2  the same with --jobs 2: the table cut in two key ranges, each read on its own connection
+                 in a worker process of its own (peak RSS: the parent's)
 
 Reported: median seconds, MB/s of JSON bytes, peak RSS, and floor / case (1.0 = as fast as the floor).
 
@@ -69,6 +71,22 @@ def load(url: str, data: Path) -> int:
     return total
 
 
+def read_part(shard, options) -> tuple[int, set[str]]:
+    """In a worker: one share of the table read, and the same scan; its threads and dangling calls."""
+    from floors import dangling_in
+
+    from threadfix.stores.postgres import open_postgres_store
+
+    store = open_postgres_store(shard.spec, options)
+    store.restrict(shard.part)
+    found: set[str] = set()
+    count = 0
+    for thread in store.threads():
+        dangling_in(thread.items, found)
+        count += 1
+    return count, found
+
+
 def case(name: str, url: str, layout: str) -> dict:
     """One case in this process: seconds, threads, dangling calls found."""
     import orjson
@@ -85,12 +103,13 @@ def case(name: str, url: str, layout: str) -> dict:
         with psycopg.connect(url) as conn, conn.cursor(name="floor") as cur:
             cur.itersize = 2000
             if layout == "thread":
-                cur.execute("SELECT id, convert_to(items::text, 'UTF8') FROM bench_threads")
+                cur.execute("SELECT id, convert_to(items::text, 'UTF8') FROM bench_threads", binary=True)
                 for _, raw in cur:
                     dangling_in(orjson.loads(raw), found)
                     count += 1
             else:
-                cur.execute("SELECT thread_id, convert_to(data, 'UTF8') FROM bench_items ORDER BY thread_id, position")
+                cur.execute("SELECT thread_id, convert_to(data, 'UTF8') FROM bench_items ORDER BY thread_id, position",
+                            binary=True)
                 thread, items = None, []
                 for key, raw in cur:
                     if key != thread:
@@ -98,9 +117,18 @@ def case(name: str, url: str, layout: str) -> dict:
                         thread, items, count = key, [], count + 1
                     items.append(orjson.loads(raw))
                 dangling_in(items, found)
+    elif name.endswith("j2"):  # the medium's cut, each share read in a worker process, as --jobs 2 reads it
+        from functools import partial
+
+        from threadfix.parallel import plan_shards, run_sharded
+
+        options = StoreOptions(table=TABLES[layout])
+        shards = plan_shards([url], 2, options, by_key=True)
+        for part_count, part_found in run_sharded(shards, partial(read_part, options=options), 2):
+            count += part_count
+            found |= part_found
     else:
-        options = StoreOptions(table=TABLES[layout], jobs=2 if name.endswith("j2") else 1)
-        for thread in open_postgres_store(url, options).threads():
+        for thread in open_postgres_store(url, StoreOptions(table=TABLES[layout])).threads():
             dangling_in(thread.items, found)
             count += 1
     return {"seconds": time.perf_counter() - t0, "threads": count, "dangling": len(found),

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from itertools import islice
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from msgspec.structs import replace
@@ -321,9 +320,9 @@ def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
 
 def folder_store(shard: Shard, options: StoreOptions) -> Store:
     """The store of a file a folder walk found, read whole: read by its suffix, or refused."""
-    from threadfix.stores import FolderEntry, open_folder_entry
+    from threadfix.stores import open_found
 
-    return open_folder_entry(FolderEntry(Path(shard.spec), refused=shard.refused), options)
+    return open_found(shard.spec, shard.refused, options)
 
 
 def sharded(specs: list[str], jobs: int | None, options: StoreOptions | None = None, by_key: bool = False

@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from threadfix import batch
+from threadfix import batch, parallel
 from threadfix.model import Problem
 from threadfix.stores import StoreOptions, iter_stores
 from threadfix.stores.base import Change
@@ -103,6 +103,9 @@ KINDS: dict[str, Callable[[Path], object]] = {
     "strands session folder": _strands,
     "adk sessions": _adk,
 }
+#: stores ``--jobs`` cuts into parts, each as it cuts itself; the others are read whole (one thread, or a file whose
+#: lines are one thread's items; an item table is cut for repair only after its screen)
+CUT = {"jsonl of threads", "sqlite, a thread per row", "llm logs", "langgraph checkpoints", "adk sessions"}
 #: stores whose repair writes the time it ran or a fresh random id (as their library does): two runs never write
 #: the same bytes, whatever the jobs; their runs are compared by what they say and by what undo puts back
 STAMPED = {"langgraph checkpoints", "strands session folder", "adk sessions"}
@@ -171,6 +174,8 @@ def test_jobs_1_and_jobs_3_give_the_same_result(tmp_path: Path, small_shards, ki
     assert all(change.before is None for change in changes)
     shown = [change for change in _changes(base, diff=True) if str(base / "z-cut.jsonl") not in change.thread.address.source]
     assert [change.before is not None and change.before != change.data for change in shown] == [True] * len(changes)
+    parts = [shard for shard in parallel.plan_shards([str(base)], 3) if shard.part is not None]
+    assert (len(parts) > 1, len(parts)) == (kind in CUT, len(parts) if kind in CUT else 0), kind  # (--jobs 3 below reads it in parts)
     _store(base / "z-cut.jsonl", threads=160, seed=9)
     original = _files(base)
     seen = {}

@@ -13,9 +13,10 @@ __all__ = ["OLD", "create", "healthy", "rows", "stuck", "threads"]
 
 
 def create(url: str, layout: str, threads: dict[str, list[dict[str, Any]]], *, json_type: str = "jsonb",
-           table: str = "conversations", schema: str = "public") -> None:
+           table: str = "conversations", schema: str = "public", key: str = "bigserial") -> None:
     """A table of ``layout`` ("thread", "item" or "nokey": one row per item with no thread index) holding
-    ``threads`` (id -> items); rows of different threads interleaved, as concurrent apps write them."""
+    ``threads`` (id -> items); rows of different threads interleaved, as concurrent apps write them. ``key``:
+    the type of a row-per-item table's id (a serial, or an identity column)."""
     t = f'"{schema}"."{table}"' if '"' not in table else f'"{schema}".{table}'
     with psycopg.connect(url, autocommit=True) as conn:
         if schema != "public":
@@ -27,7 +28,7 @@ def create(url: str, layout: str, threads: dict[str, list[dict[str, Any]]], *, j
                 conn.execute(f"INSERT INTO {t} (id, title, messages, updated_at) VALUES (%s, %s, %s, %s)",
                              (key, f"title {key}", json.dumps(items), OLD))
             return
-        conn.execute(f"CREATE TABLE {t} (id bigserial PRIMARY KEY, thread_id text NOT NULL, position integer NOT NULL, "
+        conn.execute(f"CREATE TABLE {t} (id {key} PRIMARY KEY, thread_id text NOT NULL, position integer NOT NULL, "
                      f"data {json_type} NOT NULL, created_at timestamptz NOT NULL DEFAULT now()"
                      f"{', UNIQUE (thread_id, position)' if layout == 'item' else ''})")
         longest = max((len(v) for v in threads.values()), default=0)

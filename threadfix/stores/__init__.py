@@ -127,6 +127,12 @@ def open_folder_entry(entry: FolderEntry, options: StoreOptions) -> Store:
         return UnopenedDatabase(entry.path, exc, reopen)
 
 
+def open_found(spec: str, refused: str | None, options: StoreOptions) -> Store:
+    """The store of a file a folder walk found (a ``--jobs`` input's, :func:`inputs`), read whole: by its suffix, or
+    refused with ``refused``."""
+    return open_folder_entry(FolderEntry(Path(spec), refused=refused), options)
+
+
 def iter_stores(specs: Iterable[str], options: StoreOptions, stdin: Any = None,
                 on_store: Callable[[Store], None] | None = None) -> Iterator[Store | Problem]:
     """Every store the paths name; ``on_store`` sees each as it opens (to show what was detected)."""
@@ -154,8 +160,10 @@ def inputs(spec: str) -> Iterator[Input]:
     """What ``spec`` names as ``--jobs`` inputs: itself, or each store a folder walk finds in it (the walk's own
     rules: symlinks out of the folder refused)."""
     path = Path(spec)
-    if spec == "-" or not path.exists():
-        yield Input(Shard(spec))  # (its reader says what is wrong with it)
+    if spec == "-":
+        yield Input(Shard(spec))
+    elif not path.exists():  # a store no file holds (a database by its URL) is as big as its medium says
+        yield Input(Shard(spec), medium_of(spec).size(spec))  # (a path that names nothing: 0; its reader says so)
     elif not path.is_dir():
         yield Input(Shard(spec), _file_size(path))
     else:
@@ -201,4 +209,4 @@ def open_part(spec: str, part: Any, options: StoreOptions, ledger: PartLedger | 
 
 
 __all__ = ["MEDIA", "FileStore", "Input", "Medium", "ReadProblem", "RegisteredMedium", "Store", "StoreOptions", "StoreWriter",
-           "cut", "inputs", "is_sqlite", "iter_stores", "medium_of", "open_folder_entry", "open_part", "open_stores", "walk_folder"]
+           "cut", "inputs", "is_sqlite", "iter_stores", "medium_of", "open_folder_entry", "open_found", "open_part", "open_stores", "walk_folder"]

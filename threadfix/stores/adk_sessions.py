@@ -101,9 +101,10 @@ class AdkSessionsStore(FrameworkStore):
 
     kind = JOURNAL_KIND
     preset = PRESET
+    listing, key_width = _SESSIONS, 3
 
     def read(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
-        for app, user, session, updated in conn.execute(_SESSIONS).fetchall():
+        for app, user, session, updated in self.listed(conn):
             yield self._thread(conn, (app, user, session), updated)
 
     def _thread(self, conn: sqlite3.Connection, key: tuple[str, str, str], updated: Any) -> Thread | ReadProblem:

@@ -266,6 +266,11 @@ class Medium(ABC):
     def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[Store]:
         """The stores ``spec`` names in this medium (a database: its table; a file: itself)."""
 
+    def size(self, spec: str) -> int:
+        """The bytes ``spec`` holds when no file does (a database by its URL), which decide as a file's size does
+        whether ``--jobs`` cuts it (:meth:`cut`); 0 (the default): read whole."""
+        return 0
+
     def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Any] | None:
         """``spec``'s store cut into about ``parts`` parts for ``--jobs`` workers, in store order (``by_key``: lint and
         report, which read every thread, may take a table by runs of keys); None: it is read whole. A part is plain

@@ -15,8 +15,11 @@ import os
 import sqlite3
 from abc import abstractmethod
 from collections.abc import Callable, Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from threadfix.errors import BusyError, ConfigError, InputError, ThreadfixError
 from threadfix.journal import Entry, UndoOutcome, digest
@@ -32,24 +35,65 @@ def needs(module: str, extra: str, what: str) -> Any:
         raise ConfigError(f"{what} needs the {extra} extra: pip install 'threadfix[{extra}]'") from None
 
 
+class ThreadKeys(Struct, frozen=True):
+    """A ``--jobs`` part of a framework store: the keys of a run of its threads, in store order (a snapshot taken
+    when it was cut: a thread begun after it waits for the next run)."""
+
+    keys: tuple[tuple[Any, ...], ...]
+
+
 class FrameworkStore(Store):
     """A framework's SQLite database: threads read by its own rules, each change written in its own
-    ``BEGIN IMMEDIATE`` transaction once the thread is seen to hold what its plan was made from."""
+    ``BEGIN IMMEDIATE`` transaction once the thread is seen to hold what its plan was made from.
+
+    Its threads are listed by one query (:attr:`listing`) whose first :attr:`key_width` columns are a thread's
+    key, and each is read by its key alone, so ``--jobs`` cuts it into runs of keys (:meth:`cut`)."""
 
     all_or_nothing = False  # threads written before a failure stay written (and say so)
     #: the journal's store kind (a key of UNDO_MODULES)
     kind: str
     #: what the store is, for the person at the terminal
     preset: str
+    #: the query that lists its threads in store order, a thread's key first, and how many columns the key is
+    listing: str
+    key_width: int
 
     def __init__(self, path: Path, options: Any) -> None:
         self.path = path
         self.options = options
         self.display = str(path)
         self.description = f"{path}: reading {self.preset}"
+        #: the keys of the threads a --jobs part reads (None: every thread)
+        self.only: frozenset[tuple[Any, ...]] | None = None
 
     def _reader(self) -> sqlite3.Connection:
         return connect(self.path, write=False, timeout=self.options.busy_timeout)
+
+    def listed(self, conn: sqlite3.Connection) -> list[Any]:
+        """The rows of :attr:`listing` this store reads: all of them, or its part's."""
+        rows = conn.execute(self.listing).fetchall()
+        return rows if self.only is None else [row for row in rows if tuple(row[:self.key_width]) in self.only]
+
+    def cut(self, parts: int) -> list[ThreadKeys] | None:
+        """The store's threads as about ``parts`` runs of keys for ``--jobs`` workers; None (read whole) when there
+        are fewer than two threads, or the database cannot be read here (a worker says why)."""
+        try:
+            conn = self._reader()
+            try:
+                keys = [tuple(row[:self.key_width]) for row in conn.execute(self.listing).fetchall()]
+            finally:
+                conn.close()
+        except (ThreadfixError, sqlite3.Error):
+            return None
+        parts = min(parts, len(keys))
+        if parts < 2:
+            return None
+        ends = [len(keys) * k // parts for k in range(parts + 1)]
+        return [ThreadKeys(tuple(keys[start:end])) for start, end in pairwise(ends)]
+
+    def restrict(self, part: Any, ledger: Any = None) -> None:
+        if isinstance(part, ThreadKeys):
+            self.only = frozenset(part.keys)
 
     def threads(self) -> Iterator[Thread | ReadProblem]:
         try:

@@ -96,10 +96,11 @@ class LangGraphStore(FrameworkStore):
 
     kind = JOURNAL_KIND
     preset = PRESET
+    listing, key_width = _LATEST, 2
 
     def read(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
         saver = _saver(conn)
-        for thread_id, ns, checkpoint_id in conn.execute(_LATEST).fetchall():
+        for thread_id, ns, checkpoint_id in self.listed(conn):
             yield self._thread(conn, saver, str(thread_id), ns, checkpoint_id)
 
     def _thread(self, conn: sqlite3.Connection, saver: Any, thread_id: str, ns: str,

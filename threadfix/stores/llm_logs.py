@@ -179,9 +179,10 @@ class LlmLogsStore(FrameworkStore):
 
     kind = JOURNAL_KIND
     preset = PRESET
+    listing, key_width = _THREADS, 1
 
     def read(self, conn: sqlite3.Connection) -> Iterator[Thread | ReadProblem]:
-        for thread_id, tip, created in conn.execute(_THREADS).fetchall():
+        for thread_id, tip, created in self.listed(conn):
             if tip is not None:  # (a thread with no messages yet has no tip)
                 yield self._thread(conn, str(thread_id), tip, created)
 

@@ -7,16 +7,19 @@ PostgreSQL's own lives here and in :mod:`threadfix.stores.postgres_layout`:
   every message, journal entry and JSON output names it without its password.
 - **Reading** never gets in the app's way: a read-only session in autocommit, so each keyset chunk is one
   statement, one short transaction, taking no lock beyond a ``SELECT``'s, under a ``statement_timeout``.
-  JSON comes as its UTF-8 bytes (``convert_to(col::text, 'UTF8')``). With ``--jobs N`` the table is cut
-  into N key ranges (row keys, or thread keys for one row per item), each read on a connection of its own
-  in a thread of its own, a few chunks ahead, and given out in key order.
+  JSON comes as its UTF-8 bytes (``convert_to(col::text, 'UTF8')``), in binary when every column read
+  allows (no hex of bytea to encode and decode), item rows five times the engine's chunk at a time. With
+  ``--jobs N`` the medium cuts the table into N ranges of keys (row keys, or thread keys for one row per
+  item), each read on a connection of its own in a worker process of its own (:meth:`PostgresMedium.cut`).
 - **Writing**: the engine's short batched transactions, each thread's rows re-read ``FOR UPDATE`` and
   compared before it is written. One row per item also keeps the app from appending to the thread until
   the commit: the parent row is locked ``FOR UPDATE`` when the thread column references one (an insert's
   foreign-key check waits on it; the openai-agents ``SQLAlchemySession`` locks it too), else the table
   ``IN SHARE ROW EXCLUSIVE MODE`` (the app's writes wait for the batch, its reads do not). ``lock_timeout``
   is ``--busy-timeout`` (exit 75); serialization failures and deadlocks retry the batch. New rows get
-  their ids from the key's sequence or identity.
+  their ids from the key's sequence, identity or default (a uuid or text key: :func:`_check_other_key`),
+  and, in a table ordered by a timestamp, times between their neighbours' (:meth:`PostgresAdapter.between`);
+  undo puts rows back with their own ids (``OVERRIDING SYSTEM VALUE``: an identity ``GENERATED ALWAYS``).
 - **jsonb** keeps values, not key order or spacing: it is read, compared and journaled in PostgreSQL's own
   text form of the value (so the comparison is by value), and new JSON is put in that form before it is
   hashed, so the journal, ``--diff`` and a second run see what is stored.
@@ -24,31 +27,32 @@ PostgreSQL's own lives here and in :mod:`threadfix.stores.postgres_layout`:
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
 from collections.abc import Iterator
-from itertools import groupby
-from operator import itemgetter
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from msgspec.structs import replace
 
-from threadfix.errors import ConfigError, ThreadfixError, UnrewritableError
+from threadfix.errors import ConfigError, ThreadfixError
 from threadfix.journal import Entry
-from threadfix.model import Thread
-from threadfix.stores.base import Medium, ReadProblem
+from threadfix.stores.base import Medium
 from threadfix.stores.postgres_layout import RETRIED, Schema, connect, driver, pg_error, q, redact, split_table
-from threadfix.stores import table
-from threadfix.stores.table import ItemRowStore, TableAdapter, TableStore, ThreadRowStore, items_blob, \
-    undo_table_entries
-from threadfix.stores.table_layout import find_layout, shown
+from threadfix.stores.table import ItemRowStore, TableAdapter, TablePart, TableStore, ThreadRowStore, undo_table_entries
+from threadfix.stores.table_layout import Column, Layout, find_layout, shown
 
-#: chunks (of about 50 threads) a --jobs part's reader may hold ahead of the thread being given out
-AHEAD = 4
+#: rows a large table's --jobs cut is taken from
+CUT_SAMPLE = 50_000
+#: parts a table is cut into at most, however many a large database is worth: key ranges cut at percentiles
+#: hold about as many rows each already, and each part opens the store again in its worker (a connection and a
+#: layout read: 20 parts of a 600 MB database cost more than their balance gained)
+MAX_PARTS = 8
 JOURNAL_KIND = "postgres"
 INTEGER_TYPES = ("smallint", "integer", "bigint")
+#: column types psycopg loads from PostgreSQL's binary form as the same values as from its text form (so a read
+#: of only these, and JSON as bytea, is fetched in binary: no hex of the JSON bytes to encode and decode)
+BINARY_SAME = (*INTEGER_TYPES, "text", "boolean", "character varying")
 
 
 class PostgresAdapter(TableAdapter):
@@ -57,10 +61,16 @@ class PostgresAdapter(TableAdapter):
     placeholder = "%s"
     journal_kind = JOURNAL_KIND
     for_update = " FOR UPDATE"
+    # (allowed, and without effect, on a serial or a BY DEFAULT identity key)
+    restore_ids = "OVERRIDING SYSTEM VALUE "
+    # (a round trip per 1000 rows measured a fifth of an item table's read; 5000 rows of items is a few MB)
+    chunk_scale = 5
+    #: the read phase's reads are fetched in binary (set when the store's columns allow, see BINARY_SAME)
+    binary_scan = False
 
     def __init__(self, url: str, busy_timeout: float = 5.0, search_path: str | None = None) -> None:
         psycopg = driver()
-        self.url = url
+        self.url = self.spec = url
         self.display = redact(url)
         self.busy_timeout = busy_timeout
         #: the schema ``--table schema.table`` named (None: the session's own search_path)
@@ -70,9 +80,48 @@ class PostgresAdapter(TableAdapter):
         self.IntegrityError = (psycopg.IntegrityError, psycopg.DataError)
         #: per table: the statement that locks a thread's parent row, or None for the table's own lock
         self._parents: dict[str, str | None] = {}
+        #: per (table, column): whether it is jsonb
+        self._jsonb: dict[tuple[str, str], bool] = {}
 
     def connect(self, *, write: bool) -> Any:
         return connect(self.url, write=write, timeout=self.busy_timeout, search_path=self.search_path)
+
+    def scan(self, conn: Any, statement: str, params: Any) -> list[tuple[Any, ...]]:
+        return conn.execute(statement, params, binary=self.binary_scan).fetchall()
+
+    def stored_json(self, store: TableStore, column: str, data: bytes) -> bytes:
+        """jsonb keeps values, not key order or spacing: new JSON in PostgreSQL's own text form of its value."""
+        conn, where = store._reader(), (store.layout.table, column)
+        if where not in self._jsonb:
+            self._jsonb[where] = Schema(conn).table(where[0]).column(column).type == "jsonb"
+        if not self._jsonb[where]:
+            return data
+        try:
+            (stored,) = conn.execute("SELECT convert_to(%s::jsonb::text, 'UTF8')", (data.decode("utf-8"),)).fetchone()
+        except (UnicodeDecodeError, driver().DataError) as exc:
+            raise ValueError(f"jsonb cannot hold the repaired JSON ({' '.join(str(exc).split())})") from None
+        return bytes(stored)
+
+    def between(self, conn: Any, store: TableStore, low: Any, high: Any, count: int) -> list[Any] | None:
+        """For a timestamp order column: evenly spaced between the two (a millisecond apart after the last one),
+        in the column's own precision; None for any other type, or when they would not all fall strictly between."""
+        table, column = store.layout.table, store.layout.order_column
+        kind = Schema(conn).table(table).column(column).type
+        if not kind.startswith("timestamp"):
+            return None
+        # (the type as format_type() spells it, from the catalog: a timestamp type, with its precision)
+        step = ("%s::{t} + k * interval '1 millisecond'" if high is None else
+                "%s::{t} + (%s::{t} - %s::{t}) * k / (%s + 1)").format(t=kind)
+        params = (low,) if high is None else (low, high, low, count)
+        found = conn.execute(
+            f"WITH s AS (SELECT k, ({step})::{kind} AS v FROM generate_series(1, %s) k) SELECT v::text, (SELECT "
+            f"bool_and(v > %s::{kind} AND (%s::{kind} IS NULL OR v < %s::{kind})) AND count(DISTINCT v) = %s FROM s) "
+            "FROM s ORDER BY k", (*params, count, low, high, high, count)).fetchall()
+        return [value for value, _ in found] if found and found[0][1] else None
+
+    def check_copy(self, dest: Path) -> None:
+        raise ConfigError("--output cannot copy a PostgreSQL database; repair it in place (undo puts it back), "
+                          "or look first with --dry-run or --diff", self.display)
 
     def error(self, exc: BaseException, where: str) -> ThreadfixError:
         return pg_error(exc, self.url, self.busy_timeout)
@@ -142,210 +191,62 @@ def open_postgres_store(url: str, options: Any) -> TableStore:
             options = replace(options, table=table)
         schema = Schema(conn)
         layout, detected = find_layout(schema, options)
-        key = schema.table(layout.table).column(layout.rowid).type
+        columns = {c.name: c.type for c in schema.table(layout.table).columns}
+        key = schema.table(layout.table).column(layout.rowid)
     except psycopg.Error as exc:
         raise adapter.error(exc, adapter.display) from None
     finally:
         conn.close()
-    if layout.kind == "item" and key not in INTEGER_TYPES:
-        raise ConfigError(f"table {shown(layout.table)} holds one item per row but its primary key "
-                          f"{shown(layout.rowid)} is {key}: threadfix needs an integer one (a serial or identity "
-                          "column) to give new rows their place", adapter.display)
+    if layout.kind == "item" and key.type not in INTEGER_TYPES:
+        _check_other_key(layout, key, adapter.display)
     if layout.preset == "openai-agents SQLiteSession":
         # the same tables, written by SQLAlchemySession: read in id order (the SDK orders by created_at, then
         # id; the two agree but for two turns of one session committed out of their start order), and a new
         # row takes its neighbour's created_at, which the SDK's order reads first (its default, now, would put
         # an inserted output after every later item)
         layout = replace(layout, preset="openai-agents SQLAlchemySession", required_times=("created_at",))
-    kind = PostgresThreadStore if layout.kind == "thread" else PostgresItemStore
+    scanned = ([layout.rowid, layout.id_column, *layout.time_columns] if layout.kind == "thread" else
+               [layout.rowid, layout.order_column, layout.thread_column])
+    adapter.binary_scan = all(columns[c].split("(")[0] in BINARY_SAME for c in scanned if c is not None)
+    kind = ThreadRowStore if layout.kind == "thread" else ItemRowStore
     return kind(adapter, layout, options, detected)
 
 
-class _Postgres:
-    """What both layouts' PostgreSQL stores add to the engine's: jsonb as stored, ``--jobs`` by key ranges."""
-
-    adapter: PostgresAdapter
-
-    def _as_stored(self, data: bytes, thread: Thread) -> bytes:
-        """What PostgreSQL will hold for ``data``: itself, or for jsonb its text form of the value."""
-        if not self._jsonb:
-            return data
-        try:
-            (stored,) = self._reader().execute("SELECT convert_to(%s::jsonb::text, 'UTF8')",
-                                               (data.decode("utf-8"),)).fetchone()
-        except (UnicodeDecodeError, driver().DataError) as exc:
-            raise UnrewritableError(f"left alone: jsonb cannot hold the repaired JSON ({' '.join(str(exc).split())})",
-                                    str(thread.address)) from None
-        return bytes(stored)
-
-    @property
-    def _jsonb(self) -> bool:
-        if not hasattr(self, "_jsonb_checked"):
-            column = self.layout.json_column or self.layout.item_column
-            kind = Schema(self._reader()).table(self.layout.table).column(column).type
-            self._jsonb_checked = kind == "jsonb"
-        return self._jsonb_checked
-
-    def writer(self, dest: Path | None = None) -> Any:
-        if dest is not None:
-            raise ConfigError("--output cannot copy a PostgreSQL database; repair it in place (undo puts it back), "
-                              "or look first with --dry-run or --diff", self.display)
-        return super().writer(None)  # type: ignore[misc]
-
-    def threads(self) -> Iterator[Thread | ReadProblem]:
-        jobs = max(1, self.options.jobs)
-        if jobs < 2 or self.row_range is not None or self.only_keys is not None:
-            return super().threads()  # type: ignore[misc]
-        try:
-            parts = self._parts(jobs)
-        except self.adapter.Error as exc:
-            raise self.adapter.error(exc, self.display) from None
-        finally:
-            self._close()
-        if parts is None:
-            return super().threads()  # type: ignore[misc]
-        return _in_order(parts)
+def _check_other_key(layout: Layout, key: Column, where: str) -> None:
+    """A table of one item per row keyed otherwise than by an integer (a uuid, text) is read and repaired in the
+    order of its order column, then its key (keyset pages on thread, order, key), so it needs an order column
+    (keys in no order cannot place a new row), an index that finds a thread (its rows cannot be found again by
+    a key range), and a default for the key (a new row's id)."""
+    table, name = shown(layout.table), shown(layout.rowid)
+    if layout.order_column is None:
+        raise ConfigError(f"table {table} holds one item per row keyed by {name}, a {key.type}, which does not order "
+                          "its rows: pass --order-column (its position or time column)", where)
+    if not layout.thread_indexed:
+        raise ConfigError(f"table {table} holds one item per row keyed by {name}, a {key.type}, and no index finds "
+                          f"a thread's rows by {shown(layout.thread_column)}: threadfix needs one (CREATE INDEX ON "
+                          f"{table} ({shown(layout.thread_column)}, {shown(layout.order_column)}))", where)
+    if key.default is None:
+        raise ConfigError(f"table {table} holds one item per row keyed by {name}, a {key.type} with no default: "
+                          "threadfix cannot give a new row its id (give the column a default, such as "
+                          "gen_random_uuid())", where)
 
 
-class PostgresThreadStore(_Postgres, ThreadRowStore):
-    """A table of one thread per row in a json, jsonb or text column."""
-
-    def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
-        return self._as_stored(super().encode(thread, new_items), thread)
-
-    def _parts(self, jobs: int) -> list[TableStore] | None:
-        """``jobs`` stores of row key ranges ``(after, through]`` of about as many rows each."""
-        key = q(self.layout.rowid)
-        cuts = [cut for (cut,) in self._reader().execute(
-            f"SELECT unnest(percentile_disc(%s::float8[]) WITHIN GROUP (ORDER BY {key})) FROM {q(self.layout.table)}",
-            ([k / jobs for k in range(1, jobs)],)) if cut is not None]
-        if not cuts:
-            return None
-        edges = [None, *dict.fromkeys(cuts), None]
-        parts = []
-        for after, through in zip(edges, edges[1:]):
-            part = PostgresThreadStore(self.adapter, self.layout, replace(self.options, jobs=1))
-            part.row_range = (after, through)
-            parts.append(part)
-        return parts
-
-
-class PostgresItemStore(_Postgres, ItemRowStore):
-    """A table of one item per row, with an integer key whose sequence gives new rows their ids."""
-
-    def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
-        data = super().encode(thread, new_items)
-        if not self._jsonb:
-            return data
-        loc = thread.locator
-        loc.plan = [p if isinstance(p, int) else self._as_stored(p, thread) for p in loc.plan]
-        return items_blob([loc.raws[p] if isinstance(p, int) else p for p in loc.plan])
-
-    #: read only the threads whose keys are in ``(after, through]`` (None: unbounded), a ``--jobs`` part's share
-    key_window: tuple[Any, Any] | None = None
-
-    def _parts(self, jobs: int) -> list[TableStore] | None:
-        """``jobs`` stores of thread key ranges of about as many rows each, streamed when an index lists the rows
-        in thread order, else runs of the thread keys read by key (threads begun after the cut are not read: a
-        snapshot); None when no index finds a thread by key (one pass groups the table's rows)."""
-        layout, thread = self.layout, q(self.layout.thread_column)
-        if not layout.thread_indexed:
-            return None
-        conn, table = self._reader(), q(layout.table)
-        options = replace(self.options, jobs=1)
-        if layout.stream_indexed:
-            cuts = [cut for (cut,) in conn.execute(
-                f"SELECT unnest(percentile_disc(%s::float8[]) WITHIN GROUP (ORDER BY {thread})) FROM {table}",
-                ([k / jobs for k in range(1, jobs)],)) if cut is not None]
-            edges = [None, *dict.fromkeys(cuts), None]
-            parts = []
-            for after, through in zip(edges, edges[1:]):
-                part = PostgresItemStore(self.adapter, layout, options)
-                part.key_window, part.last_part = (after, through), through is None
-                parts.append(part)
-            return parts if len(parts) > 1 else None
-        keys = [k for (k,) in conn.execute(
-            f"SELECT DISTINCT {thread} FROM {table} WHERE {thread} IS NOT NULL ORDER BY {thread}")]
-        if len(keys) < 2:
-            return None
-        ends = [len(keys) * k // jobs for k in range(jobs + 1)]
-        parts = []
-        for start, end in zip(ends, ends[1:]):
-            if end > start:
-                part = PostgresItemStore(self.adapter, layout, options)
-                part.only_keys, part.last_part = tuple(keys[start:end]), end == len(keys)
-                parts.append(part)
-        return parts
-
-    def _threads_streamed(self, conn: Any) -> Iterator[Thread | ReadProblem]:
-        if self.key_window is None:
-            return super()._threads_streamed(conn)
-        return self._window_streamed(conn)
-
-    def _window_streamed(self, conn: Any) -> Iterator[Thread | ReadProblem]:
-        """The engine's stream of whole threads, within :attr:`key_window`."""
-        sql, (after, through) = self._sql, self.key_window
-        th, size = sql.thread, table.STREAM_CHUNK
-        upto, bound = (f" AND {th} <= %s", (through,)) if through is not None else ("", ())
-        tail = f"{upto} ORDER BY {th}, {sql.order}, {sql.rowid} LIMIT %s"
-        while True:
-            if after is None:
-                rows = conn.execute(f"{sql._items_head} WHERE {th} IS NOT NULL{tail}", (*bound, size)).fetchall()
-            else:
-                rows = conn.execute(f"{sql._items_head} WHERE {th} > %s{tail}", (after, *bound, size)).fetchall()
-            if not rows:
-                return
-            groups = [(key, list(group)) for key, group in groupby(rows, key=itemgetter(3))]
-            if len(rows) == size:
-                cut = groups.pop()[0]
-                if not groups:
-                    groups = [(cut, conn.execute(sql.items_by_key, (cut,)).fetchall())]
-            for key, group in groups:
-                yield from self._item_thread(key, group, -(2**63))
-            after = groups[-1][0]
-
-    def _orphans(self, conn: Any) -> list[ReadProblem]:
-        """Said once, by the last part."""
-        return super()._orphans(conn) if self.key_window is None or self.last_part else []
-
-
-def _in_order(parts: list[TableStore]) -> Iterator[Thread | ReadProblem]:
-    """Each part read on its own connection in a thread of its own, a few chunks ahead; given out in order."""
-    stop = threading.Event()
-    queues: list[queue.Queue] = [queue.Queue(AHEAD * 50) for _ in parts]
-    done = object()
-
-    def read(part: TableStore, out: queue.Queue) -> None:
-        try:
-            for thread in part.threads():
-                while not stop.is_set():
-                    try:
-                        out.put(thread, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            out.put(done)
-        except BaseException as exc:  # given out where the part's threads would be
-            out.put(exc)
-
-    workers = [threading.Thread(target=read, args=(part, out), daemon=True) for part, out in zip(parts, queues)]
-    for worker in workers:
-        worker.start()
-    try:
-        for out in queues:
-            while (thread := out.get()) is not done:
-                if isinstance(thread, BaseException):
-                    raise thread
-                yield thread
-    finally:
-        stop.set()
-        for out in queues:
-            while not out.empty():
-                out.get_nowait()
-        for worker in workers:
-            worker.join(5)
+def key_cuts(store: TableStore, parts: int) -> list[Any] | None:
+    """Where ``--jobs`` cuts the store's table into ``parts`` shares of about as many rows: the keys that end each
+    share but the last, in key order (row keys for one thread per row, thread keys for one item per row); None
+    when it is not cut (one item per row with no index that finds a thread, or too few keys)."""
+    layout = store.layout
+    column = layout.rowid if layout.kind == "thread" else layout.thread_column if layout.thread_indexed else None
+    if column is None or parts < 2:
+        return None
+    conn, table = store._reader(), q(layout.table)
+    (estimate,) = conn.execute("SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)", (table,)).fetchone()
+    # (a large table's cut is taken from a sample of its pages: the cut only balances the shares, every key is in one)
+    sample = f" TABLESAMPLE SYSTEM ({100 * CUT_SAMPLE / estimate:f})" if estimate > 2 * CUT_SAMPLE else ""
+    cuts = [cut for (cut,) in conn.execute(
+        f"SELECT unnest(percentile_disc(%s::float8[]) WITHIN GROUP (ORDER BY {q(column)})) FROM {table}{sample}",
+        ([k / parts for k in range(1, parts)],)) if cut is not None]
+    return list(dict.fromkeys(cuts)) or None
 
 
 def undo_entries(location: str, entries: list[Entry], *, dry_run: bool = False) -> Iterator[Any]:
@@ -360,6 +261,39 @@ class PostgresMedium(Medium):
 
     def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[TableStore]:
         yield open_postgres_store(spec, options)
+
+    def size(self, spec: str) -> int:
+        """The database's size (as a SQLite file's is the database's): 0 when it cannot be read here (its reader
+        says why)."""
+        try:
+            conn = connect(spec, write=False, timeout=5.0)
+        except ThreadfixError:
+            return 0
+        try:
+            return int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
+        except driver().Error:
+            return 0
+        finally:
+            conn.close()
+
+    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[TablePart] | None:
+        """The table in ranges of keys ``(after, through]`` (:func:`key_cuts`), one per ``--jobs`` worker, each read on
+        a connection of its own in a process of its own; lint, report and repair alike (PostgreSQL has no screen
+        to run first). None: read whole (a database that cannot be read here: its reader says why)."""
+        try:
+            store = open_postgres_store(spec, replace(options, jobs=1))
+        except ThreadfixError:
+            return None
+        try:
+            cuts = key_cuts(store, min(parts, MAX_PARTS))
+        except store.adapter.Error:
+            return None
+        finally:
+            store._close()
+        if cuts is None:
+            return None
+        edges = [None, *cuts, None]
+        return [TablePart(rows=(after, through), last=through is None) for after, through in pairwise(edges)]
 
 
 MEDIUM = PostgresMedium()

@@ -7,6 +7,9 @@ pure mapping layer: it recognises its records by content, maps them to the items
 items a repair gives back onto record edits, keeping every other line's bytes. The file medium
 (:mod:`.files`) chooses the container (:func:`.sessions.session_container`) and writes the bytes a container
 returns.
+
+``--jobs`` reads a session file whole: it is one thread, whose records only make sense together (a chain of
+parent ids runs from its last record back to its first), so no cut of it is sound.
 """
 
 from __future__ import annotations

@@ -48,6 +48,7 @@ class SQLiteAdapter(TableAdapter):
 
     def __init__(self, path: Path, busy_timeout: float = 5.0, display: str | None = None) -> None:
         self.path = Path(path)
+        self.spec = str(path)
         self.display = display if display is not None else str(path)
         self.busy_timeout = busy_timeout
 
@@ -102,6 +103,9 @@ class SQLiteAdapter(TableAdapter):
         suspects = sqlite_screen.screen_table(task, low, high, ends, options.jobs, options.spread)
         return None if suspects is None else (ends, suspects, high)
 
+    def check_copy(self, dest: Path) -> None:
+        """SQLite copies a live database with its online backup (see :class:`_BackupCopy`)."""
+
     def copy(self, dest: Path) -> TableCopy:
         return _BackupCopy(self, dest)
 
@@ -154,7 +158,12 @@ class SQLiteMedium(Medium):
     def open(self, spec: str, options: Any, stdin: Any = None) -> Iterator[TableStore]:
         yield open_sqlite_store(Path(spec), options)
 
-    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[TablePart] | None:
+    def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Any] | None:
+        from threadfix.stores.framework_presets import open_framework_store
+
+        framework = open_framework_store(Path(spec), options)
+        if framework is not None:
+            return framework.cut(parts)  # (by runs of its thread keys: see FrameworkStore.cut)
         return cut_database(Path(spec), spec, parts, options, by_key)
 
 

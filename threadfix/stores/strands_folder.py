@@ -142,7 +142,8 @@ def _after(state: Folder, plan: Renumbering) -> dict[int, str]:
 
 
 class StrandsStore(Store):
-    """One Strands agent's messages folder."""
+    """One Strands agent's messages folder. ``--jobs`` reads it whole: it is one thread, whose message files are
+    numbered as one history (a repair renumbers the files after a new one), so no cut of it is sound."""
 
     all_or_nothing = True
 

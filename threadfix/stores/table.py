@@ -1,12 +1,14 @@
 """Threads in a database table, read and repaired while the app may be writing to it: the table engine.
 
-Everything about tables that is not one database's own lives here: the two layouts' read plans, the
-screen's place in a repair, batching and compare-and-swap, the minimal row moves of item writes, and
-undo. The engine talks to the database only through a :class:`TableAdapter` (connections, identifier
-quoting, the bytes-of-a-JSON-column expression, read-only opening, busy/lock error mapping,
-placeholders, schema introspection); :mod:`threadfix.stores.sqlite` is the first adapter. A layout
-(:mod:`threadfix.stores.table_layout`) picks the store's class: :class:`ThreadRowStore` (one row per
-thread) or :class:`ItemRowStore` (one row per item).
+A table store is a container and a medium, each a class. The containers, :class:`ThreadRowStore` (one row
+per thread) and :class:`ItemRowStore` (one row per item), hold everything about tables that is not one
+database's own: the two layouts' read plans, the screen's place in a repair, batching and
+compare-and-swap, the minimal row moves of item writes, and undo; a layout
+(:mod:`threadfix.stores.table_layout`) picks the container. The medium is a :class:`TableAdapter`
+(connections, identifier quoting, the bytes-of-a-JSON-column expression, read-only opening, busy/lock
+error mapping, placeholders, schema introspection, the read phase's fetch, what a column will hold);
+:mod:`threadfix.stores.sqlite` and :mod:`threadfix.stores.postgres` are its two. No container branches on
+the medium: each difference is one of the adapter's methods.
 
 **Reading** (lint, report, ``--dry-run``, ``--check``, ``--diff``, and repair's own scan) uses a
 read-only connection: a mistyped path is never created and the database's settings are never touched.
@@ -23,9 +25,13 @@ appended to it since. Time columns are read only for threads whose age is asked.
 :mod:`threadfix.stores.sqlite_screen`) tell which threads need no repair and reads only the others in
 full, and settles the rows of one healthy thread from their items' types and call ids
 (:mod:`threadfix.stores.settle`). With ``--jobs``, a table of one thread per row is read as row id
-ranges, one per worker; a table of one item per row is screened in row id parts, one per worker, and a
-repair's workers then read and plan its suspects in parts of their keys
-(:meth:`ItemRowStore.parts_to_repair`). A repair's parent writes what its workers planned.
+ranges, one per worker; in SQLite a table of one item per row is screened in row id parts, one per
+worker, and a repair's workers then read and plan its suspects in parts of their keys
+(:meth:`ItemRowStore.parts_to_repair`); in PostgreSQL (no screen) it is read in ranges of thread keys,
+each streamed or walked by key within its range. A repair's parent writes what its workers planned.
+
+A key other than an integer (PostgreSQL: a uuid or text key) orders nothing: such a table of one item per
+row is read in keyset pages on (thread, order column, key) and needs an index that finds a thread.
 
 **Writing** (repair) uses its own writable connection and transactions that take the write lock at
 once (SQLite: ``BEGIN IMMEDIATE``; a deferred ``BEGIN`` that reads and then writes fails at once with
@@ -107,6 +113,8 @@ class TableAdapter(ABC):
 
     #: the database as messages name it (a path; never a password from a URL)
     display: str
+    #: the database as it was named, to open it again in a ``--jobs`` worker (a path, a URL)
+    spec: str
     #: seconds to wait for another writer's lock before :meth:`error` says "locked"
     busy_timeout: float = 5.0
     #: the bound-value marker of the driver's paramstyle ("?" for qmark, "%s" for format)
@@ -172,9 +180,14 @@ class TableAdapter(ABC):
         thread's last row id, the suspects and the last row id screened; None (the default): read in full."""
         return None
 
+    def check_copy(self, dest: Path) -> None:
+        """ConfigError, before anything is read, when ``-o`` cannot copy this database (the default: it cannot)."""
+        raise ConfigError("--output is not supported for this database; repair it in place", str(dest))
+
     def copy(self, dest: Path) -> TableCopy:
         """A consistent copy of the database at ``dest`` to write ``-o`` into, renamed into place on finish."""
-        raise ConfigError("--output is not supported for this database; repair it in place", str(dest))
+        self.check_copy(dest)
+        raise NotImplementedError
 
     #: what ends a write's compare-and-swap read of a thread's rows, so the rows stay as read until the commit
     #: (PostgreSQL: " FOR UPDATE"; SQLite's write transaction holds the database's lock already)
@@ -187,6 +200,31 @@ class TableAdapter(ABC):
     def retryable(self, exc: BaseException) -> bool:
         """Whether a batch that failed with ``exc`` (a serialization failure, a deadlock) is tried again."""
         return False
+
+    #: a stream of item rows reads this many times STREAM_CHUNK rows at a time (a server's round trip costs more
+    #: than a file's read)
+    chunk_scale: int = 1
+
+    def scan(self, conn: Any, statement: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """The rows of one read of the read phase (row ids, keys, orders, JSON bytes, time columns), fetched whole:
+        its hot path, which an adapter may fetch its fastest way (PostgreSQL: in binary when the types allow)."""
+        return conn.execute(statement, params).fetchall()
+
+    def stored_json(self, store: TableStore, column: str, data: bytes) -> bytes:
+        """What the database will hold, and a read give back, for new JSON ``data`` written to ``column`` of the
+        store's table, so that the journal, ``--diff`` and a second run see what is stored (SQLite: ``data``;
+        PostgreSQL's jsonb: its own text form of the value). ValueError, saying why, when the column cannot hold it."""
+        return data
+
+    def between(self, conn: Any, store: TableStore, low: Any, high: Any, count: int) -> list[Any] | None:
+        """``count`` increasing values of the store's order column strictly between ``low`` and ``high`` (None:
+        after ``low``), to place new rows in a table ordered by a column of times; None (the default) when this
+        database cannot say (the new rows are then not written)."""
+        return None
+
+    #: what goes before ``VALUES`` when undo puts rows back with the ids they had (PostgreSQL: an identity
+    #: column ``GENERATED ALWAYS`` refuses an id given unless told ``OVERRIDING SYSTEM VALUE``)
+    restore_ids: str = ""
 
 
 class TableCopy(ABC):
@@ -304,23 +342,27 @@ def _order_key(value: Any) -> tuple[int, Any]:
     return (2, value) if isinstance(value, str) else (3, value)
 
 
-def _keyset(conn: Any, first: str, after: str, size: int,
-            resume: Callable[[list[tuple[Any, ...]]], Any] = lambda rows: rows[-1][0]) -> Iterator[list[tuple[Any, ...]]]:
+def _keyset(adapter: TableAdapter, conn: Any, first: str, after: str, size: int,
+            resume: Callable[[list[tuple[Any, ...]]], Any] = lambda rows: rows[-1][0], start: tuple[Any, ...] = (),
+            upto: tuple[Any, ...] = ()) -> Iterator[list[tuple[Any, ...]]]:
     """Rows in chunks, each its own short read transaction (fetched whole, so no read stays open between
-    chunks): ``first`` takes ``(size,)``, ``after`` takes ``(resume(previous chunk), size)``."""
-    rows = conn.execute(first, (size,)).fetchall()
+    chunks): ``first`` takes ``(*upto, size)``, ``after`` takes ``(resume(previous chunk), *upto, size)``; ``start``:
+    the first chunk is ``after`` the key it holds instead."""
+    rows = adapter.scan(conn, after, (*start, *upto, size)) if start else adapter.scan(conn, first, (*upto, size))
     while rows:
         yield rows
-        rows = conn.execute(after, (resume(rows), size)).fetchall()
+        rows = adapter.scan(conn, after, (resume(rows), *upto, size))
 
 
-def _after_whole_threads(rows: list[tuple[Any, ...]]) -> Any:
-    """Where a stream of item rows resumes: after the last thread the chunk holds whole (a full chunk's
-    last thread may be cut; when it is the only one, it is read by key and the stream goes on after it)."""
-    last = rows[-1][3]
-    if len(rows) < STREAM_CHUNK:
-        return last
-    return next((row[3] for row in reversed(rows) if row[3] != last), last)
+def _after_whole_threads(size: int) -> Callable[[list[tuple[Any, ...]]], Any]:
+    """Where a stream of item rows in chunks of ``size`` resumes: after the last thread the chunk holds whole (a
+    full chunk's last thread may be cut; when it is the only one, it is read by key and the stream goes on after it)."""
+    def resume(rows: list[tuple[Any, ...]]) -> Any:
+        last = rows[-1][3]
+        if len(rows) < size:
+            return last
+        return next((row[3] for row in reversed(rows) if row[3] != last), last)
+    return resume
 
 
 def _chunks(values: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
@@ -351,11 +393,12 @@ def open_table_store(adapter: TableAdapter, options: Any, schema: Schema | None 
 
 
 class TablePart(Struct, frozen=True):
-    """A ``--jobs`` part of a table, as :meth:`TableStore.restrict` takes it: row ids ``(after, through]`` of one
-    thread per row (None: unbounded at that end), or the keys of the threads to read of one item per row, in
-    order (``last``: the last part, which also says how many rows belong to no thread)."""
+    """A ``--jobs`` part of a table, as :meth:`TableStore.restrict` takes it: ``rows``, ``(after, through]`` (None:
+    unbounded at that end), row ids of one thread per row or thread keys of one item per row whose threads an
+    index finds (:attr:`TableStore.row_range`); or ``keys``, the keys of the threads to read of one item per row,
+    in order (``last``: the last part, which also says how many rows belong to no thread)."""
 
-    rows: tuple[int | None, int | None] | None = None
+    rows: tuple[Any, Any] | None = None
     keys: tuple[Any, ...] | None = None
     last: bool = False
 
@@ -376,9 +419,10 @@ class TableStore(Store):
         self.mtime: float | None = None
         self._conn: Any = None
         self._sql = self.statements(adapter, layout)
-        #: read only the rows with ``after < row id <= through`` (None: unbounded), a ``--jobs`` worker's share;
-        #: one row per item is not cut (a thread's rows are anywhere): the first share reads it all
-        self.row_range: tuple[int | None, int | None] | None = None
+        #: a ``--jobs`` worker's share, ``(after, through]`` (None: unbounded at that end): the rows of those row ids
+        #: in a table of one thread per row; the threads of those keys in one of one item per row whose threads an
+        #: index finds (any other such table is not cut this way: its first share reads it all)
+        self.row_range: tuple[Any, Any] | None = None
         #: read only these threads (by key, in this order), a ``--jobs`` worker's share of a table of one item
         #: per row; ``last_part``: the last share, which also says how many rows belong to no thread
         self.only_keys: tuple[Any, ...] | None = None
@@ -432,6 +476,8 @@ class TableStore(Store):
         return Address(self.display, key=f"{self.layout.table}:{column or 'rowid'}={_label(key)}")
 
     def writer(self, dest: Path | None = None) -> StoreWriter:
+        if dest is not None:
+            self.adapter.check_copy(dest)
         return TableWriter(self, dest)
 
     def restrict(self, part: Any, ledger: Any = None) -> None:
@@ -442,6 +488,13 @@ class TableStore(Store):
         layout, *rest = locator.items()
         return Entry(self.adapter.journal_kind, self.adapter.location(), str(thread.address), before, digest(data),
                      dict([layout, ("table", self.layout.table), *rest]))
+
+    def _stored(self, thread: Thread, column: str, data: bytes) -> bytes:
+        """New JSON for ``column`` as the database will hold it (:meth:`TableAdapter.stored_json`)."""
+        try:
+            return self.adapter.stored_json(self, column, data)
+        except ValueError as exc:
+            raise UnrewritableError(f"left alone: {exc}", str(thread.address)) from None
 
     def _prepare(self, thread: Thread) -> None:
         """Read what a thread's write must compare, once, before its journal entry and its write (nothing here)."""
@@ -472,7 +525,7 @@ class ThreadRowStore(TableStore):
     def _thread_rows(self, conn: Any, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
         """Each row's thread (within :attr:`row_range`); ``screen``: rows :mod:`.settle` settles as Settled."""
         settles = settle.Screener(self.dialect) if screen else None
-        for rows in self._sql.thread_row_chunks(conn, self.row_range):
+        for rows in self._sql.thread_row_chunks(self.adapter, conn, self.row_range):
             yield from self._row_threads(rows, settles)
 
     def _row_threads(self, rows: list[tuple[Any, ...]], settles: Callable[[bytes], Settled | None] | None
@@ -511,7 +564,7 @@ class ThreadRowStore(TableStore):
     def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
         data = encode_document(thread, new_items)
         _check_text(thread.locator.text, data, thread)
-        return data
+        return self._stored(thread, self.layout.json_column, data)
 
     def detached(self, thread: Thread) -> Thread:
         """A thread's row is written only if it still holds what the plan was made from, so its bytes go too."""
@@ -547,20 +600,22 @@ class ItemRowStore(TableStore):
             yield from self._threads_of(conn, self.only_keys)
             if self.last_part:
                 yield from self._orphans(conn)
-        elif self.row_range is None or self.row_range[0] is None:  # (a later part of an item table reads nothing)
+        elif self.row_range is None or self.layout.thread_indexed or self.row_range[0] is None:
             yield from self._item_threads(conn, screen)
 
     def _item_threads(self, conn: Any, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
-        screened = self._screen(conn) if screen and not self._unscreened else None
+        window = self.row_range if self.layout.thread_indexed else None
+        screened = self._screen(conn) if screen and window is None and not self._unscreened else None
         if screened is not None:
             yield from self._threads_screened(conn, *screened)
         elif self.layout.stream_indexed:
-            yield from self._threads_streamed(conn)
+            yield from self._threads_streamed(conn, window)
         elif self.layout.thread_indexed:
-            yield from self._threads_by_key(conn)
+            yield from self._threads_by_key(conn, window)
         else:
             yield from self._threads_by_rowid(conn)
-        yield from self._orphans(conn)
+        if window is None or window[1] is None:  # (said once, by the last share)
+            yield from self._orphans(conn)
 
     def _orphans(self, conn: Any) -> list[ReadProblem]:
         """Rows of one item that belong to no thread, said once after the threads."""
@@ -597,37 +652,42 @@ class ItemRowStore(TableStore):
         size = max(KEYS_PER_PART, -(-len(keys) // (self.options.jobs * PARTS_PER_JOB)))
         if self.options.writable:
             size = min(size, WRITTEN_KEYS_PER_PART)
-        shards = [Shard(str(self.path), TablePart(keys=tuple(keys[at:at + size])), number)
+        shards = [Shard(self.adapter.spec, TablePart(keys=tuple(keys[at:at + size])), number)
                   for number, at in enumerate(range(0, len(keys), size))]
         return RepairParts(Settled(settled, settle.DIALECT), shards, problems)
 
-    def _threads_streamed(self, conn: Any) -> Iterator[Thread | ReadProblem]:
+    def _threads_streamed(self, conn: Any, window: tuple[Any, Any] | None = None) -> Iterator[Thread | ReadProblem]:
         """An index lists the rows in thread order: read them in chunks of whole threads (the last thread
-        of a full chunk may be cut, so it starts the next chunk; a thread bigger than a chunk is read by key)."""
-        sql = self._sql
-        for rows in _keyset(conn, sql.stream_first, sql.stream_after, STREAM_CHUNK, _after_whole_threads):
+        of a full chunk may be cut, so it starts the next chunk; a thread bigger than a chunk is read by key);
+        only the threads of keys in ``window`` when given."""
+        sql, adapter = self._sql, self.adapter
+        size = STREAM_CHUNK * adapter.chunk_scale
+        first, after, *bounds = sql.windowed(sql.stream, window)
+        for rows in _keyset(adapter, conn, first, after, size, _after_whole_threads(size), *bounds):
             groups = [(key, list(group)) for key, group in groupby(rows, key=_THREAD)]
-            if len(rows) == STREAM_CHUNK:
+            if len(rows) == size:
                 cut_key = groups.pop()[0]
                 if not groups:
-                    groups = [(cut_key, conn.execute(sql.items_by_key, (cut_key,)).fetchall())]
+                    groups = [(cut_key, adapter.scan(conn, sql.items_by_key, (cut_key,)))]
             for key, group in groups:
                 yield from self._item_thread(key, group, -(2**63))
 
-    def _threads_by_key(self, conn: Any) -> Iterator[Thread | ReadProblem]:
-        """The thread column leads an index: walk its keys in chunks, then read each thread by key (streams)."""
-        sql = self._sql
-        for keys in _keyset(conn, sql.keys_first, sql.keys_after, ID_CHUNK):
+    def _threads_by_key(self, conn: Any, window: tuple[Any, Any] | None = None) -> Iterator[Thread | ReadProblem]:
+        """The thread column leads an index: walk its keys in chunks (those in ``window`` when given), then read
+        each thread by key (streams)."""
+        sql, adapter = self._sql, self.adapter
+        first, after, *bounds = sql.windowed(sql.keys, window)
+        for keys in _keyset(adapter, conn, first, after, ID_CHUNK, lambda rows: rows[-1][0], *bounds):
             for (key,) in keys:
-                yield from self._item_thread(key, conn.execute(sql.items_by_key, (key,)).fetchall(), -(2**63))
+                yield from self._item_thread(key, adapter.scan(conn, sql.items_by_key, (key,)), -(2**63))
 
     def _threads_by_rowid(self, conn: Any) -> Iterator[Thread | ReadProblem]:
         """No index to find a thread by: group row ids by thread in one pass in row order (no sort of an
         interleaved table), then read each thread's rows by row id, plus any appended since the pass."""
-        sql = self._sql
+        sql, adapter = self._sql, self.adapter
         groups: dict[Any, array] = {}
         max_rowid = -(2**63)
-        for rows in _keyset(conn, sql.ids_first, sql.ids_after, ID_CHUNK):
+        for rows in _keyset(adapter, conn, sql.ids_first, sql.ids_after, ID_CHUNK):
             max_rowid = rows[-1][0]
             for rowid, key in rows:
                 if key is not None:
@@ -635,8 +695,8 @@ class ItemRowStore(TableStore):
         for key in list(groups):
             rows = []
             for chunk in _chunks(groups.pop(key), IN_CHUNK):
-                rows.extend(conn.execute(sql.items_in(len(chunk)), tuple(chunk)).fetchall())
-            rows.extend(conn.execute(sql.items_appended, (max_rowid, key)).fetchall())
+                rows.extend(adapter.scan(conn, sql.items_in(len(chunk)), tuple(chunk)))
+            rows.extend(adapter.scan(conn, sql.items_appended, (max_rowid, key)))
             rows.sort(key=lambda row: (_order_key(row[1]), row[0]))
             yield from self._item_thread(key, rows, max_rowid)
 
@@ -660,9 +720,9 @@ class ItemRowStore(TableStore):
 
     def _threads_of(self, conn: Any, keys: Iterable[Any]) -> Iterator[Thread | ReadProblem]:
         """The threads of these keys, read in full by key, in this order (a key with no rows any more: none)."""
-        items_by_key = self._sql.items_by_key
+        items_by_key, scan = self._sql.items_by_key, self.adapter.scan
         for key in keys:
-            rows = conn.execute(items_by_key, (key,)).fetchall()
+            rows = scan(conn, items_by_key, (key,))
             if rows:
                 yield from self._item_thread(key, rows, -(2**63))
 
@@ -726,7 +786,7 @@ class ItemRowStore(TableStore):
             except jsonio.JsonWriteError as exc:
                 raise UnrewritableError(f"left alone: cannot be written back ({exc})", str(thread.address)) from None
             _check_text(True, data, thread)
-            plan.append(data)
+            plan.append(self._stored(thread, self.layout.item_column, data))
         loc.plan = plan
         return items_blob([loc.raws[p] if isinstance(p, int) else p for p in plan])
 
@@ -832,7 +892,7 @@ class _ThreadSql(_Sql):
         self.thread_row = f"SELECT {ident}, {body}, {kind} FROM {t} WHERE {r} = {p}"
         self.update_json = f"UPDATE {t} SET {js} = {p} WHERE {r} = {p}"
 
-    def thread_row_chunks(self, conn: Any, window: tuple[int | None, int | None] | None
+    def thread_row_chunks(self, adapter: TableAdapter, conn: Any, window: tuple[int | None, int | None] | None
                           ) -> Iterator[list[tuple[Any, ...]]]:
         """A table of one thread per row, in row id order, in keyset chunks: row id, key, JSON bytes, how it is
         stored, time columns; within ``window`` (row ids ``(after, through]``, None: unbounded) when given."""
@@ -842,10 +902,10 @@ class _ThreadSql(_Sql):
         else:
             first, following, upper = self.thread_chunk_upto, self.thread_chunk_between, (through,)
         statement, lower = (first, ()) if after is None else (following, (after,))
-        rows = conn.execute(statement, (*lower, *upper, THREAD_CHUNK)).fetchall()
+        rows = adapter.scan(conn, statement, (*lower, *upper, THREAD_CHUNK))
         while rows:
             yield rows
-            rows = conn.execute(following, (rows[-1][0], *upper, THREAD_CHUNK)).fetchall()
+            rows = adapter.scan(conn, following, (rows[-1][0], *upper, THREAD_CHUNK))
 
 
 class _ItemSql(_Sql):
@@ -861,10 +921,14 @@ class _ItemSql(_Sql):
         self._times_head = f"SELECT {', '.join(q(c) for c in layout.time_columns) or 'NULL'} FROM {t}"
         self.items_appended = f"{self._items_head} WHERE {r} > {p} AND {th} = {p}"
         self.items_by_key = f"{self._items_head} WHERE {th} = {p} ORDER BY {order}, {r}"
-        self.stream_first = f"{self._items_head} WHERE {th} IS NOT NULL ORDER BY {th}, {order}, {r} LIMIT {p}"
-        self.stream_after = f"{self._items_head} WHERE {th} > {p} ORDER BY {th}, {order}, {r} LIMIT {p}"
-        self.keys_first = f"SELECT DISTINCT {th} FROM {t} WHERE {th} IS NOT NULL ORDER BY {th} LIMIT {p}"
-        self.keys_after = f"SELECT DISTINCT {th} FROM {t} WHERE {th} > {p} ORDER BY {th} LIMIT {p}"
+        # (each with its ``through`` bound too, for a --jobs share of thread keys)
+        self.stream: dict[bool, tuple[str, str]] = {}
+        self.keys: dict[bool, tuple[str, str]] = {}
+        for bounded, upto in ((False, ""), (True, f" AND {th} <= {p}")):
+            self.stream[bounded] = tuple(f"{self._items_head} WHERE {where}{upto} ORDER BY {th}, {order}, {r} LIMIT {p}"
+                                         for where in (f"{th} IS NOT NULL", f"{th} > {p}"))
+            self.keys[bounded] = tuple(f"SELECT DISTINCT {th} FROM {t} WHERE {where}{upto} ORDER BY {th} LIMIT {p}"
+                                       for where in (f"{th} IS NOT NULL", f"{th} > {p}"))
         self.count_orphans = f"SELECT count(*) FROM {t} WHERE {th} IS NULL"
         self._full_head = f"SELECT {r}, {self.copied} FROM {t}"
         self.delete_row = f"DELETE FROM {t} WHERE {r} = {p}"
@@ -873,10 +937,20 @@ class _ItemSql(_Sql):
         self.max_order = f"SELECT max({order}) FROM {t}"
         columns = layout.copied_columns
         self.copy_row = f"INSERT INTO {t} ({self.copied}) VALUES ({self.marks(len(columns))})"
-        self.restore_row = f"INSERT INTO {t} ({r}, {self.copied}) VALUES ({self.marks(len(columns) + 1)})"
+        self.restore_row = (f"INSERT INTO {t} ({r}, {self.copied}) {adapter.restore_ids}"
+                            f"VALUES ({self.marks(len(columns) + 1)})")
         #: where the item and the order are in a full row (the row id is at 0)
         self.item_index = 1 + columns.index(layout.item_column)
         self.order_index = 1 + columns.index(layout.order_column) if layout.order_column else 0
+
+    @staticmethod
+    def windowed(statements: dict[bool, tuple[str, str]], window: tuple[Any, Any] | None
+                 ) -> tuple[str, str, tuple[Any, ...], tuple[Any, ...]]:
+        """A keyset read in thread key order (:attr:`stream` or :attr:`keys`) kept to the keys ``(after, through]``
+        of ``window`` (None: all): its first and following statements, and its ``start`` and ``upto`` (:func:`_keyset`)."""
+        low, high = window if window is not None else (None, None)
+        first, after = statements[high is not None]
+        return first, after, (() if low is None else (low,)), (() if high is None else (high,))
 
     def items_in(self, count: int) -> str:
         return f"{self._items_head} WHERE {self.rowid} IN ({self.marks(count)})"
@@ -959,6 +1033,8 @@ class _ItemWrite:
             columns.append(sql.order)
             values.append(order)
         for name in layout.required_times:
+            if name == layout.order_column:
+                continue
             columns.append(sql.q(name))
             values.append(row[1 + layout.copied_columns.index(name)])
         self._insert(f"INSERT INTO {sql.table} ({', '.join(columns)}) VALUES ({sql.marks(len(values))})", values)
@@ -978,6 +1054,27 @@ class _ItemWrite:
             else:
                 self._insert_new(entry, neighbour)
 
+    def _values_between(self, first: int, tail: list[int | bytes], orders: list[Any]) -> dict[int, Any] | None:
+        """Order values for the new items of ``tail`` (by their place in it) when the order column holds no
+        integers (a time): each run of new items gets values strictly between its kept neighbours' (after the
+        last row's, at the end), as the adapter computes them; None when it cannot (no earlier row, no room)."""
+        values: dict[int, Any] = {}
+        low = orders[first - 1] if first else None
+        run: list[int] = []
+        for at, entry in enumerate([*tail, None]):
+            if isinstance(entry, bytes):
+                run.append(at)
+                continue
+            high = None if entry is None else orders[entry]
+            if run:
+                found = None if low is None else self.store.adapter.between(self.conn, self.store, low, high, len(run))
+                if found is None:
+                    return None
+                values.update(zip(run, found))
+                run = []
+            low = high
+        return values
+
     def _by_column(self, first: int, tail: list[int | bytes], removed: list[int]) -> None:
         """Order is a column: rows that must make room move up by as little as possible; the rest stay."""
         loc, sql, layout = self.loc, self.sql, self.layout
@@ -988,11 +1085,19 @@ class _ItemWrite:
         if removed:
             self._refuse_if_referenced()
         if layout.order_kind == "other" or not all(isinstance(v, int) and not isinstance(v, bool) for v in orders):
-            if adds or reordered:
+            between = self._values_between(first, tail, orders) if adds and not reordered else {}
+            if between is None or reordered:
+                # (PostgreSQL places it between its neighbours' times when they leave room: TableAdapter.between)
                 raise UnrewritableError(f"left alone: items are ordered by {shown(layout.order_column)}, which does "
                                         "not hold integers, so a new item cannot be placed", str(self.thread.address))
             for index in removed:
                 self._delete(index)
+            neighbour = first - 1 if first else 0
+            for at, entry in enumerate(tail):
+                if isinstance(entry, int):
+                    neighbour = entry
+                else:
+                    self._insert_new(entry, neighbour, between[at])
             return
         for index in removed:
             self._delete(index)
