@@ -87,7 +87,7 @@ from msgspec import Struct
 from threadfix.failures.dangling import MARKER, MARKER_KEY, clip
 from threadfix.failures.kinds import Kind
 
-__all__ = ["Classification", "classify", "output_text", "refusal_payload"]
+__all__ = ["Classification", "classify", "could_be_failure", "output_text", "refusal_payload"]
 
 #: How much of a long text is read: failures announce themselves at the start or the end.
 HEAD_CHARS = 4096
@@ -442,6 +442,15 @@ _MALFORMED = _signal(
     r"\b(?:failed to|could not|cannot|unable to) (?:parse|decode) (?:the )?(?:tool |function )?(?:call )?arguments",
 )
 
+# A version of a tool's protocol or definition the other side does not support (an MCP protocol version, a
+# provider's dated tool type such as text_editor_20241022 that a model does not take).
+_VERSION_UNSUPPORTED = _signal(
+    Kind.BEHAVIOR_VERSION_UNSUPPORTED,
+    r"unsupported (?:mcp )?protocol[ _]version", r"protocol version (?:is )?not supported",
+    r"protocol version is not supported", r"protocol version not supported", r"unsupportedprotocolversion",
+    ("found using", r"input tag '[a-z_]+_20\d{6}' found using 'type' does not match"),
+)
+
 _RENDER_LIMITED = _signal(
     Kind.RENDER_LIMITED,
     r"exceeds? (?:the )?maximum allowed tokens", r"\boutput too large\b", r"\btoo large to (?:display|render|show|include)\b",
@@ -458,7 +467,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"exceeded your current quota", r"out of credits", r"payment required", r"billing hard limit",
         r"balance (?:is )?(?:too low|exhausted|insufficient|depleted)",
         r"credits? (?:is |are )?(?:too low|exhausted|insufficient|depleted)", r"no credits? (?:left|remaining)",
-        r"usage pool",
+        r"usage pool", r"usage credits (?:are |is )?required",
     ),
     _signal(
         Kind.USAGE_LIMIT_REACHED,
@@ -471,7 +480,14 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"concurren(?:cy|t)[ _](?:limit|requests?|calls?|jobs?|executions?)",
         r"too many (?:concurrent|parallel|simultaneous|in[- ]flight)", r"max(?:imum)? concurrency",
     ),
-    _signal(Kind.GLOBAL_RATE_LIMIT, r"global[ _]rate[ _]?limit"),
+    # A shared backend shedding load, not the caller's own quota: Vertex AI's dynamic shared quota ("Resource
+    # exhausted. Please try again later."), Gemini's MODEL_CAPACITY_EXHAUSTED, a provider's tier capacity.
+    _signal(
+        Kind.GLOBAL_RATE_LIMIT,
+        r"global[ _]rate[ _]?limit", r"no capacity available", r"model_capacity_exhausted",
+        r"capacity (?:has been )?exceeded", r"(?:model|server|service) (?:is )?at capacity",
+        r"resource exhausted\. please try again later",
+    ),
     _signal(
         Kind.RATE_LIMITED,
         r"rate[ _-]?limit", r"too many requests", r"too_many_requests", r"quota (?:has been )?exceeded",
@@ -482,6 +498,7 @@ _SIGNALS: tuple[_Signal, ...] = (
     _TRUNCATED,
     _MALFORMED,
     _RENDER_LIMITED,
+    _VERSION_UNSUPPORTED,
     _TIMEOUT,
     _CANCELLED,
     _signal(
@@ -620,7 +637,8 @@ _ERROR_START = _Lazy(
       | [A-Za-z_$][\w$.]{0,160}?Timeout\s*: | [A-Za-z_][\w.]{0,160}?\.[a-z_]{0,40}?(?:error|timeout)\s*:
       | Exception\s+(?:in\s+thread|occurred|was\s+thrown|has\s+occurred)
       | Traceback\s+\(most\s+recent\s+call\s+last\)
-      | Uncaught\b | Unhandled\s+(?i:exception|rejection|error)
+      | Uncaught(?=\s*:|\s+\(in\s+promise\)|\s+[\w$.]+\s*:|\s+(?i:exception|error)\b|\s*$)
+      | Unhandled\s+(?i:exception|rejection|error)
       | npm\s+ERR! | curl:\s*\(\d+\) | (?i:api\s+error)\b | \(eval\):\d+:
       | (?:/[\w.-]+)*/?(?:ba|z|da|fi|k)?sh(?::\s+line\s+\d+)?:\s
       | (?:HTTP(?:/[\d.]+)?\s*(?:Error\s*)?)[45]\d\d\b
@@ -968,8 +986,8 @@ def _exit_code(line: str) -> int | None:
     if len(line) > 160 or _no_exit_word(line):
         return None
     match = _EXIT_CODE.search(line)
-    if match is None or match.start() > 40:
-        return None
+    if match is None or match.start() > 40 or line[match.start() - 1 : match.start()] in _QUOTES:
+        return None  # "Exit code: 3" in quotes is a value the line holds (source code, a grep hit), not its state
     return int(match.group("n") or match.group("m"))
 
 
@@ -1047,13 +1065,14 @@ _STATED_LINES = 3
 _STATED_TOKENS = frozenset(
     token.encode()
     for token in {
-        "found", "exist", "such", "failed", "failure", "fails", "denied", "forbidden", "unauthorized",
+        "found", "exist", "such", "failed", "failure", "denied", "forbidden", "unauthorized",
         "unauthorised", "authorized", "allowed", "timed", "timeout", "timedout", "deadline", "limit", "limited",
         "limits", "ratelimit", "ratelimited", "ratelimits", "many", "quota", "credit", "overloaded",
         "unavailable", "exhausted", "cannot", "can", "could", "couldn", "unable", "invalid", "malformed",
         "required", "exceeded", "exceeds", "error", "exception", "interrupted", "canceled", "cancelled",
         "aborted", "refused", "rejected", "eacces", "enoent", "eperm", "eisdir", "enotdir", "econnrefused",
-        "econnreset", "etimedout", "enotfound", "valid", "truncated", "hit", "implemented", "blocked",
+        "econnreset", "etimedout", "enotfound", "valid", "truncated", "hit", "implemented", "blocked", "capacity",
+        "supported", "unsupported", "insufficient_quota",
     }
 )
 # ASCII bytes that are not word characters become spaces and capitals small letters, so split() gives
@@ -1071,7 +1090,7 @@ def _no_stated_word(line: str) -> bool:
 _STATED = _Lazy(
     r"\b(?:not found|could not be found|cannot be found|does not exist|doesn't exist|no such \w+"
     r"|e(?:acces|noent|perm|isdir|notdir|connrefused|connreset|timedout|notfound)\b"
-    r"|failed|failure|fails|permission denied|access denied|forbidden|unauthori[sz]ed|not authorized|not allowed"
+    r"|failed|failure|permission denied|access denied|forbidden|unauthori[sz]ed|not authorized|not allowed"
     r"|timed out|time(?:d)?out (?:error|exceeded|expired)|deadline exceeded"
     # A limit is a failure when something hit it, not when a text speaks of limits ("Rate limits are per key").
     r"|rate[ -]?limited|rate[ -]?limit (?:exceeded|reached|hit|error)|too many requests|hit (?:\w+ ){0,3}rate limits?"
@@ -1079,6 +1098,7 @@ _STATED = _Lazy(
     r"|quota (?:exceeded|exhausted|reached)|exceeded (?:\w+ ){0,3}quota|out of quota|insufficient[_ ]quota"
     r"|usage limit (?:reached|exceeded|hit)|hit your (?:[\w-]+ ){0,2}limit"
     r"|credit balance (?:is )?(?:too low|insufficient|exhausted)"
+    r"|at capacity|no capacity available|capacity exceeded|version (?:is )?not supported|unsupported (?:protocol )?version"
     r"|overloaded|unavailable|exhausted|cannot|can't|could not|couldn't|unable to"
     r"|invalid|malformed|missing required|is required|exceeded|exceeds|error|exception|interrupted"
     r"|cancell?ed|aborted|refused|rejected|not valid json|truncated(?=[^.\n]{0,60}?max[_ ]?tokens))\b",
@@ -1087,14 +1107,17 @@ _STATED = _Lazy(
 _DESCRIBES = _Lazy(
     r"\b(?:if|when|whenever|whether|unless|should|would|will|may|might|must|how|what|which|returns|raises"
     r"|throws|handles|handling|such as|for example|avoid|prevents?|retries|in case|instead|successfully"
+    r"|appears to|seems to|even though|although"
     r"|passed|succeeded|that|whose|propagates|surfaces|can(?!['\u2019]t|not))\b"
 )
 # A failure named as a thing with an article before it is talked about ("an error raised after...",
 # "a JSON-RPC error in a non-2xx body"); a report says "Error ...", "Test error", "API error for...".
 _FAILURE_NOUNS = frozenset({"error", "exception", "failure"})
+# A failure noun that qualifies another is a thing talked about: "the error message", "error handling".
+_NAMED_THING = _Lazy(r"\s+(?:messages?|handling|handlers?|codes?|types?|class(?:es)?|responses?|cases?|paths?)\b")
 _ARTICLE = _Lazy(r"\b(?:a|an|the|this|its|their|every|any)\b")
 # A negation just before the failure word: "no errors", "0 failed", "not an error", "without failures".
-_NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:\w+\s+)?$")
+_NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:[\w-]+\s+){0,2}$")
 # Text laid out as a document or a listing: Markdown, code, a grep hit, a numbered line.
 _DESCRIBED_TEXT = _Lazy(r"[#>|*`-]|[\w./-]+:\d+[:-]|\d+\.\s|[\s\S]*(?:\*\*|`[^`]*`[^`]*`)")
 # A text that opens as JSON data is read by structure; a word quoted in a line is a value, not a report.
@@ -1110,6 +1133,17 @@ _EDGE = 64
 def _described(said: str) -> bool:
     """True when ``said`` is laid out as a document or a listing (see _DESCRIBED_TEXT)."""
     return _DESCRIBED_TEXT.match(said) is not None or "**" in said or said.count("`") >= 3
+
+
+def _foreign(sentence: str) -> bool:
+    """True when most letters of ``sentence`` are not ASCII: prose in another script, where an English
+    failure word is a loanword ("इस page की हर heading ... error में लिखता है"), not a report."""
+    words = sentence.split()
+    if sum(not word.isascii() for word in words) * 2 > len(words):
+        return True  # most words are written in another script (Hindi, Russian...)
+    # Scripts without spaces between words (Chinese, Japanese): most letters are not ASCII.
+    other = sum(1 for char in sentence if char.isalpha() and not char.isascii())
+    return other * 2 > sum(1 for char in sentence if char.isalpha())
 
 
 def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
@@ -1148,10 +1182,13 @@ def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
     sentence = low[: end.start() if end else len(low)]
     if end is not None and _no_stated_word(sentence):
         return None  # the failure word was past the first sentence
+    if not sentence.isascii() and _foreign(sentence):
+        return None
     # A word in quotes is mentioned, not said: f("error", 674), {"error": "too many ..."} reads on.
     match = next((found for found in _STATED.finditer(sentence, 0, _STATED_REACH)
                   if not (sentence[found.start() - 1 : found.start()] in _QUOTES
-                          and sentence[found.end() : found.end() + 1] in _QUOTES)), None)
+                          and sentence[found.end() : found.end() + 1] in _QUOTES)
+                  and not (found.group() in _FAILURE_NOUNS and _NAMED_THING.match(sentence, found.end()))), None)
     if match is None or _DESCRIBES.search(sentence) or _NEGATED.search(sentence, 0, match.start()):
         return None
     if match.group() in _FAILURE_NOUNS and _ARTICLE.search(sentence, 0, match.start()) \
@@ -1173,21 +1210,52 @@ def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
     return _Verdict(hit.kind, evidence, code=code, retry_after=_retry_in_text(said), message=said)
 
 
-def _from_text(text: str, wire: _Wire) -> _Verdict:
-    """Classify plain text: framed as a failure, or flagged by the wire, or a result."""
+def _long(text: str) -> bool:
+    """True when ``text`` is too long to be a message and no status or space leads it: _stated_failure's
+    first test, inline for the common case (a trailing newline is common)."""
+    size = end = len(text)
+    if size <= STATED_CHARS or text[0] in "45" or text[0].isspace():
+        return False
+    while end > size - _EDGE and text[end - 1].isspace():
+        end -= 1
+    return end > size - _EDGE and end > STATED_CHARS
+
+
+def _clear(text: str, first: str) -> bool:
+    """True when an unframed ``text`` surely states no failure: too long to be a message or no failure word
+    where _stated_failure reads, and no error line where _error_line looks."""
+    return (_long(text) or _no_stated_word(first[:_STATED_REACH])) and _ERROR_LINE_AT.search(
+        text, 0, _ERROR_LINE_PROBE) is None
+
+
+def could_be_failure(content: object) -> bool:
+    """False only when ``classify(content)`` (no flag, no status) surely says success; True means "read it".
+
+    A few literal tests on the first and last lines of a text, no pattern over the whole: a caller that
+    classifies many outputs (lint, report) may skip every output this rejects, and classify itself starts
+    with the same test. Anything but a string that cannot open as JSON is left to classify (True).
+    tests/failures/test_could_be_failure.py holds it to classify over the corpus and generated text.
+    """
+    if type(content) is not str:
+        return True
+    lead = content[:1]
+    if not lead or lead == "{" or lead == "[" or lead.isspace():
+        return True
+    first = _first_line(content)
+    return not (_unframed(content, first) and _clear(content, first))
+
+
+def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool | None = None) -> _Verdict:
+    """Classify plain text: framed as a failure, or flagged by the wire, or a result.
+
+    ``first`` is ``_first_line(text)`` and ``unframed`` ``_unframed(text, first)`` when the caller knows them.
+    """
     if wire.flag is False:
         return _success(wire.basis)
-    first = _first_line(text)
-    if wire.flag is None and _unframed(text, first):
-        # _stated_failure's first test, inline for a long text with no space ahead (most results; a
-        # trailing newline is common): too long to be a message, and no status leads it.
-        size = end = len(text)
-        long = size > STATED_CHARS and not (text[0] in "45" or text[0].isspace())
-        if long:
-            while end > size - _EDGE and text[end - 1].isspace():
-                end -= 1
-            long = end > size - _EDGE and end > STATED_CHARS
-        verdict = None if long else _stated_failure(text, first)
+    if first is None:
+        first = _first_line(text)
+    if wire.flag is None and (unframed if unframed is not None else _unframed(text, first)):
+        verdict = None if _long(text) else _stated_failure(text, first)
         if verdict is None and _ERROR_LINE_AT.search(text, 0, _ERROR_LINE_PROBE) is not None:
             verdict = _error_line(text)
         return verdict or _NO_SIGNAL
@@ -1832,7 +1900,12 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
         lead = content[:1]
         if lead != "{" and lead != "[" and not lead.isspace():
             wire = _NO_WIRE
-            verdict = _from_text(content, wire)
+            # could_be_failure's test, inline: a text it rejects is a result at once.
+            first = _first_line(content)
+            unframed = _unframed(content, first)
+            if unframed and _clear(content, first):
+                return _NO_SIGNAL_RESULT
+            verdict = _from_text(content, wire, first, unframed)
             if verdict is _NO_SIGNAL:
                 return _NO_SIGNAL_RESULT
         else:
