@@ -374,3 +374,22 @@ def test_the_stated_gate_never_hides_a_stated_word(line: str) -> None:
 def test_stated_text_reads_the_same_both_ways(text: str, pad: str) -> None:
     _assert_same_all([(text, None, None), (pad + text, None, None), (text + pad, None, None),
                       (pad + text + pad, None, None)])
+
+
+DESCRIBING_WORDS = st.sampled_from(
+    sorted(token.decode() for token in module._DESCRIBING_WORDS | module._DESCRIBING_LEADS)
+    + ["such as", "for example", "in case", "appears to", "seems to", "even though", "can't", "can\u2019t", "cannot"]
+).flatmap(_respelt)
+DESCRIBED_TEXT = st.lists(
+    DESCRIBING_WORDS | STATED_WORDS | _pattern_matches("_DESCRIBES") | FILLER | st.sampled_from(SPACES)
+    | st.sampled_from("-'_./:\u2019\xe9"),
+    max_size=8,
+).map("".join)
+
+
+@given(DESCRIBED_TEXT)
+def test_describes_by_words_is_the_pattern(line: str) -> None:
+    """_describes reads _DESCRIBES by words where it can: it must say what the pattern says (folded, as
+    _stated_failure reads a sentence)."""
+    sentence = module._folded(line)
+    assert module._describes(sentence) == (_source("_DESCRIBES").search(sentence) is not None), repr(sentence)

@@ -75,6 +75,7 @@ HTTP statuses: 400/405/406/411-418/422 and other 4xx → ``invalid_arguments``, 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 import reprlib
@@ -600,8 +601,10 @@ def _no_exit_word(line: str) -> bool:
 
 
 def _has_exit_word(head: str) -> bool:
-    # "return" stands in for the three spellings of return code: three tests instead of five.
-    return "exit" in head or "return" in head or "make" in head
+    # "return" alone is in every docstring that starts "Return ..." and in most source code: only the three
+    # spellings of return code count, looked for once "return" is there.
+    return "exit" in head or "make" in head or (
+        "return" in head and ("return code" in head or "returncode" in head or "return_code" in head))
 
 
 # Exit codes that say what happened to the process rather than what it reported.
@@ -619,6 +622,8 @@ _EXIT_KINDS: dict[int, tuple[Kind, str]] = {
 # What the environment did to a process: the only text that refines a non-zero exit code (out of memory
 # stays terminal_error, said in the evidence).
 _ENVIRONMENT_SIGNALS = (_OUT_OF_MEMORY, _TIMEOUT, _CANCELLED)
+# What refines a shell's own error line.
+_SHELL_ENVIRONMENT = (_TIMEOUT, _CANCELLED)
 
 # --------------------------------------------------------------------------------------------------
 # Framing: does untrusted text present itself as a failure?
@@ -770,6 +775,7 @@ _RETRY_TEXT = _Lazy(
     re.IGNORECASE,
 )
 _NUMBER = _Lazy(r"\s*(\d{1,12}(?:\.\d{1,12})?)\s*")
+_DIGIT = _Lazy(r"\d")
 _INTEGER = _Lazy(r"-?[0-9]{1,6}")
 _RETRY_KEYS = {
     "retryafter": 1.0,
@@ -921,8 +927,9 @@ def _retry_in(value: object, depth: int = 0) -> float | None:
 
 
 def _retry_in_text(text: str, low: str | None = None) -> float | None:
-    if "try" not in (_lowered(text) if low is None else low):
-        return None
+    at = (_lowered(text) if low is None else low).find("try")
+    if at < 0 or _DIGIT.search(text, at) is None:
+        return None  # every match holds "try" and then a number
     match = _RETRY_TEXT.search(text)
     if match is None:
         return None
@@ -965,20 +972,51 @@ def _lowered(text: str) -> str:
     return "".join(char if len(char.lower()) != 1 else char.lower() for char in text)
 
 
+class _Flat(Struct, frozen=True):
+    """A signal tuple's alternatives in rank order, their literals apart: ``map(low.__contains__, literals)``
+    rules out the alternatives a text cannot match in one pass at C speed, instead of a Python loop over
+    some 200 of them."""
+
+    signals: Sequence[_Signal]
+    literals: tuple[str, ...]
+    places: range
+    entries: tuple[tuple[int, _Signal, _Lazy], ...]
+
+
+_FLAT: dict[int, _Flat] = {}
+
+
+def _flat(signals: Sequence[_Signal]) -> _Flat:
+    """The flattened form of one of the module's signal tuples (a handful, so the table stays small)."""
+    found = _FLAT.get(id(signals))
+    if found is None or found.signals is not signals:
+        literals = tuple(literal for signal in signals for literal, _ in signal.alternatives)
+        entries = tuple(
+            (rank, signal, alternative)
+            for rank, signal in enumerate(signals)
+            for _, alternative in signal.alternatives
+        )
+        found = _FLAT[id(signals)] = _Flat(signals, literals, range(len(literals)), entries)
+    return found
+
+
 def _find_signal(text: str, signals: Sequence[_Signal] = _SIGNALS, low: str | None = None) -> _Hit | None:
     """The highest-ranked cause the text states, an HTTP status ranking just below the limit signals."""
     low = _lowered(text) if low is None else low
-    for rank, signal in enumerate(signals):
-        if rank == _HTTP_RANK and (signals is _SIGNALS or signals is _STRONG_SIGNALS):
+    flat = _flat(signals)
+    http = (signals is _SIGNALS or signals is _STRONG_SIGNALS) and len(signals) > _HTTP_RANK
+    for place in itertools.compress(flat.places, map(low.__contains__, flat.literals)):
+        rank, signal, alternative = flat.entries[place]
+        if http and rank >= _HTTP_RANK:
+            http = False  # no signal ranked above it matched: the status comes next
             hit = _http_hit(text)
             if hit is not None:
                 return hit
-        for literal, alternative in signal.alternatives:
-            match = alternative.search(low) if literal in low else None
-            if match is not None:
-                said = text[match.start() : match.end()]
-                return _Hit(signal.kind, signal.label or f"text says '{_quote(said)}'")
-    return None
+        match = alternative.search(low)
+        if match is not None:
+            said = text[match.start() : match.end()]
+            return _Hit(signal.kind, signal.label or f"text says '{_quote(said)}'")
+    return _http_hit(text) if http else None
 
 
 def _exit_code(line: str) -> int | None:
@@ -1110,6 +1148,33 @@ _DESCRIBES = _Lazy(
     r"|appears to|seems to|even though|although"
     r"|passed|succeeded|that|whose|propagates|surfaces|can(?!['\u2019]t|not))\b"
 )
+# _DESCRIBES read by words on ASCII text (where \b's words are what _NON_WORD splits): a one-word
+# alternative matches exactly when its word is there; the others need one of _DESCRIBING_LEADS, and only
+# then does the pattern run. tests/failures/test_quick_paths.py holds _describes to the pattern.
+_DESCRIBING_WORDS = frozenset(
+    token.encode()
+    for token in {
+        "if", "when", "whenever", "whether", "unless", "should", "would", "will", "may", "might", "must", "how",
+        "what", "which", "returns", "raises", "throws", "handles", "handling", "avoid", "prevent", "prevents",
+        "retries", "instead", "successfully", "although", "passed", "succeeded", "that", "whose", "propagates",
+        "surfaces",
+    }
+)
+# "such as", "for example", "in case", "appears to", "seems to", "even though", and "can" (not "can't").
+_DESCRIBING_LEADS = frozenset(token.encode() for token in {"such", "example", "case", "appears", "seems", "though", "can"})
+
+
+def _describes(sentence: str) -> bool:
+    """``_DESCRIBES.search(sentence) is not None``, told by words where it can be."""
+    if sentence.isascii():
+        words = sentence.encode().translate(_NON_WORD).split()
+        if not _DESCRIBING_WORDS.isdisjoint(words):
+            return True
+        if _DESCRIBING_LEADS.isdisjoint(words):
+            return False
+    return _DESCRIBES.search(sentence) is not None
+
+
 # A failure named as a thing with an article before it is talked about ("an error raised after...",
 # "a JSON-RPC error in a non-2xx body"); a report says "Error ...", "Test error", "API error for...".
 _FAILURE_NOUNS = frozenset({"error", "exception", "failure"})
@@ -1119,7 +1184,8 @@ _ARTICLE = _Lazy(r"\b(?:a|an|the|this|its|their|every|any)\b")
 # A negation just before the failure word: "no errors", "0 failed", "not an error", "without failures".
 _NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:[\w-]+\s+){0,2}$")
 # Text laid out as a document or a listing: Markdown, code, a grep hit, a numbered line.
-_DESCRIBED_TEXT = _Lazy(r"[#>|*`-]|[\w./-]+:\d+[:-]|\d+\.\s|[\s\S]*(?:\*\*|`[^`]*`[^`]*`)")
+# (Bold and a second code span anywhere are found by _described with ``in`` and a count, not a scan.)
+_DESCRIBED_TEXT = _Lazy(r"[#>|*`-]|[\w./-]+:\d+[:-]|\d+\.\s")
 # A text that opens as JSON data is read by structure; a word quoted in a line is a value, not a report.
 _JSON_STARTS = frozenset({'{"', "{'", "{}", '[{', '["', "[[", "[]"})
 _QUOTES = frozenset({'"', "'", "`"})
@@ -1184,19 +1250,21 @@ def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
         return None  # the failure word was past the first sentence
     if not sentence.isascii() and _foreign(sentence):
         return None
+    if _describes(sentence):
+        return None  # a description, a condition or a question (before _STATED: it rules out as surely)
     # A word in quotes is mentioned, not said: f("error", 674), {"error": "too many ..."} reads on.
     match = next((found for found in _STATED.finditer(sentence, 0, _STATED_REACH)
                   if not (sentence[found.start() - 1 : found.start()] in _QUOTES
                           and sentence[found.end() : found.end() + 1] in _QUOTES)
                   and not (found.group() in _FAILURE_NOUNS and _NAMED_THING.match(sentence, found.end()))), None)
-    if match is None or _DESCRIBES.search(sentence) or _NEGATED.search(sentence, 0, match.start()):
+    if match is None or _NEGATED.search(sentence, 0, match.start()):
         return None
     if match.group() in _FAILURE_NOUNS and _ARTICLE.search(sentence, 0, match.start()) \
             and not _LEADING_STATUS.match(said):
         return None
     basis = f"says '{_quote(said[match.start() : match.end()], 40)}'"
     if _SHELL_LINE.match(said):
-        hit = _find_signal(said, (_TIMEOUT, _CANCELLED))
+        hit = _find_signal(said, _SHELL_ENVIRONMENT)
         kind = hit.kind if hit is not None else Kind.TERMINAL_ERROR
         return _Verdict(kind, f"{basis}; a shell's own error line", message=said)
     hit = _find_signal(said)
@@ -1224,8 +1292,10 @@ def _long(text: str) -> bool:
 def _clear(text: str, first: str) -> bool:
     """True when an unframed ``text`` surely states no failure: too long to be a message or no failure word
     where _stated_failure reads, and no error line where _error_line looks."""
-    return (_long(text) or _no_stated_word(first[:_STATED_REACH])) and _ERROR_LINE_AT.search(
-        text, 0, _ERROR_LINE_PROBE) is None
+    if not (_long(text) or _no_stated_word(first[:_STATED_REACH])):
+        return False
+    at = text.find("\n", 0, _ERROR_LINE_PROBE)  # an error line starts at a newline: a one-line text has none
+    return at < 0 or _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None
 
 
 def could_be_failure(content: object) -> bool:
@@ -1263,7 +1333,7 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
     last = _last_line(text)
     last_stripped = last.strip()
     exit_code = _exit_code(first)
-    if exit_code is None:
+    if exit_code is None and last_stripped != first:  # a one-line text is its own last line
         exit_code = _exit_code(last_stripped)
     window = _window(text)
     python_end = bool(_PY_EXCEPTION_LINE.match(last_stripped)) and _PY_TRACEBACK in window
@@ -1304,7 +1374,7 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
         return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=code, retry_after=retry, message=message)
     if shell:
         return _Verdict(Kind.TERMINAL_ERROR, f"{basis}; a shell's own error line", retry_after=retry, message=message)
-    match = _EXIT_CODE.search(window) if "exit" in low or "return" in low or "make" in low else None
+    match = _EXIT_CODE.search(window) if _has_exit_word(low) else None
     if match is not None and int(match.group("n") or match.group("m")) != 0:
         return _exit_verdict(int(match.group("n") or match.group("m")), text, basis)
     stack = _stack_kind(window)
