@@ -75,7 +75,6 @@ HTTP statuses: 400/405/406/411-418/422 and other 4xx → ``invalid_arguments``, 
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import re
 import reprlib
@@ -972,51 +971,20 @@ def _lowered(text: str) -> str:
     return "".join(char if len(char.lower()) != 1 else char.lower() for char in text)
 
 
-class _Flat(Struct, frozen=True):
-    """A signal tuple's alternatives in rank order, their literals apart: ``map(low.__contains__, literals)``
-    rules out the alternatives a text cannot match in one pass at C speed, instead of a Python loop over
-    some 200 of them."""
-
-    signals: Sequence[_Signal]
-    literals: tuple[str, ...]
-    places: range
-    entries: tuple[tuple[int, _Signal, _Lazy], ...]
-
-
-_FLAT: dict[int, _Flat] = {}
-
-
-def _flat(signals: Sequence[_Signal]) -> _Flat:
-    """The flattened form of one of the module's signal tuples (a handful, so the table stays small)."""
-    found = _FLAT.get(id(signals))
-    if found is None or found.signals is not signals:
-        literals = tuple(literal for signal in signals for literal, _ in signal.alternatives)
-        entries = tuple(
-            (rank, signal, alternative)
-            for rank, signal in enumerate(signals)
-            for _, alternative in signal.alternatives
-        )
-        found = _FLAT[id(signals)] = _Flat(signals, literals, range(len(literals)), entries)
-    return found
-
-
 def _find_signal(text: str, signals: Sequence[_Signal] = _SIGNALS, low: str | None = None) -> _Hit | None:
     """The highest-ranked cause the text states, an HTTP status ranking just below the limit signals."""
     low = _lowered(text) if low is None else low
-    flat = _flat(signals)
-    http = (signals is _SIGNALS or signals is _STRONG_SIGNALS) and len(signals) > _HTTP_RANK
-    for place in itertools.compress(flat.places, map(low.__contains__, flat.literals)):
-        rank, signal, alternative = flat.entries[place]
-        if http and rank >= _HTTP_RANK:
-            http = False  # no signal ranked above it matched: the status comes next
+    for rank, signal in enumerate(signals):
+        if rank == _HTTP_RANK and (signals is _SIGNALS or signals is _STRONG_SIGNALS):
             hit = _http_hit(text)
             if hit is not None:
                 return hit
-        match = alternative.search(low)
-        if match is not None:
-            said = text[match.start() : match.end()]
-            return _Hit(signal.kind, signal.label or f"text says '{_quote(said)}'")
-    return _http_hit(text) if http else None
+        for literal, alternative in signal.alternatives:
+            match = alternative.search(low) if literal in low else None
+            if match is not None:
+                said = text[match.start() : match.end()]
+                return _Hit(signal.kind, signal.label or f"text says '{_quote(said)}'")
+    return None
 
 
 def _exit_code(line: str) -> int | None:
