@@ -42,16 +42,23 @@ Precedence, highest first:
    sentence, within 120 characters ("Tool 'x' not found", "Usage limit reached for all Pro models.",
    "You exceeded your current quota", "Rate limit exceeded", "Too many concurrent requests"). A
    sentence that describes, asks or negates is no report: a condition or a docstring ("if the request
-   times out", "returns", "can", "when"), a question, "0 failed" / "no errors", a failure noun after an
-   article ("an error raised after..."), a word in quotes, a limit nobody hit ("Rate limits are per
-   key."), Markdown, code spans, a grep hit (``path:12:``), JSON data. A word such as "error" deeper in a
+   times out", "returns", "can", "when"; "fails", the present tense of a description), a hedged or
+   concessive one ("appears to", "even though"), a question, "0 failed" / "no errors" / "no tool-style
+   error", a failure noun after an article ("an error raised after...") or naming a thing ("the error
+   message"), a word in quotes, a limit nobody hit ("Rate limits are per key."), Markdown, code spans, a
+   grep hit (``path:12:``), JSON data, an English word in a sentence written in another script. An exit
+   code in quotes is a value, and "Uncaught" marks a failure only before an exception's name and a colon.
+   A word such as "error" deeper in a
    file, log or grep result never flags a result; ``Exit code: 0`` on the frame line marks a success
    outright.
 4. **Inside failure text, the headline first**: the first line, a Python traceback's final exception
    line, a JVM ``Caused by:``; then the scanned window. Signals are tried in a fixed order: out of
-   memory, credits, usage limit, concurrency, global rate limit, rate limit, HTTP status, aborted (the
+   memory, credits, usage limit, concurrency, global rate limit (a shared backend's load shed: Vertex
+   AI's "Resource exhausted. Please try again later.", "No capacity available for model", a tier's
+   capacity), rate limit, HTTP status, aborted (the
    seed's "Not finished: the turn ..."), truncated (cut off at max_tokens), malformed arguments ("not
-   valid JSON"), render budget ("exceeds maximum allowed tokens"), timeout, cancellation,
+   valid JSON"), render budget ("exceeds maximum allowed tokens"), an unsupported version (an MCP protocol
+   version, a dated tool type a model does not take), timeout, cancellation,
    authentication, permission, network, unavailable, not implemented, unknown tool, not found, invalid
    arguments; last the general words about bad input (invalid, malformed, validation, is required),
    which an uncaught exception's message is not read for ("ValueError: invalid literal for int()" is
