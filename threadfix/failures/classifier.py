@@ -716,7 +716,11 @@ _NAME_WORDS = ("Error", "error", "Exception", "Exit", "Interrupt", "Iteration", 
 _NAMES_FAILURE = _Lazy(r"[\w$./-]*?(?:" + "|".join(map(re.escape, _NAME_WORDS)) + ")")
 # On an ASCII line, _NAMES_FAILURE and a case-blind _STARTS_FAILURE (or the death words) in one match: the
 # words the second part matches are shorter than _EXIT_REACH, and on ASCII text IGNORECASE is .lower().
-_FIRST_FAILS = _Lazy(_NAMES_FAILURE.source + "|(?i:" + _STARTS_FAILURE.source + ")")
+# It reads the whole line, so "a"/"an" counts only where _ERROR_START's "an (unexpected) error" can follow
+# (_STARTS_FAILURE reads a cut head, where it cannot tell: "A client with..." is prose, not a frame).
+_FIRST_FAILS = _Lazy(
+    _NAMES_FAILURE.source + "|(?i:" + "|".join(map(re.escape, _START_WORDS)) + r"|an?\s+(?:unexpected\s+)?error|[45]\d\d)"
+)
 _LAST_FAILS = _Lazy(_NAMES_FAILURE.source + "|(?i:" + "|".join(map(re.escape, _DEATH_WORDS)) + ")")
 # The characters IGNORECASE matches to an ASCII letter that .lower() does not turn into that letter.
 _CASE_TWINS = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"))
