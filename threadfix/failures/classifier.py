@@ -480,7 +480,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         Kind.USAGE_LIMIT_REACHED,
         r"usage[ _]limits?\b", r"reached (?:your|the) (?:\w+ )?(?:usage|spend(?:ing)?) limit", r"max_uses_exceeded",
         r"hit your (?:[\w-]+ ){0,2}limit", r"\bsession limit\b", r"\bweekly limit\b", r"spending cap",
-        r"\b5-hour limit\b",
+        ("5-hour limit", r"\b5-hour limit\b"),
     ),
     _signal(
         Kind.CONCURRENCY_LIMIT,
@@ -492,7 +492,7 @@ _SIGNALS: tuple[_Signal, ...] = (
     _signal(
         Kind.GLOBAL_RATE_LIMIT,
         r"global[ _]rate[ _]?limit", r"no capacity available", r"model_capacity_exhausted",
-        r"capacity (?:has been )?exceeded", r"(?:model|server|service) (?:is )?at capacity",
+        r"capacity (?:has been )?exceeded", ("at capacity", r"(?:model|server|service) (?:is )?at capacity"),
         r"resource exhausted\. please try again later",
     ),
     _signal(
@@ -982,16 +982,36 @@ def _lowered(text: str) -> str:
     return "".join(char if len(char.lower()) != 1 else char.lower() for char in text)
 
 
+#: Each list of signals _find_signal is given, as one flat run of (literal, pattern, signal), the HTTP
+#: status's turn marked by a ``None`` signal: one loop instead of a loop in a loop (the list is kept
+#: beside its flat run, so the id stays its own).
+_FLAT_SIGNALS: dict[int, tuple[Sequence[_Signal], tuple[tuple[str, _Lazy | None, _Signal | None], ...]]] = {}
+
+
+def _flat_signals(signals: Sequence[_Signal]) -> tuple[tuple[str, _Lazy | None, _Signal | None], ...]:
+    known = _FLAT_SIGNALS.get(id(signals))
+    if known is not None and known[0] is signals:
+        return known[1]
+    flat: list[tuple[str, _Lazy | None, _Signal | None]] = []
+    for rank, signal in enumerate(signals):
+        if rank == _HTTP_RANK and (signals is _SIGNALS or signals is _STRONG_SIGNALS):
+            flat.append(("", None, None))
+        flat.extend((literal, alternative, signal) for literal, alternative in signal.alternatives)
+    _FLAT_SIGNALS[id(signals)] = (signals, tuple(flat))
+    return _FLAT_SIGNALS[id(signals)][1]
+
+
 def _find_signal(text: str, signals: Sequence[_Signal] = _SIGNALS, low: str | None = None) -> _Hit | None:
     """The highest-ranked cause the text states, an HTTP status ranking just below the limit signals."""
     low = _lowered(text) if low is None else low
-    for rank, signal in enumerate(signals):
-        if rank == _HTTP_RANK and (signals is _SIGNALS or signals is _STRONG_SIGNALS):
-            hit = _http_hit(text)
-            if hit is not None:
-                return hit
-        for literal, alternative in signal.alternatives:
-            match = alternative.search(low) if literal in low else None
+    for literal, alternative, signal in _flat_signals(signals):
+        if literal in low:
+            if signal is None:
+                hit = _http_hit(text)
+                if hit is not None:
+                    return hit
+                continue
+            match = alternative.search(low)  # type: ignore[union-attr]
             if match is not None:
                 said = text[match.start() : match.end()]
                 return _Hit(signal.kind, signal.label or f"text says '{_quote(said)}'")
