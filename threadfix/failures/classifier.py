@@ -1564,21 +1564,23 @@ def _aws_type(value: object) -> object:
 
 def _error_object(container: Mapping[Any, Any], error: object, basis: str) -> _Verdict | None:
     """Read ``container["error"]`` (or AWS's ``Error``): a message, a code, a flag or a provider body."""
+    # The retry hint is looked for only once there is an error to give it to: most results say
+    # "error": null or "".
     numbers = [container.get(key) for key in ("status", "statusCode", "status_code")]
-    retry = _retry_in(container)
     if isinstance(error, str):
         text = error.strip()
         if not text:
             return None
         codes = [text] if _CODE_LIKE.fullmatch(text) else []
         said = _message_of(container)
-        return _decide(codes, numbers, f"{text}: {said}" if said else text, basis, retry_after=retry)
+        return _decide(codes, numbers, f"{text}: {said}" if said else text, basis, retry_after=_retry_in(container))
     if isinstance(error, list):
         return _error_object(container, error[0], basis) if error else None
     if not isinstance(error, Mapping):
         if not error:
             return None
-        return _decide([container.get("code")], numbers, _message_of(container), basis, retry_after=retry)
+        return _decide([container.get("code")], numbers, _message_of(container), basis,
+                       retry_after=_retry_in(container))
     if not error:
         return None
     code, cause = error.get("code"), error.get("cause")
@@ -1588,7 +1590,8 @@ def _error_object(container: Mapping[Any, Any], error: object, basis: str) -> _V
         kind = _known_code(code) or Kind.CUSTOM
         own_retry = _retry_in(error)
         return _Verdict(kind, f"structured code '{_quote(code)}'", code=clip(code, CODE_CHARS),
-                        retry_after=retry if own_retry is None else own_retry, tool_id=tool_id, message=cause)
+                        retry_after=_retry_in(container) if own_retry is None else own_retry, tool_id=tool_id,
+                        message=cause)
     reasons = []
     details = error.get("details")
     if isinstance(details, list):
@@ -1597,7 +1600,9 @@ def _error_object(container: Mapping[Any, Any], error: object, basis: str) -> _V
              _aws_type(error.get("__type")), error.get("name"), error.get("errorType"), error.get("error")]
     numbers = [code, error.get("status"), error.get("http_status"), *numbers]
     message = _message_of(error, error.get("error"))
-    retry = _retry_in(error) if retry is None else retry
+    retry = _retry_in(container)
+    if retry is None:
+        retry = _retry_in(error)
     return _decide(codes, numbers, message, basis, retry_after=retry, tool_id=tool_id)
 
 
