@@ -746,17 +746,26 @@ def _unframed(text: str, first: str | None = None) -> bool:
     """
     if first is None:
         first = _first_line(text)
-    last = _last_line(text)
+    tail = text[-TAIL_CHARS:].rstrip()  # _last_line, inline
+    last = tail[tail.rfind("\n") + 1 :][-_LINE_CHARS:]
     stripped = last.strip()
     if (stripped[:2] == "at" and stripped[2:3].isspace()) or last.endswith("more") or last.startswith("Node.js"):
         return False  # _FRAME_END: a stack frame, "... 12 more", "Node.js v20.1.0"
     if first.isascii() and stripped.isascii():
         # The same tests as below, two patterns fewer: see _FIRST_FAILS.
-        if _FIRST_FAILS.match(first) or _LAST_FAILS.match(stripped):
+        if _FIRST_FAILS.match(first):
             return False
-        if len(first) <= 160 and _has_exit_word(first[:_EXIT_REACH].lower()):
+        head = first[:_EXIT_REACH].lower()
+        if len(first) <= 160 and ("exit" in head or "make" in head or ("return" in head and _has_exit_word(head))):
             return False
-        return not (len(stripped) <= 160 and _has_exit_word(stripped[:_EXIT_REACH].lower()))
+        if stripped == first:
+            # A one-line text is its own last line: _LAST_FAILS's names and its death words but "bus" are
+            # _FIRST_FAILS's, and the exit words were just looked for.
+            return head[:3] != "bus"
+        if _LAST_FAILS.match(stripped):
+            return False
+        head = stripped[:_EXIT_REACH].lower()
+        return not (len(stripped) <= 160 and ("exit" in head or "make" in head or ("return" in head and _has_exit_word(head))))
     if _NAMES_FAILURE.match(first) or _NAMES_FAILURE.match(stripped):
         return False  # _ERROR_START's names, _PY_EXCEPTION_LINE
     head = _folded(first[:_EXIT_REACH])
