@@ -393,3 +393,14 @@ def test_describes_by_words_is_the_pattern(line: str) -> None:
     _stated_failure reads a sentence)."""
     sentence = module._folded(line)
     assert module._describes(sentence) == (_source("_DESCRIBES").search(sentence) is not None), repr(sentence)
+
+
+SENTENCE_TEXT = st.text(st.sampled_from(list("ab .!?;\n\t\r\x0b\x1c\u2028\xa0\x85")), max_size=16)
+
+
+@given(SENTENCE_TEXT)
+def test_the_sentence_end_is_a_stop_before_a_space_or_the_end_or_a_newline(text: str) -> None:
+    """_SENTENCE_END is written for speed; it starts where the plain reading of its rule does."""
+    plain = re.compile(r"[.!?;](?:\s|$)|\n").search(text)
+    fast = module._SENTENCE_END.search(text)
+    assert (plain and plain.start()) == (fast and fast.start())

@@ -1197,7 +1197,9 @@ _DESCRIBED_TEXT = _Lazy(r"[#>|*`-]|[\w./-]+:\d+[:-]|\d+\.\s")
 # A text that opens as JSON data is read by structure; a word quoted in a line is a value, not a report.
 _JSON_STARTS = frozenset({'{"', "{'", "{}", '[{', '["', "[[", "[]"})
 _QUOTES = frozenset({'"', "'", "`"})
-_SENTENCE_END = _Lazy(r"[.!?;](?:\s|$)|\n")
+# Where a sentence ends: a stop before a space or the end, or a newline (only its start is used). One
+# character class first, so re scans for it rather than trying two alternatives at every position.
+_SENTENCE_END = _Lazy(r"[.!?;\n](?:(?<=\n)|(?=\s|\Z))")
 _LEADING_STATUS = _Lazy(r"\s*[45]\d\d\b\s*[-:]?\s*[\"'{\[]?[A-Za-z{]")
 #: A report states its failure early; a word further in belongs to prose.
 _STATED_REACH = 120
