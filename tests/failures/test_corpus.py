@@ -24,7 +24,7 @@ KINDS = {kind.value for kind in Kind}
 def test_each_row_has_a_text_a_kind_a_source_and_a_flag() -> None:
     for row in ROWS:
         assert row.keys() == {"text", "flag", "kind", "source", "origin", "split", "batch"}, row
-        assert row["batch"] in (1, 2, 3), row
+        assert row["batch"] in (1, 2, 3, 4), row
         assert isinstance(row["text"], str) and row["text"].strip(), row
         assert row["kind"] in KINDS and row["kind"] != "unknown", row
         assert row["flag"] in (None, True, False), row
@@ -54,6 +54,7 @@ def test_the_split_is_the_hash_of_the_source() -> None:
         assert row["split"] == ("dev" if _digest(row["source"]) % 4 == 0 else "heldout2"), row["source"]
     for row in ROWS:
         assert (row["batch"] == 3) == (row["split"] == "heldout3"), row["source"]
+        assert row["batch"] != 4 or row["split"] == "dev", row["source"]
     by_source: dict[str, set[str]] = {}
     for row in ROWS:
         by_source.setdefault(row["source"].split("@")[0], set()).add(row["split"])
@@ -76,8 +77,10 @@ def test_the_third_held_out_split_is_fresh_and_mostly_look_alikes() -> None:
     heldout3 = [row for row in ROWS if row["split"] == "heldout3"]
     assert len(heldout3) >= 300
     assert sum(row["kind"] == "success" for row in heldout3) >= 200
-    earlier = {row["source"].split("@")[0] for row in ROWS if row["batch"] != 3}
+    earlier = {row["source"].split("@")[0] for row in ROWS if row["batch"] in (1, 2)}
     assert not any(row["source"].split("@")[0] in earlier for row in heldout3)
+    later = {row["source"].split("@")[0] for row in ROWS if row["batch"] == 4}
+    assert not any(row["source"].split("@")[0] in later for row in heldout3)
 
 
 def test_the_texts_name_no_machine_path() -> None:
