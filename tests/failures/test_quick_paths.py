@@ -404,3 +404,10 @@ def test_the_sentence_end_is_a_stop_before_a_space_or_the_end_or_a_newline(text:
     plain = re.compile(r"[.!?;](?:\s|$)|\n").search(text)
     fast = module._SENTENCE_END.search(text)
     assert (plain and plain.start()) == (fast and fast.start())
+
+
+@given(st.lists(PIECE, max_size=8).map("".join), st.sampled_from([1, 2, 24, 40, 60, 200]))
+def test_a_clean_line_is_the_whole_window_cleaned_and_cut(text: str, chars: int) -> None:
+    """_clean_line cleans a shorter prefix first; it gives what cleaning its whole window gives."""
+    whole = " ".join(module._INVISIBLE.sub(" ", text[: chars * 5]).split())
+    assert module._clean_line(text, chars) == module.clip(whole, chars)
