@@ -1270,6 +1270,31 @@ def _foreign(sentence: str) -> bool:
     return other * 2 > sum(1 for char in sentence if char.isalpha())
 
 
+def _mentioned(sentence: str, start: int, end: int) -> bool:
+    """True when the words at ``sentence[start:end]`` are a value the line holds rather than what it says:
+    in quotes (``f("error", 674)``, ``{"error": "too many ..."}``), inside a string a line of code left
+    open before them (``print(f"{name}: \\"error\\" -> ...")``), assigned in code (``state = error``), or
+    part of a path (``C:\\Users\\error``)."""
+    before = sentence[start - 1 : start]
+    if before in _QUOTES and sentence[end : end + 1] in _QUOTES:
+        return True
+    if before == "\\" or before == "/" or sentence[end : end + 1] in ("\\", "/"):
+        return True
+    if sentence[start - 3 : start] == " = ":
+        return True  # a value assigned in code: "retry_state = error"
+    # An odd number of unescaped double quotes before the words, the last one opening a string in code
+    # (after "(", "=", "[" or ",", an f/r/b prefix aside): they stand inside a string literal. A message
+    # quoted whole after a status (429 "too many concurrent requests") is still said.
+    if (sentence.count('"', 0, start) - sentence.count('\\"', 0, start)) % 2 == 0:
+        return False
+    at = sentence.rfind('"', 0, start)
+    while at > 0 and sentence[at - 1] == "\\":  # the opening quote is the last unescaped one
+        at = sentence.rfind('"', 0, at - 1)
+    if at > 0 and sentence[at - 1] in "frbu" and not (sentence[at - 2 : at - 1].isalnum() or sentence[at - 2 : at - 1] == "_"):
+        at -= 1
+    return sentence[:at].rstrip()[-1:] in ("(", "=", "[", ",")
+
+
 def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
     """A failure an unflagged, unframed text states in words, or None (see _STATED).
 
@@ -1312,8 +1337,7 @@ def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
         return None  # a description, a condition or a question (before _STATED: it rules out as surely)
     # A word in quotes is mentioned, not said: f("error", 674), {"error": "too many ..."} reads on.
     match = next((found for found in _STATED.finditer(sentence, 0, _STATED_REACH)
-                  if not (sentence[found.start() - 1 : found.start()] in _QUOTES
-                          and sentence[found.end() : found.end() + 1] in _QUOTES)
+                  if not _mentioned(sentence, found.start(), found.end())
                   and not (found.group() in _FAILURE_NOUNS and _NAMED_THING.match(sentence, found.end()))), None)
     if match is None or _NEGATED.search(sentence, 0, match.start()):
         return None
