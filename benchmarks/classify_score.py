@@ -56,6 +56,15 @@ def baseline(rev: str) -> Callable[..., Any] | None:
     return module.classify
 
 
+#: Healthy texts that are tool results as a tool returns them (command output, file contents, API JSON, a
+#: grep), as opposed to prose that speaks of failures (docstrings, documentation, issue titles...).
+TOOL_RESULTS = ("shell", "grep", "claude-code", "codex", "command")
+
+
+def tool_result(row: dict[str, Any]) -> bool:
+    return row["origin"].startswith(TOOL_RESULTS)
+
+
 #: Healthy texts as agents' tools return them day to day (session files, real commands), as opposed to the
 #: corpus's healthy texts chosen because they look like errors.
 ORDINARY = ("claude-code tool_result", "codex function_call_output", "shell success")
@@ -100,6 +109,11 @@ def score(classify: Callable[..., Any], rows: list[dict[str, Any]]) -> dict[str,
         if row["kind"] == "success" and got != "success":
             healthy_as_error += 1
     detected = sum(classify(row["text"]).is_error for row in errors)
+    groups = {}
+    for name, group in (("tool_results", [row for row in healthy if tool_result(row)]),
+                        ("prose", [row for row in healthy if not tool_result(row)])):
+        wrong = sum(classify(row["text"], is_error=row["flag"]).is_error for row in group)
+        groups[name] = {"texts": len(group), "read_as_error": wrong}
     kinds = sorted({kind for pair in confusion for kind in pair})
     per_kind = {}
     for kind in kinds:
@@ -121,6 +135,7 @@ def score(classify: Callable[..., Any], rows: list[dict[str, Any]]) -> dict[str,
         "accuracy": right / len(rows),
         "healthy_read_as_error": healthy_as_error / max(len(healthy), 1),
         "unflagged_errors_detected": detected / max(len(errors), 1),
+        "healthy_by_group": groups,
         "per_kind": per_kind,
         "worst_confusions": worst,
     }
@@ -163,6 +178,10 @@ def main() -> int:
         )
         print(f"{label:34}{cells}")
     after = results["after"]
+    for name, label in (("tool_results", "real tool results"), ("prose", "prose look-alikes")):
+        group = after["healthy_by_group"][name]
+        share = group["read_as_error"] / max(group["texts"], 1) * 100
+        print(f"  healthy {label} read as errors (after): {group['read_as_error']} of {group['texts']} ({share:.1f}%)")
     print("\nper kind (after): precision / recall / support")
     for kind, figures in after["per_kind"].items():
         precision = "-" if figures["precision"] is None else f"{figures['precision'] * 100:.0f}%"
