@@ -1,7 +1,7 @@
 """The real-text corpus is well formed, split as its README says, and classified as well as measured.
 
 The floors are the development split's (benchmarks/classify_score.py prints the figures); the held-out
-split is not scored here, so that it stays a measurement.
+splits are not scored here, so that they stay measurements.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ KINDS = {kind.value for kind in Kind}
 
 def test_each_row_has_a_text_a_kind_a_source_and_a_flag() -> None:
     for row in ROWS:
-        assert row.keys() == {"text", "flag", "kind", "source", "origin", "split"}, row
+        assert row.keys() == {"text", "flag", "kind", "source", "origin", "split", "batch"}, row
+        assert row["batch"] in (1, 2, 3, 4), row
         assert isinstance(row["text"], str) and row["text"].strip(), row
         assert row["kind"] in KINDS and row["kind"] != "unknown", row
         assert row["flag"] in (None, True, False), row
@@ -37,16 +38,49 @@ def test_the_corpus_is_large_and_holds_as_many_look_alikes_as_errors() -> None:
     assert len({row["text"] for row in ROWS}) == len(ROWS)  # no text twice
 
 
+def _digest(source: str) -> int:
+    return int(hashlib.sha256(source.encode()).hexdigest(), 16)
+
+
 def test_the_split_is_the_hash_of_the_source() -> None:
-    """README: held out when the SHA-256 of the source without its @commit is divisible by 3."""
+    """README: the first batch is held out when the SHA-256 of the source without its @commit is divisible
+    by 3; the second batch, gathered from sources the first has none of, is in development when the
+    SHA-256 of its source is divisible by 4, else in the second held-out split."""
+    first = [row for row in ROWS if row["batch"] == 1]
+    second = [row for row in ROWS if row["batch"] == 2]
+    for row in first:
+        assert row["split"] == ("heldout" if _digest(row["source"].split("@")[0]) % 3 == 0 else "dev"), row["source"]
+    for row in second:
+        assert row["split"] == ("dev" if _digest(row["source"]) % 4 == 0 else "heldout2"), row["source"]
     for row in ROWS:
-        digest = int(hashlib.sha256(row["source"].split("@")[0].encode()).hexdigest(), 16)
-        assert row["split"] == ("heldout" if digest % 3 == 0 else "dev"), row["source"]
+        assert (row["batch"] == 3) == (row["split"] == "heldout3"), row["source"]
+        assert row["batch"] != 4 or row["split"] == "dev", row["source"]
     by_source: dict[str, set[str]] = {}
     for row in ROWS:
         by_source.setdefault(row["source"].split("@")[0], set()).add(row["split"])
     assert all(len(sides) == 1 for sides in by_source.values())
-    assert 0.25 <= sum(row["split"] == "heldout" for row in ROWS) / len(ROWS) <= 0.42
+    assert 0.25 <= sum(row["split"] == "heldout" for row in first) / len(first) <= 0.42
+
+
+def test_the_second_held_out_split_is_large_fresh_and_half_look_alikes() -> None:
+    """README: at least 500 texts, at least 250 of them healthy, none from a source of the first batch."""
+    heldout2 = [row for row in ROWS if row["split"] == "heldout2"]
+    assert len(heldout2) >= 500
+    assert sum(row["kind"] == "success" for row in heldout2) >= 250
+    first_sources = {row["source"].split("@")[0] for row in ROWS if row["batch"] == 1}
+    assert not any(row["source"].split("@")[0] in first_sources for row in heldout2)
+
+
+def test_the_third_held_out_split_is_fresh_and_mostly_look_alikes() -> None:
+    """README: at least 300 texts, at least 200 of them healthy, every one from a source no earlier batch
+    has (sources compared without their @commit part)."""
+    heldout3 = [row for row in ROWS if row["split"] == "heldout3"]
+    assert len(heldout3) >= 300
+    assert sum(row["kind"] == "success" for row in heldout3) >= 200
+    earlier = {row["source"].split("@")[0] for row in ROWS if row["batch"] in (1, 2)}
+    assert not any(row["source"].split("@")[0] in earlier for row in heldout3)
+    later = {row["source"].split("@")[0] for row in ROWS if row["batch"] == 4}
+    assert not any(row["source"].split("@")[0] in later for row in heldout3)
 
 
 def test_the_texts_name_no_machine_path() -> None:

@@ -374,3 +374,40 @@ def test_the_stated_gate_never_hides_a_stated_word(line: str) -> None:
 def test_stated_text_reads_the_same_both_ways(text: str, pad: str) -> None:
     _assert_same_all([(text, None, None), (pad + text, None, None), (text + pad, None, None),
                       (pad + text + pad, None, None)])
+
+
+DESCRIBING_WORDS = st.sampled_from(
+    sorted(token.decode() for token in module._DESCRIBING_WORDS | module._DESCRIBING_LEADS)
+    + ["such as", "for example", "in case", "appears to", "seems to", "even though", "can't", "can\u2019t", "cannot"]
+).flatmap(_respelt)
+DESCRIBED_TEXT = st.lists(
+    DESCRIBING_WORDS | STATED_WORDS | _pattern_matches("_DESCRIBES") | FILLER | st.sampled_from(SPACES)
+    | st.sampled_from("-'_./:\u2019\xe9"),
+    max_size=8,
+).map("".join)
+
+
+@given(DESCRIBED_TEXT)
+def test_describes_by_words_is_the_pattern(line: str) -> None:
+    """_describes reads _DESCRIBES by words where it can: it must say what the pattern says (folded, as
+    _stated_failure reads a sentence)."""
+    sentence = module._folded(line)
+    assert module._describes(sentence) == (_source("_DESCRIBES").search(sentence) is not None), repr(sentence)
+
+
+SENTENCE_TEXT = st.text(st.sampled_from(list("ab .!?;\n\t\r\x0b\x1c\u2028\xa0\x85")), max_size=16)
+
+
+@given(SENTENCE_TEXT)
+def test_the_sentence_end_is_a_stop_before_a_space_or_the_end_or_a_newline(text: str) -> None:
+    """_SENTENCE_END is written for speed; it starts where the plain reading of its rule does."""
+    plain = re.compile(r"[.!?;](?:\s|$)|\n").search(text)
+    fast = module._SENTENCE_END.search(text)
+    assert (plain and plain.start()) == (fast and fast.start())
+
+
+@given(st.lists(PIECE, max_size=8).map("".join), st.sampled_from([1, 2, 24, 40, 60, 200]))
+def test_a_clean_line_is_the_whole_window_cleaned_and_cut(text: str, chars: int) -> None:
+    """_clean_line cleans a shorter prefix first; it gives what cleaning its whole window gives."""
+    whole = " ".join(module._INVISIBLE.sub(" ", text[: chars * 5]).split())
+    assert module._clean_line(text, chars) == module.clip(whole, chars)

@@ -1,6 +1,6 @@
 """The failure-classification library: one source of truth for what a failure is and what the model reads.
 
-``classify()``, ``output_text()``, ``refusal_payload()`` and ``Classification`` live in
+``classify()``, ``could_be_failure()``, ``output_text()``, ``refusal_payload()`` and ``Classification`` live in
 ``threadfix.failures.classifier``, imported on first use of one of those names (``from threadfix.failures
 import classify`` gives the function): it holds many pattern and code tables, and commands that never
 classify (``--help``, repair) skip building them.
@@ -23,7 +23,7 @@ from threadfix.failures.dangling import (
 from threadfix.failures.kinds import KIND_INFO, Kind, KindInfo, info
 
 #: Names served by the classifier module, imported only when one is asked for.
-_CLASSIFIER_NAMES = frozenset({"Classification", "classify", "output_text", "refusal_payload"})
+_CLASSIFIER_NAMES = frozenset({"Classification", "classify", "could_be_failure", "output_text", "refusal_payload"})
 
 __all__ = [
     "Arguments",
@@ -39,6 +39,7 @@ __all__ = [
     "aborted_payload",
     "classify",
     "clip",
+    "could_be_failure",
     "explain",
     "info",
     "is_threadfix_output",

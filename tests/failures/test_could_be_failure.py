@@ -1,0 +1,70 @@
+"""could_be_failure() is sound: it never rejects a text that classify() with no flag calls a failure.
+
+lint and report may skip every output it rejects, so a wrong "no" would hide a failure. Held to the full
+classifier on every text of the corpus (and each with a leading marker or exit code line added), every
+case of the table, every output of a benchmark store and text built from the words and patterns the
+classifier looks for; and it must reject most ordinary results, or it would save nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.failures.test_classify import CASES, JSONISH
+from tests.failures.test_quick_paths import HOSTILE_TEXT, MARKER, PIECE
+from tests.failures.test_verdict_snapshot import _generated_outputs
+from threadfix.failures import classify, could_be_failure
+
+CORPUS = Path(__file__).parent / "corpus" / "corpus.jsonl"
+TEXTS = [orjson.loads(line)["text"] for line in CORPUS.read_bytes().splitlines() if line.strip()]
+
+
+def _assert_sound(content: object) -> None:
+    if not could_be_failure(content):
+        said = classify(content)
+        assert not said.is_error, (repr(content)[:300], said.evidence)
+
+
+def test_no_corpus_text_it_rejects_is_a_failure() -> None:
+    for text in TEXTS:
+        _assert_sound(text)
+        _assert_sound(text.strip())
+        _assert_sound(f"Exit code 2\n{text}")
+        _assert_sound(f"{text}\nError: the last line")
+
+
+def test_no_case_it_rejects_is_a_failure() -> None:
+    for case in CASES:
+        _assert_sound(case["content"])
+
+
+def test_no_benchmark_store_output_it_rejects_is_a_failure() -> None:
+    outputs = list(_generated_outputs())
+    assert outputs
+    for content in outputs:
+        _assert_sound(content)
+
+
+@given(HOSTILE_TEXT | JSONISH)
+def test_no_hostile_text_it_rejects_is_a_failure(content: object) -> None:
+    _assert_sound(content)
+
+
+@given(st.lists(PIECE, max_size=6).map("".join), MARKER, st.lists(PIECE, max_size=6).map("".join))
+def test_a_marker_anywhere_is_never_rejected_when_it_makes_a_failure(before: str, marker: str, after: str) -> None:
+    for text in (before + marker + after, marker + after, before + "\n" + marker, marker):
+        _assert_sound(text)
+
+
+def test_it_rejects_most_healthy_texts_and_no_failure() -> None:
+    """It saves work only if it rejects results; every corpus error it is shown, it lets through."""
+    rows = [orjson.loads(line) for line in CORPUS.read_bytes().splitlines() if line.strip()]
+    healthy = [row["text"] for row in rows if row["kind"] == "success" and row["split"] == "dev"]
+    rejected = sum(not could_be_failure(text) for text in healthy)
+    assert rejected / len(healthy) >= 0.5
+    assert all(could_be_failure(row["text"]) for row in rows if row["split"] == "dev" and classify(row["text"]).is_error)
+    assert could_be_failure({"error": {"code": 429}}) and could_be_failure(b"Error: x")
