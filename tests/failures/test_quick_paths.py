@@ -411,3 +411,14 @@ def test_a_clean_line_is_the_whole_window_cleaned_and_cut(text: str, chars: int)
     """_clean_line cleans a shorter prefix first; it gives what cleaning its whole window gives."""
     whole = " ".join(module._INVISIBLE.sub(" ", text[: chars * 5]).split())
     assert module._clean_line(text, chars) == module.clip(whole, chars)
+
+
+@pytest.mark.parametrize("brk", ["\x85", "\u2028", "\u2029", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e"])
+@pytest.mark.parametrize("shape", ["INSUFFICIENT_QUOTA\n  too{b}many{b}requests", "INSUFFICIENT_QUOTA\ntoo{b}many{b}requests",
+                                   "Error: 429{b}rate limit", "ok{b}Traceback (most recent call last):"])
+def test_characters_str_splits_lines_at_read_alike_on_both_paths(shape: str, brk: str) -> None:
+    """A character ``str.splitlines`` breaks at but ``\\n`` splits do not (hypothesis once found NEL) gives the quick
+    path and the full path the same verdict."""
+    text = shape.format(b=brk)
+    _assert_unframed_only_if_so(text)
+    _assert_same_all([(text, None, None)])
