@@ -24,9 +24,15 @@ from threadfix.batch import RepairRun, RunOptions
 from threadfix.stores import StoreOptions, open_stores, settle
 from threadfix.stores.base import Settled
 from threadfix.stores.files import split_container
-from threadfix.stores.settle import CALL, OUTPUT, settles_document
+from threadfix.stores.settle import CALL, OUTPUT
 
 RESPONSES = dialects.get("openai-responses")
+
+
+def settles_document(raw: bytes) -> bool:
+    """Whether the Responses screen settles the thread in ``raw`` (an array of items, or an object with one of the
+    thread keys), as a store whose dialect is Responses screens it."""
+    return settle.Screener(RESPONSES.name)(raw) is not None
 PLAIN = settle.plain_types()
 
 

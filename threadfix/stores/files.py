@@ -222,8 +222,7 @@ class FileStore(Store):
         if _binary(raw):
             yield ReadProblem(self.display, BINARY_MESSAGE)
             return
-        screened = (screen and _documents_read >= SCREEN_DOCUMENTS_AFTER
-                    and (self.dialect is None or self.dialect in settle.screened()))
+        screened = screen and _documents_read >= SCREEN_DOCUMENTS_AFTER and settle.has_screen(self.dialect)
         _documents_read += len(raw)
         if screened and (settled := _folder_screener(self.dialect)(raw)) is not None:
             self.container = DOCUMENT  # (no session container holds a thread any dialect's screen settles)

@@ -45,8 +45,6 @@ from threadfix.stores.base import Settled
 DIALECT = "openai-responses"
 #: a store of fewer bytes is read in full: importing the decoder (~20 ms) would cost more than it saves
 MIN_DOCUMENTS_BYTES = 4 * 1024 * 1024
-#: one settled Responses thread (documents are settled one at a time)
-SETTLED = Settled(1, DIALECT)
 
 
 def worth_screening(dialect: str | None, size: int | None = None) -> bool:
@@ -59,7 +57,12 @@ def worth_screening(dialect: str | None, size: int | None = None) -> bool:
 def screens_documents(dialect: str | None, size: int) -> bool:
     """Whether a store of ``size`` bytes of thread documents is screened: from MIN_DOCUMENTS_BYTES up, when its
     dialect is sniffed or forced to one with a screen."""
-    return size >= MIN_DOCUMENTS_BYTES and (dialect is None or dialect in screened())
+    return size >= MIN_DOCUMENTS_BYTES and has_screen(dialect)
+
+
+def has_screen(dialect: str | None) -> bool:
+    """Whether threads of ``dialect`` (None: sniffed) can be screened: it, or any dialect when sniffed, has one."""
+    return dialect is None or dialect in screened()
 
 
 @cache
@@ -90,12 +93,6 @@ class Screener:
                 order.insert(0, order.pop(at))
             return _settled(name) if verdict else None
         return None
-
-
-def settles_document(raw: bytes) -> bool:
-    """Whether the thread in ``raw`` (as a file or row holds it: an array of items, or an object with one of
-    the thread keys) is a settled Responses thread. False says nothing: read it in full."""
-    return _verdict(DIALECT, raw) is True
 
 
 def _verdict(name: str, raw: bytes) -> bool | None:
