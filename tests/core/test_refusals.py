@@ -13,11 +13,7 @@ from typing import Any
 
 import orjson
 import pytest
-from typer.testing import CliRunner
-
-from threadfix.cli import _register, app
-
-_register()
+from tests.reliability.harness import cli as threadfix
 
 USER = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}
 
@@ -26,9 +22,10 @@ def fc(call_id: Any, name: str = "shell") -> dict[str, Any]:
     return {"type": "function_call", "call_id": call_id, "name": name, "arguments": "{}"}
 
 
-def cli(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, list(args))
-    return result.exit_code, result.stdout, result.stderr
+def cli(*args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
+    """``threadfix ARGS`` in this process: exit code, stdout and stderr apart."""
+    ran = threadfix(*args, stdin=stdin)
+    return ran.code, ran.stdout.decode(), ran.stderr
 
 
 #: (name, the thread's items, the ids named, the reason repair gives)
@@ -76,10 +73,10 @@ def test_every_refusal_is_said_with_its_ids_and_reason_and_fails_the_run(tmp_pat
 
 def test_a_refusal_in_a_document_read_from_stdin_is_said_on_stderr() -> None:
     items = [USER, fc("call_d"), fc("call_d"), USER]
-    result = CliRunner().invoke(app, ["repair", "--min-age", "0", "-"], input=orjson.dumps(items))
-    assert result.exit_code == 1
-    assert orjson.loads(result.stdout) == items  # the document, unchanged
-    assert result.stderr.splitlines()[0] == (
+    code, out, err = cli("repair", "--min-age", "0", "-", stdin=orjson.dumps(items))
+    assert code == 1
+    assert orjson.loads(out) == items  # the document, unchanged
+    assert err.splitlines()[0] == (
         "threadfix: error: <stdin>: not repaired: call call_d: 2 calls share the id call_d, two of them in one turn, so "
         "order cannot tell their outputs apart; refused whole")
 

@@ -12,14 +12,10 @@ import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from typer.testing import CliRunner
-
 from threadfix import batch, parallel
-from threadfix.cli import _register, app
+from tests.reliability.harness import cli
 from threadfix.stores import StoreOptions
 from threadfix.stores.files import FileStore
-
-_register()
 
 
 def _thread(rng: random.Random, n: int) -> dict:
@@ -65,8 +61,9 @@ def small_shards(monkeypatch):
 
 
 def _run(*args: str) -> tuple[int, bytes, str]:
-    result = CliRunner().invoke(app, list(args))
-    return result.exit_code, result.stdout_bytes, result.stderr
+    """``threadfix ARGS`` through its entry point, in this process: exit code, stdout and stderr apart."""
+    ran = cli(*args)
+    return ran.code, ran.stdout, ran.stderr
 
 
 # ---------------------------------------------------------------------------- shards

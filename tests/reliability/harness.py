@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import json
 import os
@@ -14,7 +13,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import unittest.mock
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -322,38 +320,21 @@ class Ran:
         return found
 
 
-@functools.cache
-def _click_command() -> Any:
-    import typer.main
-
-    from threadfix import cli as package
-
-    package._register()
-    return typer.main.get_command(package.app)
-
-
-def _cached_app(args: list[str], standalone_mode: bool) -> Any:
-    """What ``app(...)`` does in ``main``, without typer rebuilding the click command on every call."""
-    return _click_command().main(args=args, standalone_mode=standalone_mode, prog_name="threadfix")
-
-
 def cli(*args: str, stdin: bytes | None = None) -> Ran:
     """``threadfix ARGS`` through its real entry point (the one-line error guard included), in this process.
 
-    Only typer's building of the click command is cached (it costs ~25 ms a call); the subprocess tests
-    run the real thing.
+    Each call builds its parser afresh, as a run does (about a millisecond); the subprocess tests run the real
+    command.
     """
     from threadfix import cli as package
 
-    _click_command()  # registers the commands on the real app first
     out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
     err = io.StringIO()
     old_stdin, old_sigterm = sys.stdin, signal.getsignal(signal.SIGTERM)
     if stdin is not None:
         sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
-                unittest.mock.patch.object(package, "app", _cached_app):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 package.main(list(args))
                 code = 0

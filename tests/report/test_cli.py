@@ -99,7 +99,7 @@ def test_stdin_is_read_with_a_dash(clean) -> None:
     (("--by", "tools"), b"unknown --by 'tools'; choose one of: tool, kind, thread, day"),
     (("--format", "yaml"), b"unknown --format 'yaml'; choose one of: text, json, csv, markdown"),
     (("--dialect", "nope"), b"unknown dialect 'nope'"),
-    (("--top", "0"), b"Invalid value for '--top'"),
+    (("--top", "0"), b"--top must be a whole number of at least 1, not '0'"),
 ])
 def test_bad_options_exit_2_with_one_message(clean, args: tuple[str, ...], message: bytes) -> None:
     folder, _ = clean

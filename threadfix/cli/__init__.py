@@ -6,14 +6,16 @@ import io
 import os
 import signal
 import sys
-from typing import Annotated, Any, Optional
 
-import typer
-
+TYPE_CHECKING = False
 from threadfix import __version__
-from threadfix.cli.options import Color, Jobs, Traceback, check_color, plain_metavars
-from threadfix.cli.values import read_plainly
 from threadfix.errors import ExitCode, ThreadfixError
+
+if TYPE_CHECKING:  # (typing itself costs a small run a millisecond or more)
+    from argparse import Namespace
+    from typing import Any
+
+    from threadfix.cli.parser import Parser, Root
 
 HELP = """Repair, lint and report stored LLM chat threads whose tool calls never got an output.
 
@@ -21,7 +23,6 @@ Global options (--color, --jobs, --traceback) go before or after the command ali
 [tool.threadfix] and [tool.threadfix.COMMAND] in pyproject.toml, or threadfix.toml, found from the current
 folder up. `threadfix COMMAND --help` lists each command's exit codes.
 
-\b
 Exit codes:
   0    ok
   1    lint findings; repair --check would change something; undo refused a thread
@@ -32,36 +33,8 @@ Exit codes:
 """
 
 
-#: the commands, each registered on ``app`` by importing its module (``threadfix.cli.<name>``)
+#: the commands, one module each (``threadfix.cli.<name>``: its USAGE, HELP, ``arguments(parser)`` and ``run(args)``)
 COMMANDS = ("dialects", "lint", "repair", "report", "rules", "undo")
-#: the options before the command that take a value: what follows them is not the command's name
-_VALUED_ROOT_OPTIONS = frozenset(("--color", "--jobs", "-j"))
-
-
-class _Group(typer.core.TyperGroup):
-    """The ``threadfix`` command as typer builds it, its and its subcommands' options read without pydantic."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        read_plainly(self)  # typer hands over the subcommands, built, to this constructor
-        plain_metavars(self)
-
-    def list_commands(self, ctx: Any) -> list[str]:
-        """Help lists the commands by name, whichever were registered first."""
-        return sorted(self.commands)
-
-
-app = typer.Typer(
-    name="threadfix",
-    cls=_Group,
-    help=HELP,
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,  # plain help: starts in a third of the time and prints nothing from data
-    pretty_exceptions_show_locals=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
 
 
 STDOUT = "<stdout>"
@@ -75,25 +48,6 @@ class State:
     jobs: int | None = None
     #: the command said what an interrupt left (repair: what it committed), so main need not
     interrupt_said = False
-
-
-def _version(value: bool) -> None:
-    if value:
-        sys.stdout.write(f"threadfix {__version__}\n")
-        raise typer.Exit(0)
-
-
-@app.callback()
-def root(
-    traceback: Traceback = False,
-    color: Color = None,
-    version: Annotated[Optional[bool], typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")] = None,
-    jobs: Jobs = None,
-) -> None:
-    State.traceback = traceback
-    State.color = check_color(color)
-    State.jobs = jobs
-    State.interrupt_said = False
 
 
 def error_line(where: str | None, message: str) -> None:
@@ -136,32 +90,66 @@ def use_color(stream_is_terminal: bool) -> bool:
     return stream_is_terminal
 
 
-def _register(args: list[str] | None = None) -> None:
-    """Register the command ``args`` run, or every command when they name none (help, a mistyped name).
+def build_parser() -> Root:
+    """The ``threadfix`` parser. A command's module is imported, and its options added, only when it runs (or the
+    root's help lists it): the others would cost a small run milliseconds it does not use."""
+    from threadfix.cli.options import add_global_options
+    from threadfix.cli.parser import Commands, Root, Version
 
-    Typer builds every registered command's options on each run; building the five a run does not use, and
-    importing their modules, cost about 4 ms of a small run's start-up.
-    """
+    root = Root("threadfix", "threadfix [OPTIONS] COMMAND [ARGS]...", HELP)
+    add_global_options(root, jobs=True, root=True)
+    root.add_argument("--version", action=Version, version=__version__, help="Print the version.")
+    root.add_help_option()
+    root.add_argument("command", action=Commands, known=COMMANDS, load=command_parser,
+                      describe=lambda name: _command(name).HELP)
+    return root
+
+
+def command_parser(name: str) -> Parser:
+    """The parser of command ``name``, with its options."""
+    from threadfix.cli.parser import Parser
+
+    module = _command(name)
+    parser = Parser(f"threadfix {name}", module.USAGE, module.HELP)
+    module.arguments(parser)
+    return parser
+
+
+def _command(name: str) -> Any:
     import importlib
 
-    named = None if args is None else command_named(args)
-    for name in COMMANDS if named is None else (named,):
-        importlib.import_module(f"threadfix.cli.{name}")
+    return importlib.import_module(f"threadfix.cli.{name}")
 
 
-def command_named(args: list[str]) -> str | None:
-    """The command ``args`` run, or None when they ask for the root's help or name no known command."""
-    after_value = False
-    for arg in args:
-        if after_value:
-            after_value = False
-        elif arg in _VALUED_ROOT_OPTIONS:
-            after_value = True
-        elif arg in ("-h", "--help", "--"):
-            return None
-        elif not arg.startswith("-"):
-            return arg if arg in COMMANDS else None
-    return None
+def parse(args: list[str]) -> Namespace:
+    """The values of ``args``: the command's name (``command``), its options, and the global options."""
+    from argparse import ArgumentError
+
+    from threadfix.cli.parser import UsageError, glued, said
+
+    root = build_parser()
+    words = glued(args, root.valued_options(), stop_at_word=True)
+    root.check_options([word for word in words[:next((i for i, w in enumerate(words) if not w.startswith("-") or w == "--"),
+                                                     len(words))]])
+    try:
+        return root.parse_args(words)
+    except ArgumentError as exc:
+        raise UsageError(said(exc)) from None
+
+
+def run(args: list[str]) -> int:
+    """Parse ``args`` and run their command; its exit code."""
+    if not args:  # no_args_is_help: the help, on stderr, and the exit code of a usage error
+        sys.stderr.write(build_parser().format_help())
+        return ExitCode.ERROR
+    namespace = parse(args)
+    State.traceback = namespace.traceback
+    from threadfix.cli.options import check_color
+
+    State.color = check_color(namespace.color)
+    State.jobs = namespace.jobs
+    State.interrupt_said = False
+    return _command(namespace.command).run(namespace)
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
@@ -169,16 +157,16 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: run the app, turning every failure into one line and a documented exit code."""
-    _register(argv if argv is not None else sys.argv[1:])
+    """Entry point: run the command, turning every failure into one line and a documented exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
     _name_stdout()
     if os.name == "posix":
         signal.signal(signal.SIGTERM, _on_sigterm)
-    traceback = "--traceback" in (argv if argv is not None else sys.argv[1:])
+    traceback = "--traceback" in args
     try:
-        code = app(args=argv, standalone_mode=False)
-        if code == ExitCode.INTERRUPTED and not State.interrupt_said:  # typer turns Ctrl-C and SIGTERM inside a
-            note("interrupted; nothing half-written was left behind")  # command into a quiet 130
+        code = run(args)
+        if code == ExitCode.INTERRUPTED and not State.interrupt_said:
+            note("interrupted; nothing half-written was left behind")
     except ThreadfixError as exc:
         error_line(exc.where, exc.message)
         code = exc.exit_code
@@ -188,17 +176,13 @@ def main(argv: list[str] | None = None) -> None:
     except (BrokenPipeError, StdoutClosed):
         _silence_stdout()
         code = ExitCode.OK
-    except SystemExit as exc:
+    except SystemExit as exc:  # --help, --version
         code = exc.code
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
-        aborts, usage_errors, help_asked = _click_exception_types()
-        if isinstance(exc, aborts):
-            code = ExitCode.INTERRUPTED
-        elif isinstance(exc, help_asked):  # a bare ``threadfix``: the help, on stderr, as click would print it
-            sys.stderr.write(exc.format_message() + "\n")
-            code = ExitCode.ERROR
-        elif isinstance(exc, usage_errors):
-            error_line(None, f"{exc.format_message()} (see --help)")
+        from threadfix.cli.parser import UsageError
+
+        if isinstance(exc, UsageError):
+            error_line(None, f"{exc} (see --help)")
             code = ExitCode.ERROR
         elif isinstance(exc, OSError) and exc.errno is not None:
             where = getattr(exc, "filename", None)
@@ -225,8 +209,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 class StdoutClosed(Exception):
-    """The reader of stdout went away (``threadfix lint | head``). Not an OSError, so that click, which turns
-    EPIPE into exit 1 ("findings") on its own, lets it through to :func:`main`."""
+    """The reader of stdout went away (``threadfix lint | head``). Not an OSError, so that no handler on the way
+    mistakes it for an error of the store being read or written: :func:`main` ends the run quietly."""
 
 
 class _NamedStdout(io.FileIO):
@@ -253,23 +237,6 @@ def _name_stdout() -> None:
     out.flush()
     sys.stdout = io.TextIOWrapper(io.BufferedWriter(_NamedStdout(1, "w", closefd=False)), encoding=out.encoding,
                                   errors=out.errors, line_buffering=out.line_buffering)
-
-
-def _click_exception_types() -> tuple[tuple[type, ...], ...]:
-    """Abort, usage-error and no-arguments-so-help classes of click and of the copy of click that newer typer
-    bundles."""
-    import importlib
-
-    found: tuple[list[type], ...] = ([], [], [])
-    for name in ("typer._click.exceptions", "click.exceptions", "typer.exceptions"):
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        for kinds, attr in zip(found, ("Abort", "ClickException", "NoArgsIsHelpError")):
-            if hasattr(module, attr):
-                kinds.append(getattr(module, attr))
-    return tuple(map(tuple, found))
 
 
 def _silence_stdout() -> None:

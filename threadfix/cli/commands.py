@@ -1,5 +1,8 @@
-"""Importing this module registers every command on the app (one module per command)."""
+"""Importing this module imports every command's module (for tools that instrument them all at once)."""
 
-from threadfix.cli import _register
+import importlib
 
-_register()
+from threadfix.cli import COMMANDS
+
+for _name in COMMANDS:
+    importlib.import_module(f"threadfix.cli.{_name}")

@@ -4,22 +4,32 @@ from __future__ import annotations
 
 import sys
 
-from threadfix.cli import app
-from threadfix.cli.options import command_settings, takes_global_options
+from threadfix.cli.options import add_global_options, command_settings
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    from threadfix.cli.parser import Parser
+
+USAGE = "threadfix dialects [OPTIONS]"
+HELP = """List the thread formats threadfix reads (names for --dialect), in sniffing order.
+
+Exit codes:
+  0    done
+"""
 
 
-@app.command("dialects")
-@takes_global_options(jobs=False)
-def list_dialects() -> None:
-    """List the thread formats threadfix reads (names for --dialect), in sniffing order.
+def arguments(parser: Parser) -> None:
+    add_global_options(parser, jobs=False)
+    parser.add_help_option()
 
-    \b
-    Exit codes:
-      0    done
-    """
+
+def run(args: Namespace) -> int:
     from threadfix import dialects
 
     command_settings("dialects")
     width = max(len(name) for name in dialects.names())
     for name in dialects.names():
         sys.stdout.write(f"{name:<{width}}  {dialects.get(name).title}\n")
+    return 0

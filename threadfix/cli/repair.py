@@ -3,96 +3,103 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
 
-import typer
+from threadfix.cli import State, describe_store, error_line, note
+from threadfix.cli.options import (add_format, add_global_options, add_min_age, add_paths, add_settings_options,
+                                   add_store_options, add_waiting_options, check_format, command_settings, one_stdin,
+                                   option_value, store_args)
 
-from threadfix.cli import State, app, describe_store, error_line, note
-from threadfix.cli.options import (AnswerWaiting, Config, Isolated, LeaveTools, Paths, check_format, command_settings, format_option,
-                                   min_age_option, one_stdin, option_value, reads_stores, takes_global_options)
-from threadfix.errors import ConfigError, ExitCode
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from threadfix.cli.options import StoreArgs
+    from argparse import Namespace
 
+    from threadfix.cli.parser import Parser
+
+USAGE = "threadfix repair [OPTIONS] PATH..."
+HELP = """Give every call with no output an error output that says why, in its provider's exact shape.
+
+Also moves outputs that stand where the provider refuses them, and keeps orphan and duplicate
+outputs as plain messages. Writes atomically in place (or to -o), records an undo journal, and
+leaves every other byte as it was. With - the repaired document goes to stdout. Settings come from
+`[tool.threadfix.repair]` (and `[tool.threadfix]`) in pyproject.toml or `[repair]` in threadfix.toml.
+
+Exit codes:
+  0    done (or, with --dry-run/--diff, planned)
+  1    --check: something would change
+  2    usage error, or some input could not be read or written (the rest still ran)
+  75   a store was locked or changed while threadfix worked: nothing more written, retry
+  130  interrupted (what was committed before is listed, with its journal)
+"""
 FORMATS = {"text": "one line per change", "json": "one document", "jsonl": "one record per thread, then the summary"}
 
 
-@app.command()
-@takes_global_options(jobs=True)
-@reads_stores
-def repair(
-    paths: Paths,
-    dry_run: Annotated[bool, typer.Option("--dry-run", "-n", help="Show what would be repaired; write nothing.")] = False,
-    check: Annotated[bool, typer.Option("--check", help="Write nothing; exit 1 if anything would change.")] = False,
-    diff: Annotated[bool, typer.Option("--diff", help="Print a unified diff of each change; write nothing.")] = False,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", metavar="FILE", help="Write the repaired store here instead of in place (one file input).")] = None,
-    output_format: format_option(FORMATS) = "text",
-    min_age: min_age_option("10m", "repair writes: an output written for a call still running would be followed by its real one") = None,
-    leave_tool: LeaveTools = None,
-    answer_waiting: AnswerWaiting = False,
-    reason: Annotated[Optional[str], typer.Option("--reason", metavar="TEXT", help="The sentence the model reads in every written output, instead of threadfix's per-cause sentence.")] = None,
-    drop_orphans: Annotated[bool, typer.Option("--drop-orphans", help="Delete outputs that have no call, instead of keeping them as plain messages.")] = False,
-    journal_dir: Annotated[Optional[Path], typer.Option("--journal-dir", metavar="FOLDER", help="Folder for the undo journal (default: $XDG_STATE_HOME/threadfix/journal).")] = None,
-    config: Config = None,
-    isolated: Isolated = False,
-    *,
-    store: StoreArgs,
-) -> None:
-    """Give every call with no output an error output that says why, in its provider's exact shape.
+def arguments(parser: Parser) -> None:
+    add_paths(parser)
+    parser.add_argument("-n", "--dry-run", action="store_true", help="Show what would be repaired; write nothing.")
+    parser.add_argument("--check", action="store_true", help="Write nothing; exit 1 if anything would change.")
+    parser.add_argument("--diff", action="store_true", help="Print a unified diff of each change; write nothing.")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="Write the repaired store here instead of in place (one file input).")
+    add_format(parser, FORMATS)
+    add_min_age(parser, "10m", "repair writes: an output written for a call still running would be followed by its "
+                               "real one")
+    add_waiting_options(parser, answer=True)
+    parser.add_argument("--reason", metavar="TEXT", help=(
+        "The sentence the model reads in every written output, instead of threadfix's per-cause sentence."))
+    parser.add_argument("--drop-orphans", action="store_true",
+                        help="Delete outputs that have no call, instead of keeping them as plain messages.")
+    parser.add_argument("--journal-dir", metavar="FOLDER",
+                        help="Folder for the undo journal (default: $XDG_STATE_HOME/threadfix/journal).")
+    add_settings_options(parser)
+    add_store_options(parser)
+    add_global_options(parser, jobs=True)
+    parser.add_help_option()
 
-    Also moves outputs that stand where the provider refuses them, and keeps orphan and duplicate
-    outputs as plain messages. Writes atomically in place (or to -o), records an undo journal, and
-    leaves every other byte as it was. With - the repaired document goes to stdout. Settings come from
-    `[tool.threadfix.repair]` (and `[tool.threadfix]`) in pyproject.toml or `[repair]` in threadfix.toml.
 
-    \b
-    Exit codes:
-      0    done (or, with --dry-run/--diff, planned)
-      1    --check: something would change
-      2    usage error, or some input could not be read or written (the rest still ran)
-      75   a store was locked or changed while threadfix worked: nothing more written, retry
-      130  interrupted (what was committed before is listed, with its journal)
-    """
-    from msgspec.structs import replace
+def run(args: Namespace) -> int:
+    from pathlib import Path
 
     from threadfix.batch import DEFAULT_MIN_AGE, RepairRun, RunOptions
+    from threadfix.errors import ConfigError, ExitCode
     from threadfix.repair import RepairOptions
 
-    check_format(output_format, tuple(FORMATS))
+    paths = list(args.paths)
+    check_format(args.output_format, tuple(FORMATS))
     one_stdin(paths)
-    found = command_settings("repair", config, isolated)
-    min_age_seconds = option_value("min-age", min_age)
-    leave_tools = option_value("leave-tools", leave_tool, "--leave-tool")
+    found = command_settings("repair", args.config, args.isolated)
+    min_age_seconds = option_value("min-age", args.min_age)
+    leave_tools = option_value("leave-tools", args.leave_tool, "--leave-tool")
     reading_stdin = "-" in paths
+    output = None if args.output is None else Path(args.output)
     if output is not None and (len(paths) != 1 or reading_stdin or Path(paths[0]).is_dir()):
         raise ConfigError("--output takes exactly one input file")
-    writes = not (dry_run or check or diff)
+    writes = not (args.dry_run or args.check or args.diff)
+    journal_dir = args.journal_dir if args.journal_dir is not None else found.get("journal_dir")
     options = RunOptions(
-        repair=RepairOptions(drop_orphans=drop_orphans or found.get("drop_orphans", False),
-                             reason=reason if reason is not None else found.get("reason"),
-                             answer_waiting=answer_waiting or found.get("answer_waiting", False)),
-        store=store.options(found, writable=writes),
-        dry_run=not writes, keep_bytes=diff, output=output,
+        repair=RepairOptions(drop_orphans=args.drop_orphans or found.get("drop_orphans", False),
+                             reason=args.reason if args.reason is not None else found.get("reason"),
+                             answer_waiting=args.answer_waiting or found.get("answer_waiting", False)),
+        store=store_args(args).options(found, writable=writes),
+        dry_run=not writes, keep_bytes=args.diff, output=output,
         min_age=min_age_seconds if min_age_seconds is not None else found.get("min_age", DEFAULT_MIN_AGE),
         leave_tools=leave_tools if leave_tools is not None else found.get("leave_tools", ()),
-        journal_dir=journal_dir if journal_dir is not None else (Path(found["journal_dir"]) if "journal_dir" in found else None),
+        journal_dir=None if journal_dir is None else Path(journal_dir),
         argv=tuple(sys.argv), jobs=State.jobs,
     )
     from threadfix.cli.progress import progress_line
     from threadfix.render.repair import RepairPrinter
 
     with progress_line("reading" if not writes else "repairing") as progress:
-        printer = RepairPrinter(output_format, on_problem=error_line, diff=diff, quiet_stdout=reading_stdin and writes)
-        run = RepairRun(list(paths), options, progress=progress, on_store=describe_store)
+        printer = RepairPrinter(args.output_format, on_problem=error_line, diff=args.diff,
+                                quiet_stdout=reading_stdin and writes)
+        repair_run = RepairRun(paths, options, progress=progress, on_store=describe_store)
         interrupted = False
         try:
-            for outcome in run.outcomes():
+            for outcome in repair_run.outcomes():
                 printer.outcome(outcome)
         except KeyboardInterrupt:  # what was committed before is said, and where its journal is (issue #22)
             interrupted = True
-    result = run.result
+    result = repair_run.result
     printer.finish(result)
     if reading_stdin and writes and result.stdout is not None and not interrupted:
         sys.stdout.buffer.write(result.stdout)
@@ -104,4 +111,4 @@ def repair(
         note(printer.summary(result, writes=writes))
     if result.journal is not None:
         note(f"undo journal: {result.journal} (threadfix undo {result.journal})")
-    raise typer.Exit(int(ExitCode.INTERRUPTED if interrupted else result.exit_code(check=check)))
+    return int(ExitCode.INTERRUPTED if interrupted else result.exit_code(check=args.check))
