@@ -22,7 +22,6 @@ A command declares its table in :data:`SECTIONS`.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -247,6 +246,8 @@ def _read_section(values: dict[str, Any], keys: dict[str, Key], where: str, path
 
 
 def _unknown(what: str, name: str, known: Mapping[str, Any]) -> str:
+    import difflib  # only to word a refusal
+
     close = difflib.get_close_matches(name, list(known), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return f"unknown {what}{hint}; known: {', '.join(known)}"

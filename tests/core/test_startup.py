@@ -156,7 +156,8 @@ def test_no_record_type_is_a_dataclass() -> None:
 #: session containers (their files are told by a cheap test first), a settings parser with no settings file, and
 #: the machinery of writes and of --jobs
 NOT_FOR_A_SMALL_RUN = ("pydantic", "typer", "click", "rich", "sqlite_utils", "sqlite3", "multiprocessing", "concurrent",
-                       "ctypes", "psycopg", "threadfix.render.report", "threadfix.report", "threadfix.stores.sqlite_layout",
+                       "ctypes", "psycopg", "difflib", "threadfix.render.report", "threadfix.report",
+                       "threadfix.stores.sqlite_layout",
                        "tomllib", "pickle", "tempfile", "threadfix.stores.records", "threadfix.stores.claude_code",
                        "threadfix.stores.codex_rollout", "threadfix.stores.gemini_cli", "threadfix.stores.sqlite",
                        "threadfix.stores.table", "threadfix.stores.postgres", "threadfix.undo")

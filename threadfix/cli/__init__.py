@@ -129,8 +129,8 @@ def parse(args: list[str]) -> Namespace:
 
     root = build_parser()
     words = glued(args, root.valued_options(), stop_at_word=True)
-    root.check_options([word for word in words[:next((i for i, w in enumerate(words) if not w.startswith("-") or w == "--"),
-                                                     len(words))]])
+    command_at = next((i for i, word in enumerate(words) if not word.startswith("-") or word == "--"), len(words))
+    root.check_options(words[:command_at])  # (the command's own parser checks the rest)
     try:
         return root.parse_args(words)
     except ArgumentError as exc:

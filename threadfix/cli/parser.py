@@ -57,7 +57,8 @@ class Formatter(argparse.HelpFormatter):
             if len(lines) > 1 and lines[0].rstrip().endswith(":") and lines[1][:1].isspace():
                 blocks.append("\n".join(f"  {line}" for line in lines))
             else:
-                blocks.append(textwrap.fill(" ".join(block.split()), width, initial_indent="  ", subsequent_indent="  "))
+                blocks.append(textwrap.fill(" ".join(block.split()), width, initial_indent="  ",
+                                            subsequent_indent="  "))
         return "\n\n".join(blocks)
 
 
