@@ -7,10 +7,10 @@ import os
 import signal
 import sys
 
-TYPE_CHECKING = False
 from threadfix import __version__
 from threadfix.errors import ExitCode, ThreadfixError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # (typing itself costs a small run a millisecond or more)
     from argparse import Namespace
     from typing import Any
@@ -142,10 +142,10 @@ def run(args: list[str]) -> int:
     if not args:  # no_args_is_help: the help, on stderr, and the exit code of a usage error
         sys.stderr.write(build_parser().format_help())
         return ExitCode.ERROR
-    namespace = parse(args)
-    State.traceback = namespace.traceback
     from threadfix.cli.options import check_color
 
+    namespace = parse(args)
+    State.traceback = namespace.traceback
     State.color = check_color(namespace.color)
     State.jobs = namespace.jobs
     State.interrupt_said = False
