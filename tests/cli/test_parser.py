@@ -216,3 +216,18 @@ def test_version_wins_over_the_rest_of_the_line() -> None:
 
     ran = cli("--version", "lint", "--nope")
     assert (ran.code, ran.stdout, ran.stderr) == (0, f"threadfix {__version__}\n".encode(), "")
+
+
+@pytest.mark.parametrize("command", ["lint", "repair", "report"])
+def test_help_keeps_each_bound_default_and_required_argument(command: str) -> None:
+    """What typer's help showed as ``[x>=1]``, ``[default: text]`` and ``[required]`` is still said, in words."""
+    text = " ".join(cli(command, "--help").stdout.decode().split())
+    assert f"Usage: threadfix {command} [OPTIONS] PATH..." in text
+    assert "or - for stdin. [required]" in text and "-f, --format FORMAT" in text and "Default: text." in text
+    assert "-j, --jobs N Processes to spread large inputs over (at least 1)." in text
+    assert "parse, in MiB (at least 1). Default: 256." in text
+    assert "(PostgreSQL: lock_timeout), at least 0. Default: 5." in text
+    if command == "report":
+        assert "--top N Rows per table (at least 1). Default: 10." in text
+    if command == "lint":
+        assert "(TF203); at least 1. Default: 100000." in text
