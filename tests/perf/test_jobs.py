@@ -164,7 +164,7 @@ def test_a_file_is_cut_into_a_multiple_of_the_processes_where_the_range_sizes_al
         assert -(-wanted // jobs) * jobs > most and parts == min(most, wanted)
     else:
         assert size // parts <= parallel.MAX_SHARD_BYTES or parts == most  # no range over the maximum if avoidable
-    assert parallel._parts(100 * 10**6, 2) == 4  # 3 ranges of 33 MB would leave a core idle for the last one
+    assert parallel._parts(100 * 10**6, 2) == 6  # 7 ranges of 14 MB would leave a core idle for the last one
 
 
 def test_a_byte_range_reads_the_threads_a_whole_read_gives_there(tmp_path, small_shards):
