@@ -41,7 +41,7 @@ from threadfix.failures.kinds import Kind
 from threadfix.model import Action, Edit, Loc, Output, RepairPlan, Thread, ThreadIndex
 from threadfix.repair import plan_repair, waiting_on
 from threadfix.stores import Store, StoreOptions
-from threadfix.times import ITEM_TIME_KEYS, parse_time
+from threadfix.times import ITEM_TIME_KEYS, modified_time, parse_time
 from threadfix.verdicts import failure_of
 
 #: distinct tools counted one by one; the rest share the row :data:`OTHER_TOOLS`
@@ -516,15 +516,20 @@ class _Times:
 
     def __init__(self, thread: Thread) -> None:
         self.items = thread.items
+        #: no item carries a time of its own (most threads): every item's day is the thread's
+        self.uniform = FAST and _timeless(self.items)
         # the store's exact time (a row's time column), else the thread's and its last items' own; never
         # a file's mtime, which says when the file was written, not when its threads happened
-        moment = thread.last_changed(fallback=False)
+        if self.uniform:  # its items hold no time: only the store's and the container's can say
+            moment = thread.exact_time()
+            if moment is None:
+                moment = modified_time(thread.document, [], None)
+        else:
+            moment = thread.last_changed(fallback=False)
         if moment is None and thread.document:
             moment = next((t for key in THREAD_START_KEYS if (t := parse_time(thread.document.get(key))) is not None), None)
         self.thread_day = day_of(moment)
         self._by_message: dict[int, str | None] = {}
-        #: no item carries a time of its own (most threads): every item's day is the thread's
-        self.uniform = FAST and _timeless(self.items)
 
     def of(self, at: Loc) -> str | None:
         """The day of the message at ``at``: its own time, else the thread's."""

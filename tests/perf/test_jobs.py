@@ -653,3 +653,70 @@ def test_shards_are_handed_out_a_few_ahead_of_the_parent_in_order() -> None:
                 out.append(pool.submitted - len(taken))  # handed out, not yet taken, while the parent works
             assert taken == [n * 10 for n in range(count)]
             assert max(out, default=0) == min(ahead, count - 1 if count else 0)
+
+
+# --------------------------------------------------------------------------- the forked workers
+
+def _sized(shard: parallel.Shard) -> tuple[str, bytes, int]:
+    """A part's result bigger than a pipe holds (the parent must read it while the worker writes)."""
+    return shard.spec, shard.spec.encode() * (300_000 + len(shard.spec)), os.getpid()
+
+
+class _Refused(Exception):
+    def __init__(self, message: str, handle: object) -> None:
+        super().__init__(message)
+        self.handle = handle
+
+
+def _failing(shard: parallel.Shard) -> str:
+    if shard.spec == "bad":
+        raise batch.ThreadfixError("bad: this part cannot be read")
+    if shard.spec == "unpicklable":
+        raise _Refused("a reason", lambda: None)  # (a lambda does not pickle)
+    return shard.spec
+
+
+def _shards(names: list[str]) -> list[parallel.Shard]:
+    return [parallel.Shard(name) for name in names]
+
+
+@pytest.mark.parametrize("fork", [True, False])
+def test_parts_come_back_in_order_from_other_processes_however_big(monkeypatch, fork: bool) -> None:
+    """Forked workers (and the executor where there is no fork) give each part's result whole, in input order."""
+    monkeypatch.setattr(parallel, "FORK", fork)
+    names = [f"part{n}" for n in range(7)]
+    results = list(parallel.run_sharded(_shards(names), _sized, 3))
+    assert [spec for spec, _, _ in results] == names
+    assert all(data == spec.encode() * (300_000 + len(spec)) for spec, data, _ in results)
+    assert os.getpid() not in {pid for _, _, pid in results} and len({pid for _, _, pid in results}) > 1
+
+
+@pytest.mark.parametrize("fork", [True, False])
+def test_a_workers_error_is_raised_in_the_parent(monkeypatch, fork: bool) -> None:
+    monkeypatch.setattr(parallel, "FORK", fork)
+    with pytest.raises(batch.ThreadfixError, match="bad: this part cannot be read"):
+        list(parallel.run_sharded(_shards(["a", "b", "bad", "c"]), _failing, 2))
+
+
+def test_an_error_that_does_not_pickle_still_reaches_the_parent_by_name() -> None:
+    with pytest.raises(batch.ThreadfixError, match="_Refused: a reason"):
+        list(parallel.run_sharded(_shards(["a", "unpicklable", "c"]), _failing, 2))
+
+
+def test_a_parent_that_stops_early_leaves_no_worker_behind(monkeypatch) -> None:
+    """A reader that stops (an error, Ctrl-C) ends the forked workers at once and reaps them."""
+    started: list[int] = []
+    start = parallel._ForkedPool._start
+
+    def recorded(pool, ledger):
+        start(pool, ledger)
+        started.append(pool.workers[-1][0])
+
+    monkeypatch.setattr(parallel._ForkedPool, "_start", recorded)
+    results = parallel.run_sharded(_shards([f"part{n}" for n in range(8)]), _sized, 2)
+    assert next(results)[0] == "part0"
+    results.close()
+    assert len(started) == 2
+    for pid in started:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # ended and reaped
