@@ -347,8 +347,13 @@ class _ForkedPool:
         self.idle: deque[int] = deque()
         self.busy: dict[int, tuple[int, _Result]] = {}  # result pipe -> (worker, what it owes)
         self.waiting: deque[tuple[bytes, _Result]] = deque()
-        for _ in range(processes):
-            self._start(ledger)
+        try:
+            for _ in range(processes):
+                self._start(ledger)
+        except OSError as exc:  # no process could be forked (EAGAIN, ENOMEM): none of them is left waiting
+            self.terminate()
+            raise WorkerLost(f"could not start a --jobs worker process ({exc.strerror or exc}); "
+                             "run again, with fewer --jobs") from None
 
     def _start(self, ledger: LineLedger) -> None:
         tasks_read, tasks_write = os.pipe()

@@ -720,3 +720,23 @@ def test_a_parent_that_stops_early_leaves_no_worker_behind(monkeypatch) -> None:
     for pid in started:
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)  # ended and reaped
+
+
+def test_a_worker_that_cannot_be_forked_stops_the_run_and_leaves_none_behind(monkeypatch) -> None:
+    forked: list[int] = []
+    real_fork = os.fork
+
+    def fork_once() -> int:
+        if forked:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        pid = real_fork()
+        if pid:
+            forked.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork_once)
+    with pytest.raises(parallel.WorkerLost, match="could not start a --jobs worker process"):
+        list(parallel.run_sharded(_shards(["a", "b", "c"]), _sized, 2))
+    assert len(forked) == 1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(forked[0], os.WNOHANG)
