@@ -7,12 +7,15 @@ byte ranges, a table into row id ranges or runs of keys: :func:`threadfix.stores
 store's own data, which nothing here reads; this module decides how many parts, runs them, and keeps the
 ledger where each part's reader posts what it counted for the parts after it (:class:`LineLedger`).
 Workers return compact results (findings, partial reports, changed threads' new bytes), never whole threads,
-and results come back in input order.
+and results come back in input order. Where the system forks, a run's workers are forked straight from this
+process and handed one part at a time through a pipe (:class:`_ForkedPool`); elsewhere, and for a store that
+spreads its own work (:func:`spread`), they are a :class:`concurrent.futures.ProcessPoolExecutor`'s.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -35,9 +38,12 @@ AHEAD_PER_PROCESS = 2
 #: below this much input, one process is faster than starting workers
 AUTO_MIN_BYTES = 64 * 1024 * 1024
 #: a shard is at least this big (smaller files are not cut)
-MIN_SHARD_BYTES = 16 * 1024 * 1024
-#: and at most about this big, so that memory stays flat as files grow
-MAX_SHARD_BYTES = 32 * 1024 * 1024
+MIN_SHARD_BYTES = 8 * 1024 * 1024
+#: and at most about this big, so that memory stays flat as files grow, and small enough that the workers
+#: finish together: a part's cost follows its threads, not its bytes, and a core another program takes slows
+#: its worker, so in the last round one worker waits on the others for up to a part's time (with 25 MB parts
+#: lint's two workers of 100 MB ended 90 ms apart, a sixth of the run)
+MAX_SHARD_BYTES = 16 * 1024 * 1024
 
 Result = TypeVar("Result")
 
@@ -109,12 +115,20 @@ class LineLedger:
 
     UNKNOWN, ABANDONED = -1, -2
 
-    def __init__(self, size: int, shared: bool) -> None:
-        """``shared``: in memory that forked (or spawned) workers share."""
-        if shared:
+    def __init__(self, size: int, shared: bool, forked: bool = False) -> None:
+        """``shared``: in memory that spawned workers share; ``forked`` as well: in memory that forked ones share
+        (an anonymous map, without the ctypes that multiprocessing's shared arrays import)."""
+        if shared and forked:
+            import mmap
+            from array import array
+
+            self._map = mmap.mmap(-1, 8 * max(1, size))
+            self.counts: Any = memoryview(self._map).cast("q")[:size]
+            self.counts[:] = array("q", [self.UNKNOWN] * size)
+        elif shared:
             from multiprocessing.sharedctypes import RawArray
 
-            self.counts: Any = RawArray("q", [self.UNKNOWN] * size)
+            self.counts = RawArray("q", [self.UNKNOWN] * size)
         else:
             self.counts = [self.UNKNOWN] * size
 
@@ -194,17 +208,32 @@ def run_sharded(shards: list[Shard], work: Callable[[Shard], Result], jobs: int)
         for shard in in_order(shards):
             yield work(shard)
         return
+    shards = _slotted(shards)
+    processes = min(jobs, len(shards))
+    if FORK and _can_fork():
+        ledger = LineLedger(len(shards), shared=True, forked=True)  # the workers' (this process reads no range)
+        with _forked_pool(processes, ledger) as pool:
+            yield from _ahead(pool, work, shards, AHEAD_PER_PROCESS * processes)
+        return
     from concurrent.futures.process import BrokenProcessPool
 
-    shards = _slotted(shards)
-    ledger = LineLedger(len(shards), shared=True)  # the workers' (this process reads no range)
-    processes = min(jobs, len(shards))
+    ledger = LineLedger(len(shards), shared=True)
     with _pool(processes, ledger) as pool:
         try:
             yield from _ahead(pool, work, shards, AHEAD_PER_PROCESS * processes)
         except BrokenProcessPool:
-            raise WorkerLost("a --jobs worker process died (killed, or out of memory) before its part was done; "
-                             "the run stopped there: run again, with fewer --jobs if memory is short") from None
+            raise WorkerLost(_LOST) from None
+
+
+_LOST = ("a --jobs worker process died (killed, or out of memory) before its part was done; "
+         "the run stopped there: run again, with fewer --jobs if memory is short")
+#: False: --jobs parts go to a multiprocessing pool even where the system forks (the tests compare the two ways)
+FORK = True
+
+
+def _can_fork() -> bool:
+    """Whether workers may be forked: as :func:`_pool` decides, without importing multiprocessing to ask."""
+    return hasattr(os, "fork") and sys.platform != "win32"
 
 
 def _ahead(pool: Any, work: Callable[[Shard], Result], shards: list[Shard], ahead: int) -> Iterator[Result]:
@@ -283,6 +312,192 @@ def _stop(pool: Any) -> None:
 
 #: in a worker of :func:`spread`, what its tasks share
 shared: Any = None
+
+
+class _Result:
+    """What a forked worker will send back for one part (:meth:`_ForkedPool.submit`): ``result()`` waits for it."""
+
+    __slots__ = ("pool", "done", "value", "error")
+
+    def __init__(self, pool: _ForkedPool) -> None:
+        self.pool, self.done, self.value, self.error = pool, False, None, None
+
+    def result(self) -> Any:
+        while not self.done:
+            self.pool.pump()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+
+class _ForkedPool:
+    """Worker processes forked straight from this one, each handed one part at a time through a pipe.
+
+    What :class:`concurrent.futures.ProcessPoolExecutor` does for the parts of a run, without its imports, its
+    manager thread and its queues: those took 25-45 ms of each ``--jobs`` run's start (multiprocessing's
+    modules and its shared arrays' ctypes about half, starting the pool and the first parts the rest), time in
+    which no worker reads, where the floor in two processes pays one fork. A part's result crosses its pipe
+    pickled, as it does through the executor's queue; a worker's exception is raised here; a worker that ends
+    before its result is whole stops the run (:class:`WorkerLost`).
+    """
+
+    def __init__(self, processes: int, ledger: LineLedger) -> None:
+        #: per worker: (pid, its task pipe's end, its result pipe's end)
+        self.workers: list[tuple[int, int, int]] = []
+        self.idle: deque[int] = deque()
+        self.busy: dict[int, tuple[int, _Result]] = {}  # result pipe -> (worker, what it owes)
+        self.waiting: deque[tuple[bytes, _Result]] = deque()
+        try:
+            for _ in range(processes):
+                self._start(ledger)
+        except OSError as exc:  # no process could be forked (EAGAIN, ENOMEM): none of them is left waiting
+            self.terminate()
+            raise WorkerLost(f"could not start a --jobs worker process ({exc.strerror or exc}); "
+                             "run again, with fewer --jobs") from None
+
+    def _start(self, ledger: LineLedger) -> None:
+        tasks_read, tasks_write = os.pipe()
+        results_read, results_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the worker (coverage is not collected in forked processes)
+            code = 0
+            try:
+                for _, task_end, result_end in self.workers:  # the parent's ends to the workers forked before
+                    os.close(task_end)
+                    os.close(result_end)
+                os.close(tasks_write)
+                os.close(results_read)
+                _start_worker(ledger, None)
+                _serve(tasks_read, results_write)
+            except BaseException:  # noqa: BLE001 - a worker never returns into the parent's code
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(tasks_read)
+        os.close(results_write)
+        self.workers.append((pid, tasks_write, results_read))
+        self.idle.append(len(self.workers) - 1)
+
+    def submit(self, work: Callable[[Any], Any], shard: Any) -> _Result:
+        import pickle
+
+        owed = _Result(self)
+        self.waiting.append((pickle.dumps((work, shard), pickle.HIGHEST_PROTOCOL), owed))
+        self._hand_out()
+        return owed
+
+    def _hand_out(self) -> None:
+        while self.waiting and self.idle:
+            task, owed = self.waiting.popleft()
+            worker = self.idle.popleft()
+            pid, task_end, result_end = self.workers[worker]
+            try:
+                _send(task_end, task)
+            except OSError:
+                raise WorkerLost(_LOST) from None
+            self.busy[result_end] = (worker, owed)
+
+    def pump(self) -> None:
+        """Wait for a worker to send its result, and take every one that is in."""
+        import pickle
+        import select
+
+        if not self.busy:
+            raise WorkerLost(_LOST)  # (nothing is owed: a result was asked for that no worker will send)
+        ready, _, _ = select.select(list(self.busy), [], [])
+        for result_end in ready:
+            worker, owed = self.busy.pop(result_end)
+            message = _receive(result_end)
+            if message is None:
+                raise WorkerLost(_LOST)
+            ok, owed.value = pickle.loads(message)
+            if not ok:
+                owed.error, owed.value = owed.value, None
+            owed.done = True
+            self.idle.append(worker)
+        self._hand_out()
+
+    def shutdown(self) -> None:
+        """Let the workers end (no more parts) and wait for them."""
+        for pid, task_end, result_end in self.workers:
+            os.close(task_end)
+        for pid, task_end, result_end in self.workers:
+            os.waitpid(pid, 0)
+            os.close(result_end)
+        self.workers = []
+
+    def terminate(self) -> None:
+        """End the workers now, whatever they are doing."""
+        import signal
+
+        for pid, task_end, result_end in self.workers:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for pid, task_end, result_end in self.workers:
+            os.close(task_end)
+            os.close(result_end)
+            os.waitpid(pid, 0)
+        self.workers = []
+
+
+@contextmanager
+def _forked_pool(processes: int, ledger: LineLedger) -> Iterator[_ForkedPool]:
+    """:func:`_pool` for the parts of a run, with forked workers (:class:`_ForkedPool`)."""
+    pool = _ForkedPool(processes, ledger)
+    try:
+        yield pool
+    except BaseException:
+        pool.terminate()
+        raise
+    pool.shutdown()
+
+
+def _serve(tasks: int, results: int) -> None:  # pragma: no cover - runs in a forked worker
+    """A forked worker's loop: each part's work, its result (or its exception) sent back, until the parent
+    closes the pipe."""
+    import pickle
+
+    while (task := _receive(tasks)) is not None:
+        work, shard = pickle.loads(task)
+        try:
+            message = pickle.dumps((True, work(shard)), pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # noqa: BLE001 - raised again in the parent, as the executor does
+            try:
+                message = pickle.dumps((False, exc), pickle.HIGHEST_PROTOCOL)
+            except Exception:  # noqa: BLE001 - an exception that does not pickle: its type and text
+                message = pickle.dumps((False, ThreadfixError(f"{type(exc).__name__}: {exc}")), pickle.HIGHEST_PROTOCOL)
+        _send(results, message)
+
+
+_HEADER = 8
+
+
+def _send(fd: int, message: bytes) -> None:
+    """Write ``message`` whole, led by its length."""
+    data = memoryview(len(message).to_bytes(_HEADER, "little") + message)
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _receive(fd: int) -> bytes | None:
+    """The next message written by :func:`_send`; None when the pipe ends first (the writer ended)."""
+    header = _read(fd, _HEADER)
+    if header is None:
+        return None
+    return _read(fd, int.from_bytes(header, "little"))
+
+
+def _read(fd: int, size: int) -> bytes | None:
+    chunks = []
+    while size > 0:
+        chunk = os.read(fd, min(size, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
 
 
 def _start_worker(ledger: LineLedger | None, common: Any) -> None:

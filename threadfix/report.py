@@ -35,13 +35,13 @@ from msgspec.structs import replace
 from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, scan, scan_parts
 from threadfix.dialects import Dialect
 from threadfix.failures import clip, info
-from threadfix.failures.classifier import output_text
+from threadfix.failures.classifier import Classification, output_text
 from threadfix.failures.dangling import TOOL_NAME_CHARS
 from threadfix.failures.kinds import Kind
-from threadfix.model import Action, Edit, Loc, RepairPlan, Thread, ThreadIndex
+from threadfix.model import Action, Edit, Loc, Output, RepairPlan, Thread, ThreadIndex
 from threadfix.repair import plan_repair, waiting_on
 from threadfix.stores import Store, StoreOptions
-from threadfix.times import ITEM_TIME_KEYS, parse_time
+from threadfix.times import ITEM_TIME_KEYS, modified_time, parse_time
 from threadfix.verdicts import failure_of
 
 #: distinct tools counted one by one; the rest share the row :data:`OTHER_TOOLS`
@@ -268,30 +268,44 @@ class Report(Struct):
     def _add_outputs(self, thread: Thread, index: ThreadIndex, times: _Times, tool_of: dict[str, str]) -> None:
         """Classify each output once; count the failures by tool, kind, day and message."""
         totals = self.totals
-        totals.outputs += len(index.outputs)
-        ours = 0
-        tallies: dict[str, ToolStats] = {}  # this thread's tools, each looked up once
-        for output in index.outputs:
-            call_id = output.call_id
-            tool = tool_of.get(call_id, NO_CALL) if call_id is not None else NO_CALL
-            stats = tallies.get(tool)
-            if stats is None:
-                stats = tallies[tool] = self._tool(tool)
-            stats.outputs += 1
-            ours += output.by_threadfix
-            found = failure_of(output.content, output.is_error, output.status)
-            if found is None:
-                continue
-            kind = found.kind.value
-            totals.error_outputs += 1
-            stats.error_outputs += 1
-            stats.error_kinds[kind] += 1
-            if (day := self._day(times.of(output.at))) is not None:
-                day.error_outputs += 1
-            text = found.excerpt or output_text(output.content, MESSAGE_CHARS)
-            self._cluster(kind, text, thread, tool, output.at)
+        outputs = index.outputs
+        totals.outputs += len(outputs)
+        if FAST:
+            # outputs counted per tool in C-level passes (first seen first, as one by one); a None id is no call's
+            get = tool_of.get
+            tools = [NO_CALL if call_id is None else get(call_id, NO_CALL) for call_id in map(_CALL_ID, outputs)]
+            for name, count in Counter(tools).items():
+                self._tool(name).outputs += count
+            ours = sum(map(_BY_THREADFIX, outputs))
+            for output, tool in zip(outputs, tools):
+                found = failure_of(output.content, output.is_error, output.status)
+                if found is not None:
+                    self._add_failure(found, output, self._tool(tool), thread, times, tool)
+        else:
+            ours = 0
+            for output in outputs:
+                call_id = output.call_id
+                tool = tool_of.get(call_id, NO_CALL) if call_id is not None else NO_CALL
+                stats = self._tool(tool)
+                stats.outputs += 1
+                ours += output.by_threadfix
+                found = failure_of(output.content, output.is_error, output.status)
+                if found is not None:
+                    self._add_failure(found, output, stats, thread, times, tool)
         totals.threadfix_outputs += ours
         totals.repaired_threads += ours > 0
+
+    def _add_failure(self, found: Classification, output: Output, stats: ToolStats, thread: Thread, times: _Times,
+                     tool: str) -> None:
+        """Count one error output by tool, kind, day and message."""
+        kind = found.kind.value
+        self.totals.error_outputs += 1
+        stats.error_outputs += 1
+        stats.error_kinds[kind] += 1
+        if (day := self._day(times.of(output.at))) is not None:
+            day.error_outputs += 1
+        text = found.excerpt or output_text(output.content, MESSAGE_CHARS)
+        self._cluster(kind, text, thread, tool, output.at)
 
     def _add_dangling(self, thread: Thread, dialect: Dialect, index: ThreadIndex, times: _Times,
                       dangling: list[Edit]) -> None:
@@ -502,15 +516,20 @@ class _Times:
 
     def __init__(self, thread: Thread) -> None:
         self.items = thread.items
+        #: no item carries a time of its own (most threads): every item's day is the thread's
+        self.uniform = FAST and _timeless(self.items)
         # the store's exact time (a row's time column), else the thread's and its last items' own; never
         # a file's mtime, which says when the file was written, not when its threads happened
-        moment = thread.last_changed(fallback=False)
+        if self.uniform:  # its items hold no time: only the store's and the container's can say
+            moment = thread.exact_time()
+            if moment is None:
+                moment = modified_time(thread.document, [], None)
+        else:
+            moment = thread.last_changed(fallback=False)
         if moment is None and thread.document:
             moment = next((t for key in THREAD_START_KEYS if (t := parse_time(thread.document.get(key))) is not None), None)
         self.thread_day = day_of(moment)
         self._by_message: dict[int, str | None] = {}
-        #: no item carries a time of its own (most threads): every item's day is the thread's
-        self.uniform = FAST and _timeless(self.items)
 
     def of(self, at: Loc) -> str | None:
         """The day of the message at ``at``: its own time, else the thread's."""
@@ -535,6 +554,7 @@ def _timeless(items: list[Any]) -> bool:
 _TIME_KEYS = frozenset(ITEM_TIME_KEYS)
 _NAME = attrgetter("name")
 _CALL_ID = attrgetter("call_id")
+_BY_THREADFIX = attrgetter("by_threadfix")
 
 
 def _item_time(item: dict[str, Any]) -> float | None:

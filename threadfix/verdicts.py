@@ -6,16 +6,20 @@ quarter of the outputs of the sample agent sessions). :func:`threadfix.failures.
 function of (content, flag, status), so a short text's answer is kept and given again when the text comes
 back. The cache is bounded, so memory does not grow with the store.
 
-``FAST = False`` turns the cache off; the tests compare the two ways on generated stores and the case files.
+Before the cache, a text with no flag and no status that :func:`threadfix.failures.could_be_failure` rejects
+(a plain result: most outputs) is answered at once, without hashing it or filling the cache with results
+that never come back: the test classify itself starts with, so the answer is the same.
+
+``FAST = False`` turns both off; the tests compare the two ways on generated stores and the case files.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from threadfix.failures.classifier import Classification, classify
+from threadfix.failures.classifier import Classification, classify, could_be_failure
 
-#: False: every output goes through classify (the tests compare the two ways)
+#: False: every output goes through classify, uncached (the tests compare the two ways)
 FAST = True
 #: texts up to this many characters have their answer cached
 CACHE_CHARS = 1024
@@ -28,9 +32,15 @@ _MISSING: Any = object()
 
 def failure_of(content: Any, is_error: bool | None = None, status: str | None = None) -> Classification | None:
     """The output's classification when it is a failure (an error output), else None."""
-    if FAST and content.__class__ is str and len(content) <= CACHE_CHARS:
+    if FAST and content.__class__ is str:
         if is_error is None and status is None:
+            if not could_be_failure(content):
+                return None
+            if len(content) > CACHE_CHARS:
+                return _failure(content, is_error, status)
             key: Any = content
+        elif len(content) > CACHE_CHARS:
+            return _failure(content, is_error, status)
         elif (is_error is None or is_error is True or is_error is False) and (status is None or status.__class__ is str):
             key = (content, is_error, status)  # 1 and True hash alike: only the flag's own values are keys
         else:

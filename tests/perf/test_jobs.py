@@ -161,7 +161,7 @@ def test_a_file_is_cut_into_a_multiple_of_the_processes_where_the_range_sizes_al
         assert -(-wanted // jobs) * jobs > most and parts == min(most, wanted)
     else:
         assert size // parts <= parallel.MAX_SHARD_BYTES or parts == most  # no range over the maximum if avoidable
-    assert parallel._parts(100 * 10**6, 2) == 4  # 3 ranges of 33 MB would leave a core idle for the last one
+    assert parallel._parts(100 * 10**6, 2) == 6  # 7 ranges of 14 MB would leave a core idle for the last one
 
 
 def test_a_byte_range_reads_the_threads_a_whole_read_gives_there(tmp_path, small_shards):
@@ -650,3 +650,90 @@ def test_shards_are_handed_out_a_few_ahead_of_the_parent_in_order() -> None:
                 out.append(pool.submitted - len(taken))  # handed out, not yet taken, while the parent works
             assert taken == [n * 10 for n in range(count)]
             assert max(out, default=0) == min(ahead, count - 1 if count else 0)
+
+
+# --------------------------------------------------------------------------- the forked workers
+
+def _sized(shard: parallel.Shard) -> tuple[str, bytes, int]:
+    """A part's result bigger than a pipe holds (the parent must read it while the worker writes)."""
+    return shard.spec, shard.spec.encode() * (300_000 + len(shard.spec)), os.getpid()
+
+
+class _Refused(Exception):
+    def __init__(self, message: str, handle: object) -> None:
+        super().__init__(message)
+        self.handle = handle
+
+
+def _failing(shard: parallel.Shard) -> str:
+    if shard.spec == "bad":
+        raise batch.ThreadfixError("bad: this part cannot be read")
+    if shard.spec == "unpicklable":
+        raise _Refused("a reason", lambda: None)  # (a lambda does not pickle)
+    return shard.spec
+
+
+def _shards(names: list[str]) -> list[parallel.Shard]:
+    return [parallel.Shard(name) for name in names]
+
+
+@pytest.mark.parametrize("fork", [True, False])
+def test_parts_come_back_in_order_from_other_processes_however_big(monkeypatch, fork: bool) -> None:
+    """Forked workers (and the executor where there is no fork) give each part's result whole, in input order."""
+    monkeypatch.setattr(parallel, "FORK", fork)
+    names = [f"part{n}" for n in range(7)]
+    results = list(parallel.run_sharded(_shards(names), _sized, 3))
+    assert [spec for spec, _, _ in results] == names
+    assert all(data == spec.encode() * (300_000 + len(spec)) for spec, data, _ in results)
+    assert os.getpid() not in {pid for _, _, pid in results} and len({pid for _, _, pid in results}) > 1
+
+
+@pytest.mark.parametrize("fork", [True, False])
+def test_a_workers_error_is_raised_in_the_parent(monkeypatch, fork: bool) -> None:
+    monkeypatch.setattr(parallel, "FORK", fork)
+    with pytest.raises(batch.ThreadfixError, match="bad: this part cannot be read"):
+        list(parallel.run_sharded(_shards(["a", "b", "bad", "c"]), _failing, 2))
+
+
+def test_an_error_that_does_not_pickle_still_reaches_the_parent_by_name() -> None:
+    with pytest.raises(batch.ThreadfixError, match="_Refused: a reason"):
+        list(parallel.run_sharded(_shards(["a", "unpicklable", "c"]), _failing, 2))
+
+
+def test_a_parent_that_stops_early_leaves_no_worker_behind(monkeypatch) -> None:
+    """A reader that stops (an error, Ctrl-C) ends the forked workers at once and reaps them."""
+    started: list[int] = []
+    start = parallel._ForkedPool._start
+
+    def recorded(pool, ledger):
+        start(pool, ledger)
+        started.append(pool.workers[-1][0])
+
+    monkeypatch.setattr(parallel._ForkedPool, "_start", recorded)
+    results = parallel.run_sharded(_shards([f"part{n}" for n in range(8)]), _sized, 2)
+    assert next(results)[0] == "part0"
+    results.close()
+    assert len(started) == 2
+    for pid in started:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # ended and reaped
+
+
+def test_a_worker_that_cannot_be_forked_stops_the_run_and_leaves_none_behind(monkeypatch) -> None:
+    forked: list[int] = []
+    real_fork = os.fork
+
+    def fork_once() -> int:
+        if forked:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        pid = real_fork()
+        if pid:
+            forked.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork_once)
+    with pytest.raises(parallel.WorkerLost, match="could not start a --jobs worker process"):
+        list(parallel.run_sharded(_shards(["a", "b", "c"]), _sized, 2))
+    assert len(forked) == 1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(forked[0], os.WNOHANG)

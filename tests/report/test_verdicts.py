@@ -16,7 +16,7 @@ from tests import benchmark_store
 from tests.failures.test_classify import CASES
 from threadfix import dialects, verdicts
 from threadfix.batch import scan
-from threadfix.failures.classifier import classify
+from threadfix.failures.classifier import classify, could_be_failure
 from threadfix.lint import LintOptions, LintRun
 from threadfix.render.report import JsonRenderer, View
 from threadfix.report import build_report
@@ -56,13 +56,27 @@ def test_a_repeated_text_is_classified_once_and_a_long_one_every_time(monkeypatc
     calls: list[object] = []
     monkeypatch.setattr(verdicts, "_cache", {})
     monkeypatch.setattr(verdicts, "classify", lambda content, **kw: calls.append(content) or classify(content, **kw))
+    long = "Error: " + "x" * verdicts.CACHE_CHARS
     for _ in range(3):
         assert verdicts.failure_of("Error: rate limit exceeded").kind.value == "rate_limited"
         assert verdicts.failure_of("ok") is None
         assert verdicts.failure_of("ok", True, None) is not None  # flagged: its own key
-        verdicts.failure_of("x" * (verdicts.CACHE_CHARS + 1))
-    assert calls.count("Error: rate limit exceeded") == 1 and calls.count("ok") == 2
-    assert calls.count("x" * (verdicts.CACHE_CHARS + 1)) == 3
+        verdicts.failure_of(long)
+    assert calls.count("Error: rate limit exceeded") == 1 and calls.count(long) == 3
+    # a plain result the pre-check rejects is answered without classify and kept out of the cache; flagged, once
+    assert calls.count("ok") == 1 and "ok" not in verdicts._cache
+
+
+def test_a_plain_result_is_answered_by_the_pre_check_alone(monkeypatch) -> None:
+    """Texts could_be_failure rejects never reach classify nor the cache, whatever their length; the rest do."""
+    calls: list[object] = []
+    monkeypatch.setattr(verdicts, "_cache", {})
+    monkeypatch.setattr(verdicts, "classify", lambda content, **kw: calls.append(content) or classify(content, **kw))
+    plain = ["Plan updated", "Success. Updated the following files:\nM src/app.py\n", "y" * (verdicts.CACHE_CHARS * 2)]
+    assert not any(map(could_be_failure, plain))
+    assert [verdicts.failure_of(text) for text in plain] == [None, None, None]
+    assert calls == [] and not verdicts._cache
+    assert verdicts.failure_of('{"error": "boom"}') is not None and calls == ['{"error": "boom"}']
 
 
 def test_the_cache_stays_bounded(monkeypatch) -> None:
