@@ -19,6 +19,7 @@ from threadfix.dialects import Dialect, Violation
 from threadfix.failures import Arguments, read_arguments
 from threadfix.model import Address, Call, Output, RepairPlan, Severity, Thread, ThreadIndex
 from threadfix.repair import RepairOptions, as_written, plan_repair, waiting_on
+from threadfix.rules.marks import marks
 
 if TYPE_CHECKING:
     from threadfix.failures.classifier import Classification
@@ -313,6 +314,12 @@ class Context:
     def all_text(self) -> str:
         """Every output's text, each after a newline: one string for rules that search them all at once."""
         return "\n".join(["", *self.texts])
+
+    @once
+    def text_marks(self) -> int:
+        """The text rules that may find something in :attr:`all_text`, a bit each (:mod:`threadfix.rules.marks`):
+        one pass over the text for all of them."""
+        return marks(self.all_text) if self.index.outputs else 0
 
     def failure(self, output: Output) -> Classification | None:
         """The output's classification when it is an error output, else None (classified once, on demand)."""
