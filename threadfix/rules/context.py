@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from itertools import compress
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -254,10 +256,16 @@ class Context:
 
     @once
     def closer(self) -> Sequence[Output]:
-        """The outputs the empty and cut-JSON rules read closely (TF207, TF202), in index order: all but those whose
-        text (one string, or a list of text parts) is led by a character that is neither whitespace nor a
-        bracket: such an output is not empty and does not start like JSON."""
+        """The outputs the cut-JSON rule reads closely (TF202), in index order: all but those whose text (one string,
+        or a list of text parts) is led by a character that is neither whitespace nor a bracket: such an output does
+        not start like JSON."""
         return self._outputs_read[1]
+
+    @once
+    def blank_led(self) -> Sequence[Output]:
+        """The outputs the empty rule reads closely (TF207), in index order: those of :attr:`closer` whose text is
+        empty or led by whitespace, and those that are neither one string nor text parts."""
+        return self._outputs_read[4]
 
     @once
     def unsized(self) -> Sequence[Output]:
@@ -273,19 +281,27 @@ class Context:
         return self._outputs_read[2]
 
     @once
-    def _outputs_read(self) -> tuple[list[str], Sequence[Output], Sequence[Output], Sequence[Output]]:
+    def _outputs_read(self) -> tuple[list[str], Sequence[Output], Sequence[Output], Sequence[Output], Sequence[Output]]:
         """One pass over the outputs for every rule that reads them: :attr:`texts`, :attr:`closer`, :attr:`marked`,
-        :attr:`unsized`."""
+        :attr:`unsized`, :attr:`blank_led`."""
         outputs = self.index.outputs
         limit, short = self.options.scan_chars, self.options.oversized_bytes // 4
         if not self.fast:
-            return [self.text(output) for output in outputs], outputs, outputs, outputs
+            return [self.text(output) for output in outputs], outputs, outputs, outputs, outputs
+        contents = list(map(_CONTENT, outputs))
+        if _TYPES_OF(map(type, contents)) == _ONLY_STR and max(map(len, contents), default=0) <= limit:
+            # every output one string within the limit (most threads): the same views, each in one C-level pass
+            leads = list(map(_LEAD, contents))
+            return (contents, list(compress(outputs, map(_CLOSER_LEADS.__contains__, leads))),
+                    list(compress(outputs, map(_UNMARKED.__ne__, map(_MARKS, outputs)))),
+                    list(compress(outputs, map(short.__lt__, map(len, contents)))),
+                    list(compress(outputs, map(_BLANK_LEADS.__contains__, leads))))
         texts: list[str] = []
         closer: list[Output] = []
         marked: list[Output] = []
         unsized: list[Output] = []
-        for output in outputs:
-            content = output.content
+        blank_led: list[Output] = []
+        for output, content in zip(outputs, contents):
             if content.__class__ is str:
                 text, chars = content, len(content)
                 texts.append(content if chars <= limit else self.text(output))
@@ -300,15 +316,19 @@ class Context:
                 texts.append(self.text(output))
                 closer.append(output)
                 unsized.append(output)
+                blank_led.append(output)
                 text = None
             if text is not None:
-                if not text or (first := text[0]) == "{" or first == "[" or first.isspace():
+                if not text or (first := text[0]).isspace():
+                    closer.append(output)
+                    blank_led.append(output)
+                elif first == "{" or first == "[":
                     closer.append(output)
                 if chars > short:
                     unsized.append(output)
             if output.by_threadfix or output.is_error is not None or output.status is not None:
                 marked.append(output)
-        return texts, closer, marked, unsized
+        return texts, closer, marked, unsized, blank_led
 
     @once
     def all_text(self) -> str:
@@ -334,6 +354,18 @@ class Context:
         return self.failure(output) is not None
 
 
+_CONTENT = attrgetter("content")
+_TYPES_OF = frozenset
+_ONLY_STR = frozenset({str})
+#: a text's first character, or "" (one-character strings are shared objects in CPython: no copy)
+_LEAD = itemgetter(slice(0, 1))
+#: every first character ``str.isspace`` is true of, and none: the texts the empty rule reads (no character past U+3000
+#: is whitespace; the tests check every one)
+_BLANK_LEADS = frozenset({"", *(chr(c) for c in range(0x3001) if chr(c).isspace())})
+_CLOSER_LEADS = _BLANK_LEADS | {"{", "["}
+#: an output neither flagged by the wire nor written by threadfix: (by_threadfix, is_error, status)
+_MARKS = attrgetter("by_threadfix", "is_error", "status")
+_UNMARKED = (False, None, None)
 #: the part types whose text is all output_text reads of them
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
 #: what a part with more than its type and text counts for in :func:`_parts_read`'s characters: more than any limit
