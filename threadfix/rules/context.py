@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from itertools import compress
-from operator import attrgetter, itemgetter
+from itertools import compress, repeat
+from operator import attrgetter, is_, itemgetter
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -289,13 +289,8 @@ class Context:
         if not self.fast:
             return [self.text(output) for output in outputs], outputs, outputs, outputs, outputs
         contents = list(map(_CONTENT, outputs))
-        if _TYPES_OF(map(type, contents)) == _ONLY_STR and max(map(len, contents), default=0) <= limit:
-            # every output one string within the limit (most threads): the same views, each in one C-level pass
-            leads = list(map(_LEAD, contents))
-            return (contents, list(compress(outputs, map(_CLOSER_LEADS.__contains__, leads))),
-                    list(compress(outputs, map(_UNMARKED.__ne__, map(_MARKS, outputs)))),
-                    list(compress(outputs, map(short.__lt__, map(len, contents)))),
-                    list(compress(outputs, map(_BLANK_LEADS.__contains__, leads))))
+        if (views := self._plain_views(outputs, contents, limit, short)) is not None:
+            return views
         texts: list[str] = []
         closer: list[Output] = []
         marked: list[Output] = []
@@ -330,6 +325,33 @@ class Context:
                 marked.append(output)
         return texts, closer, marked, unsized, blank_led
 
+    def _plain_views(self, outputs: Sequence[Output], contents: list[Any], limit: int, short: int
+                     ) -> tuple[list[str], Sequence[Output], Sequence[Output], Sequence[Output], Sequence[Output]] | None:
+        """:meth:`_outputs_read` when every output is one string or text parts, each within ``limit`` characters (most
+        threads): each view in one C-level pass over the texts; None for any other thread."""
+        kinds = _TYPES_OF(map(type, contents))
+        if kinds == _ONLY_STR:
+            texts, chars = contents, None
+        elif kinds == _STR_AND_LIST:
+            texts, chars = contents.copy(), list(map(len, contents))
+            lists = list(compress(range(len(contents)), map(is_, map(type, contents), repeat(list))))
+            for i in lists:
+                if (parts := _parts_read(contents[i])) is None:
+                    return None
+                texts[i], chars[i] = parts
+        else:
+            return None
+        if max(map(len, texts), default=0) > limit:
+            return None
+        if chars is not None:
+            for i in lists:  # what text() gives for them from now on
+                self._texts[id(outputs[i])] = texts[i]
+        leads = list(map(_LEAD, texts))
+        return (texts, list(compress(outputs, map(_CLOSER_LEADS.__contains__, leads))),
+                list(compress(outputs, map(_UNMARKED.__ne__, map(_MARKS, outputs)))),
+                list(compress(outputs, map(short.__lt__, chars if chars is not None else map(len, texts)))),
+                list(compress(outputs, map(_BLANK_LEADS.__contains__, leads))))
+
     @once
     def all_text(self) -> str:
         """Every output's text, each after a newline: one string for rules that search them all at once."""
@@ -357,6 +379,7 @@ class Context:
 _CONTENT = attrgetter("content")
 _TYPES_OF = frozenset
 _ONLY_STR = frozenset({str})
+_STR_AND_LIST = frozenset({str, list})
 #: a text's first character, or "" (one-character strings are shared objects in CPython: no copy)
 _LEAD = itemgetter(slice(0, 1))
 #: every first character ``str.isspace`` is true of, and none: the texts the empty rule reads (no character past U+3000
