@@ -246,7 +246,7 @@ OUTPUT_TEXT = st.one_of(st.text(alphabet=" \t\n\x1c\x85\u2003\u3000{[ab\u00e9", 
        other=st.sampled_from([None, [{"type": "text", "text": " x"}], [{"type": "text", "text": "{" * 70}],
                               [{"type": "text", "text": "a", "cache": "x"}], {"a": 1}, "long"]))
 def test_the_shared_output_views_are_what_they_say(outputs, other) -> None:
-    """Built in C-level passes when every output is one short string, and by the loop otherwise: both as defined."""
+    """Each view the context's one pass over the outputs builds is the set of outputs its docstring says."""
     made = [Output(f"c{i}", "function_call_output", (i, -1), [{"type": "text", "text": text}] if i % 3 == 1 else text,
                    flag, status, mine) for i, (text, flag, status, mine) in enumerate(outputs)]
     if other is not None:  # an output that sends the thread down the loop

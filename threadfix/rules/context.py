@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from itertools import compress, repeat
-from operator import attrgetter, is_, itemgetter
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -288,15 +286,13 @@ class Context:
         limit, short = self.options.scan_chars, self.options.oversized_bytes // 4
         if not self.fast:
             return [self.text(output) for output in outputs], outputs, outputs, outputs, outputs
-        contents = list(map(_CONTENT, outputs))
-        if (views := self._plain_views(outputs, contents, limit, short)) is not None:
-            return views
         texts: list[str] = []
         closer: list[Output] = []
         marked: list[Output] = []
         unsized: list[Output] = []
         blank_led: list[Output] = []
-        for output, content in zip(outputs, contents):
+        for output in outputs:
+            content = output.content
             if content.__class__ is str:
                 text, chars = content, len(content)
                 texts.append(content if chars <= limit else self.text(output))
@@ -314,43 +310,15 @@ class Context:
                 blank_led.append(output)
                 text = None
             if text is not None:
-                if not text or (first := text[0]).isspace():
+                if not text or (first := text[0]) == "{" or first == "[" or first.isspace():
                     closer.append(output)
-                    blank_led.append(output)
-                elif first == "{" or first == "[":
-                    closer.append(output)
+                    if not text or first.isspace():
+                        blank_led.append(output)
                 if chars > short:
                     unsized.append(output)
             if output.by_threadfix or output.is_error is not None or output.status is not None:
                 marked.append(output)
         return texts, closer, marked, unsized, blank_led
-
-    def _plain_views(self, outputs: Sequence[Output], contents: list[Any], limit: int, short: int
-                     ) -> tuple[list[str], Sequence[Output], Sequence[Output], Sequence[Output], Sequence[Output]] | None:
-        """:meth:`_outputs_read` when every output is one string or text parts, each within ``limit`` characters (most
-        threads): each view in one C-level pass over the texts; None for any other thread."""
-        kinds = _TYPES_OF(map(type, contents))
-        if kinds == _ONLY_STR:
-            texts, chars = contents, None
-        elif kinds == _STR_AND_LIST:
-            texts, chars = contents.copy(), list(map(len, contents))
-            lists = list(compress(range(len(contents)), map(is_, map(type, contents), repeat(list))))
-            for i in lists:
-                if (parts := _parts_read(contents[i])) is None:
-                    return None
-                texts[i], chars[i] = parts
-        else:
-            return None
-        if max(map(len, texts), default=0) > limit:
-            return None
-        if chars is not None:
-            for i in lists:  # what text() gives for them from now on
-                self._texts[id(outputs[i])] = texts[i]
-        leads = list(map(_LEAD, texts))
-        return (texts, list(compress(outputs, map(_CLOSER_LEADS.__contains__, leads))),
-                list(compress(outputs, map(_UNMARKED.__ne__, map(_MARKS, outputs)))),
-                list(compress(outputs, map(short.__lt__, chars if chars is not None else map(len, texts)))),
-                list(compress(outputs, map(_BLANK_LEADS.__contains__, leads))))
 
     @once
     def all_text(self) -> str:
@@ -376,19 +344,6 @@ class Context:
         return self.failure(output) is not None
 
 
-_CONTENT = attrgetter("content")
-_TYPES_OF = frozenset
-_ONLY_STR = frozenset({str})
-_STR_AND_LIST = frozenset({str, list})
-#: a text's first character, or "" (one-character strings are shared objects in CPython: no copy)
-_LEAD = itemgetter(slice(0, 1))
-#: every first character ``str.isspace`` is true of, and none: the texts the empty rule reads (no character past U+3000
-#: is whitespace; the tests check every one)
-_BLANK_LEADS = frozenset({"", *(chr(c) for c in range(0x3001) if chr(c).isspace())})
-_CLOSER_LEADS = _BLANK_LEADS | {"{", "["}
-#: an output neither flagged by the wire nor written by threadfix: (by_threadfix, is_error, status)
-_MARKS = attrgetter("by_threadfix", "is_error", "status")
-_UNMARKED = (False, None, None)
 #: the part types whose text is all output_text reads of them
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
 #: what a part with more than its type and text counts for in :func:`_parts_read`'s characters: more than any limit
