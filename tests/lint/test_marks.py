@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from threadfix.rules import internals_leaked, marks
 from threadfix.secrets import may_hold_secret
 
-pytestmark = pytest.mark.skipif(marks._scanner() is None, reason="no Hyperscan wheel for this platform: the rules "
+scan = marks.scanner()
+pytestmark = pytest.mark.skipif(scan is None, reason="no Hyperscan wheel for this platform: the rules "
                                 "test every thread themselves")
 
 SECRET_PIECES = ("sk-", "proj-", "ant-", "AKIA", "AIza", "eyJ", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "ghx_",
@@ -56,7 +57,7 @@ def _encodings(text: str) -> list[str]:
 @given(text=_texts())
 def test_each_group_admits_every_text_its_tests_pass(text: str) -> None:
     for form in _encodings(text):
-        found = marks.marks(form)
+        found = scan(form)
         if may_hold_secret(form):
             assert found & marks.SECRET, form
         if _leaks(form):
@@ -67,7 +68,7 @@ def test_each_group_admits_every_text_its_tests_pass(text: str) -> None:
 def test_a_thread_the_pass_settles_is_one_the_rules_tests_settle(texts: list[str]) -> None:
     """Over all of a thread's output text at once, as the context scans it."""
     whole = "\n".join(["", *texts])
-    found = marks.marks(whole)
+    found = scan(whole)
     assert bool(found & marks.SECRET) >= may_hold_secret(whole)
     assert bool(found & marks.LEAK) >= _leaks(whole)
 
@@ -86,7 +87,7 @@ def test_a_thread_the_pass_settles_is_one_the_rules_tests_settle(texts: list[str
     ("", 0),
 ])
 def test_marks_of_typical_texts(text: str, group: int) -> None:
-    assert marks.marks(text) == group
+    assert scan(text) == group
 
 
 def test_the_byte_classes_hold_every_ascii_space_and_digit_python_knows() -> None:
@@ -102,9 +103,19 @@ def test_hyperscan_is_installed_where_the_project_asks_for_it() -> None:
     import platform
 
     if platform.machine() in ("x86_64", "AMD64", "aarch64", "arm64"):
-        assert marks._scanner() is not None
+        assert marks.scanner() is not None
 
 
 def test_without_the_pass_every_group_may_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(marks, "_read", marks.COMPILE_AFTER)
+    assert marks.marks("nothing here") == 0
     monkeypatch.setattr(marks, "FAST", False)
     assert marks.marks("nothing here") == marks.EVERY
+
+
+def test_a_small_run_leaves_the_text_to_the_rules_own_tests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Until a run has read COMPILE_AFTER characters nothing is compiled, and every group may match."""
+    monkeypatch.setattr(marks, "_read", 0)
+    assert marks.marks("x" * (marks.COMPILE_AFTER - 1)) == marks.EVERY
+    assert marks.marks("nothing here") == marks.EVERY
+    assert marks.marks("nothing here") == 0

@@ -14,8 +14,8 @@ own (``str.isspace``, ``str.isdecimal``), so whitespace is spelt out here as tho
 digit as ASCII or any non-ASCII byte. tests/lint/test_marks.py holds each group to the tests it stands
 for, over generated text.
 
-Without Hyperscan (a platform with no wheel) or with :data:`FAST` off, :func:`marks` says "every group",
-and the rules run their own tests as before.
+Without Hyperscan (a platform with no wheel), with :data:`FAST` off, or before a run has read
+:data:`COMPILE_AFTER` characters, :func:`marks` says "every group", and the rules run their own tests.
 """
 
 from __future__ import annotations
@@ -50,10 +50,27 @@ _PATTERNS: tuple[tuple[int, bytes], ...] = (
 )
 
 
+#: characters of text a process reads before the scanner is compiled (a few milliseconds, with Hyperscan's import):
+#: a small run (a file of a few threads) leaves the work to the rules' own tests, a store's run pays it once
+COMPILE_AFTER = 1 << 20
+_read = 0
+
+
 def marks(text: str) -> int:
-    """The groups that may match somewhere in ``text`` (a bit each); :data:`EVERY` when there is no scanner."""
-    scan = _scanner() if FAST else None
+    """The groups that may match somewhere in ``text`` (a bit each); :data:`EVERY` when there is no scanner yet."""
+    global _read
+    if not FAST:
+        return EVERY
+    if _read < COMPILE_AFTER:
+        _read += len(text)
+        return EVERY
+    scan = _scanner()
     return EVERY if scan is None else scan(text)
+
+
+def scanner() -> Callable[[str], int] | None:
+    """The compiled scan (what :func:`marks` uses once a run has read enough text); None without Hyperscan."""
+    return _scanner()
 
 
 @cache
