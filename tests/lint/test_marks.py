@@ -119,3 +119,15 @@ def test_a_small_run_leaves_the_text_to_the_rules_own_tests(monkeypatch: pytest.
     assert marks.marks("x" * (marks.COMPILE_AFTER - 1)) == marks.EVERY
     assert marks.marks("nothing here") == marks.EVERY
     assert marks.marks("nothing here") == 0
+
+
+def test_scans_from_several_threads_each_keep_their_own_groups() -> None:
+    """A library caller may lint from threads: no scan reports fewer groups than its own text holds."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = ["x" * 20_000 + " sk-", "y" * 20_000 + "\n  at f", "z" * 20_000, "/srv/ sk-" + "w" * 20_000] * 50
+    with ThreadPoolExecutor(4) as pool:
+        found = list(pool.map(scan, texts))
+    expected = [scan(text) for text in texts]
+    assert all(got & want == want for got, want in zip(found, expected))
+    assert expected[:4] == [marks.SECRET, marks.LEAK, 0, marks.EVERY]

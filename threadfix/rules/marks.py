@@ -86,19 +86,20 @@ def _scanner() -> Callable[[str], int] | None:
     # once every group is seen
     database.compile(expressions=[pattern for _, pattern in _PATTERNS], ids=list(range(len(_PATTERNS))),
                      elements=len(_PATTERNS), flags=[0] * len(_PATTERNS))
-    found = [0]
-    stopped = hyperscan.ScanTerminated
+    stopped, failed = hyperscan.ScanTerminated, hyperscan.HyperscanError
 
-    def on_match(pattern: int, start: int, end: int, flags: int, context: Any) -> bool:
+    def on_match(pattern: int, start: int, end: int, flags: int, found: list[int]) -> bool:
         seen = found[0] = found[0] | groups[pattern]
         return seen == EVERY
 
     def scan(text: str) -> int:
-        found[0] = 0
+        found = [0]  # each scan its own (a library caller may lint from several threads)
         try:
-            database.scan(text.encode("utf-8", "surrogatepass"), match_event_handler=on_match)
+            database.scan(text.encode("utf-8", "surrogatepass"), match_event_handler=on_match, context=found)
         except stopped:
             pass
+        except failed:  # the database's scratch space in use by another thread: the rules' own tests decide
+            return EVERY
         return found[0]
 
     return scan
