@@ -131,3 +131,22 @@ def test_scans_from_several_threads_each_keep_their_own_groups() -> None:
     expected = [scan(text) for text in texts]
     assert all(got & want == want for got, want in zip(found, expected))
     assert expected[:4] == [marks.SECRET, marks.LEAK, 0, marks.EVERY]
+
+
+def test_a_processor_hyperscan_cannot_run_on_leaves_the_work_to_the_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    import hyperscan
+
+    class Refusing:
+        def compile(self, **_: object) -> None:
+            raise hyperscan.ArchitectureError("this processor lacks SSSE3")
+
+    monkeypatch.setattr(hyperscan, "Database", Refusing)
+    monkeypatch.setattr(marks, "_read", marks.COMPILE_AFTER)
+    marks._scanner.cache_clear()
+    try:
+        assert marks.scanner() is None
+        assert marks.marks("nothing here") == marks.EVERY
+    finally:
+        monkeypatch.undo()
+        marks._scanner.cache_clear()
+    assert marks.scanner() is not None

@@ -84,8 +84,11 @@ def _scanner() -> Callable[[str], int] | None:
     database = hyperscan.Database()
     # every match is reported (HS_FLAG_SINGLEMATCH makes compiling these five times slower); the scan stops
     # once every group is seen
-    database.compile(expressions=[pattern for _, pattern in _PATTERNS], ids=list(range(len(_PATTERNS))),
-                     elements=len(_PATTERNS), flags=[0] * len(_PATTERNS))
+    try:
+        database.compile(expressions=[pattern for _, pattern in _PATTERNS], ids=list(range(len(_PATTERNS))),
+                         elements=len(_PATTERNS), flags=[0] * len(_PATTERNS))
+    except hyperscan.HyperscanError:  # a processor the library cannot run on (it needs SSSE3 on x86)
+        return None
     stopped, failed = hyperscan.ScanTerminated, hyperscan.HyperscanError
 
     def on_match(pattern: int, start: int, end: int, flags: int, found: list[int]) -> bool:
