@@ -2,7 +2,8 @@
 
 The shortcuts: structural rules skipped on threads the dialect accepts (``lint``), the rules' pre-checks and shared
 output pass (``rules.context``), the index's own acceptance seen on its way (``rules.context``, ``report``), report's
-C-level counting and timeless threads (``report``), classifications cached by text (``verdicts``).
+C-level counting and timeless threads (``report``), classifications cached by text (``verdicts``), the text rules'
+one pass over a thread's outputs (``rules.marks``).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import pytest
 from tests import benchmark_store
 from tests.report import storegen
 from threadfix import lint, report, verdicts
-from threadfix.rules import context
+from threadfix.rules import context, marks
 
-SWITCHES = ((lint, "SKIP_STRUCTURAL_WHEN_ACCEPTED"), (context, "FAST"), (report, "FAST"), (verdicts, "FAST"))
+SWITCHES = ((lint, "SKIP_STRUCTURAL_WHEN_ACCEPTED"), (context, "FAST"), (marks, "FAST"), (report, "FAST"),
+            (verdicts, "FAST"))
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_threads"
 
 
@@ -30,6 +32,8 @@ def shortcuts(on: bool) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         for module, name in SWITCHES:
             patch.setattr(module, name, on)
+        if on:  # the text rules' pass from the first thread on, not only once a run has read a megabyte
+            patch.setattr(marks, "_read", marks.COMPILE_AFTER)
         if not on:
             verdicts._cache.clear()
         yield

@@ -24,7 +24,7 @@ from threadfix import dialects, lint
 from threadfix.batch import Scanned
 from threadfix.failures import ArgumentsState, read_arguments
 from threadfix.lint import Context, LintOptions, LintRun, lint_items, lint_thread
-from threadfix.model import Address, Call, Thread, ThreadIndex
+from threadfix.model import Address, Call, Output, Thread, ThreadIndex
 from threadfix.rules import all_rules
 from threadfix.rules import empty_output, error_output_cut_mid_json, internals_leaked, oversized_output
 from threadfix.secrets import SECRET, may_hold_secret
@@ -183,9 +183,14 @@ def test_may_hold_secret_sees_every_kind_of_secret(secret: str) -> None:
     assert SECRET.search(secret) and may_hold_secret(f"x {secret} y")
 
 
-@given(text=_text(("{", "[", '{"error":', " ", "\n", "\u2003", "x"), " \t\n\u2003\x1c{[x"))
-def test_json_start_test_is_the_regex(text: str) -> None:
-    assert error_output_cut_mid_json._starts_json(text) is (error_output_cut_mid_json._JSON_START.match(text) is not None)
+@given(text=_text(("{", "[", '{"error":', '{"err"', '{"errors" :', '{"kind":', '{"is_error"', '"', ":", " ", "\n", "\u2003",
+                   "x"), " \t\n\u2003\x1c{[x:\""))
+def test_json_start_and_error_key_tests_are_the_regexes(text: str) -> None:
+    rule = error_output_cut_mid_json
+    named = rule._named(text)
+    assert (named is not None) is (rule._JSON_START.match(text) is not None)
+    if named is not None:
+        assert named is (rule._ERROR_OBJECT.match(text) is not None)
 
 
 @given(text=st.text(alphabet=" \t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u2003\u200b\u3000\ufeffa", max_size=6))
@@ -231,3 +236,43 @@ def test_text_parts_read_the_common_shape() -> None:
 
     assert _parts_read([{"type": "input_text", "text": "a"}, {"type": "input_text", "text": ""},
                         {"type": "output_text", "text": "b"}]) == ("a\nb", 33)
+
+
+OUTPUT_TEXT = st.one_of(st.text(alphabet=" \t\n\x1c\x85\u2003\u3000{[ab\u00e9", max_size=6), st.text(max_size=3))
+
+
+@given(outputs=st.lists(st.tuples(OUTPUT_TEXT, st.sampled_from([None, True, False]), st.sampled_from([None, "failed"]),
+                                  st.booleans()), max_size=8),
+       other=st.sampled_from([None, [{"type": "text", "text": " x"}], [{"type": "text", "text": "{" * 70}],
+                              [{"type": "text", "text": "a", "cache": "x"}], {"a": 1}, "long"]))
+def test_the_shared_output_views_are_what_they_say(outputs, other) -> None:
+    """Each view the context's one pass over the outputs builds is the set of outputs its docstring says."""
+    made = [Output(f"c{i}", "function_call_output", (i, -1), [{"type": "text", "text": text}] if i % 3 == 1 else text,
+                   flag, status, mine) for i, (text, flag, status, mine) in enumerate(outputs)]
+    if other is not None:  # an output that sends the thread down the loop
+        made.append(Output("x", "function_call_output", (99, -1), "y" * 100 if other == "long" else other))
+    options = LintOptions(oversized_bytes=12, scan_chars=64)
+    ctx = Context(Thread(Address("t"), []), dialects.get("openai-responses"), ThreadIndex((), tuple(made)), options, 0.0)
+    from threadfix.failures.classifier import output_text
+    from threadfix.rules.context import _parts_read
+
+    texts = [output_text(output.content, options.scan_chars) for output in made]
+    assert ctx.texts == texts
+    assert [ctx.text(output) for output in made] == texts
+
+    # an output neither one string nor text parts is read closely by both rules
+    lead = [text[:1] if isinstance(o.content, str) or _parts_read(o.content) else " " for o, text in zip(made, texts)]
+    assert ctx.closer == [o for o, c in zip(made, lead) if c in ("", "{", "[") or c.isspace()]
+    assert ctx.blank_led == [o for o, c in zip(made, lead) if c == "" or c.isspace()]
+    assert ctx.marked == [o for o in made if o.by_threadfix or o.is_error is not None or o.status is not None]
+    def chars(content) -> float:  # as the oversized rule's bound counts them; anything else is measured
+        return len(content) if isinstance(content, str) else (_parts_read(content) or (None, float("inf")))[1]
+
+    assert ctx.unsized == [o for o in made if chars(o.content) > options.oversized_bytes // 4]
+
+
+def test_no_character_past_u3000_is_whitespace() -> None:
+    """What the empty rule's set of leading characters rests on."""
+    import sys
+
+    assert not any(chr(c).isspace() for c in range(0x3001, sys.maxunicode + 1))

@@ -23,7 +23,7 @@ from typing import Any, Union
 import orjson
 
 from threadfix.dialects.base import Dialect, Screen, Violation, apply_flat, orphan_text, usable_ids
-from threadfix.failures import is_threadfix_output
+from threadfix.failures import MARKER, is_threadfix_output
 from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
 
 #: client-executed call type -> the output types that answer it (the first is the one we write)
@@ -37,6 +37,8 @@ CALL_OUTPUTS: dict[str, tuple[str, ...]] = {
     "computer_call": ("computer_call_output",),
     "tool_search_call": ("tool_search_output",),
 }
+#: what every text threadfix wrote holds (the first test of is_threadfix_output)
+_MARKER_END = f'"{MARKER}"'
 OUTPUT_TYPES = frozenset(t for types in CALL_OUTPUTS.values() for t in types)
 #: what the provider says when a call of this type has no output
 _CALL_WORDS = {
@@ -117,6 +119,7 @@ class OpenAIResponses(Dialect):
         opened: dict[str, str] = {}
         answered: set[str] = set()
         usual = True
+        marker = _MARKER_END
         for i, item in enumerate(items):
             if not isinstance(item, dict):
                 previous = None
@@ -142,15 +145,17 @@ class OpenAIResponses(Dialect):
                         opened[call_id] = kind
                     else:
                         usual = False
+                    # positional: the fields' order in model.Call (faster to build than by keyword)
                     calls.append(Call(
-                        call_id=call_id if isinstance(call_id, str) else None,
-                        name=name if isinstance(name, str) else kind.removesuffix("_call") or "call",
-                        wire_type=kind,
-                        at=(i, -1),
+                        call_id if isinstance(call_id, str) else None,
+                        name if isinstance(name, str) else kind.removesuffix("_call") or "call",
+                        kind,
+                        (i, -1),
                         # custom tools take free text, not JSON: only JSON arguments can be malformed
-                        arguments=get("arguments") if kind in ("function_call", "tool_search_call") else None,
-                        truncated=get("status") == "incomplete",
-                        unanswerable=kind == "computer_call",
+                        get("arguments") if kind == "function_call" or kind == "tool_search_call" else None,
+                        get("status") == "incomplete",
+                        False,
+                        kind == "computer_call",
                     ))
                 else:
                     usual = False
@@ -162,18 +167,18 @@ class OpenAIResponses(Dialect):
                     continue
                 content = get("output", get("tools"))
                 status = get("status")
-                call_id = _output_call_id(item)
+                call_id = get("call_id")  # _output_call_id, inline: the loop's most frequent kind
+                if call_id.__class__ is not str:
+                    call_id = _output_call_id(item)
                 if call_id not in answered and kind in CALL_OUTPUTS.get(opened.get(call_id), ()):  # type: ignore[arg-type]
                     answered.add(call_id)  # type: ignore[arg-type]
                 else:
                     usual = False
                 outputs.append(Output(
-                    call_id=call_id,
-                    wire_type=kind,
-                    at=(i, -1),
-                    content=content,
-                    status=status if isinstance(status, str) else None,
-                    by_threadfix=is_threadfix_output(content),
+                    call_id, kind, (i, -1), content, None, status if isinstance(status, str) else None,
+                    # most outputs are text without threadfix's marker: is_threadfix_output's first test, inline
+                    marker in content and is_threadfix_output(content) if content.__class__ is str
+                    else is_threadfix_output(content),
                 ))
         accepted = usual and len(answered) == len(opened) and _unique_ids(items)
         return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items),

@@ -19,6 +19,7 @@ from threadfix.dialects import Dialect, Violation
 from threadfix.failures import Arguments, read_arguments
 from threadfix.model import Address, Call, Output, RepairPlan, Severity, Thread, ThreadIndex
 from threadfix.repair import RepairOptions, as_written, plan_repair, waiting_on
+from threadfix.rules.marks import marks
 
 if TYPE_CHECKING:
     from threadfix.failures.classifier import Classification
@@ -253,10 +254,16 @@ class Context:
 
     @once
     def closer(self) -> Sequence[Output]:
-        """The outputs the empty and cut-JSON rules read closely (TF207, TF202), in index order: all but those whose
-        text (one string, or a list of text parts) is led by a character that is neither whitespace nor a
-        bracket: such an output is not empty and does not start like JSON."""
+        """The outputs the cut-JSON rule reads closely (TF202), in index order: all but those whose text (one string,
+        or a list of text parts) is led by a character that is neither whitespace nor a bracket: such an output does
+        not start like JSON."""
         return self._outputs_read[1]
+
+    @once
+    def blank_led(self) -> Sequence[Output]:
+        """The outputs the empty rule reads closely (TF207), in index order: those of :attr:`closer` whose text is
+        empty or led by whitespace, and those that are neither one string nor text parts."""
+        return self._outputs_read[4]
 
     @once
     def unsized(self) -> Sequence[Output]:
@@ -272,17 +279,18 @@ class Context:
         return self._outputs_read[2]
 
     @once
-    def _outputs_read(self) -> tuple[list[str], Sequence[Output], Sequence[Output], Sequence[Output]]:
+    def _outputs_read(self) -> tuple[list[str], Sequence[Output], Sequence[Output], Sequence[Output], Sequence[Output]]:
         """One pass over the outputs for every rule that reads them: :attr:`texts`, :attr:`closer`, :attr:`marked`,
-        :attr:`unsized`."""
+        :attr:`unsized`, :attr:`blank_led`."""
         outputs = self.index.outputs
         limit, short = self.options.scan_chars, self.options.oversized_bytes // 4
         if not self.fast:
-            return [self.text(output) for output in outputs], outputs, outputs, outputs
+            return [self.text(output) for output in outputs], outputs, outputs, outputs, outputs
         texts: list[str] = []
         closer: list[Output] = []
         marked: list[Output] = []
         unsized: list[Output] = []
+        blank_led: list[Output] = []
         for output in outputs:
             content = output.content
             if content.__class__ is str:
@@ -299,20 +307,29 @@ class Context:
                 texts.append(self.text(output))
                 closer.append(output)
                 unsized.append(output)
+                blank_led.append(output)
                 text = None
             if text is not None:
                 if not text or (first := text[0]) == "{" or first == "[" or first.isspace():
                     closer.append(output)
+                    if not text or first.isspace():
+                        blank_led.append(output)
                 if chars > short:
                     unsized.append(output)
             if output.by_threadfix or output.is_error is not None or output.status is not None:
                 marked.append(output)
-        return texts, closer, marked, unsized
+        return texts, closer, marked, unsized, blank_led
 
     @once
     def all_text(self) -> str:
         """Every output's text, each after a newline: one string for rules that search them all at once."""
         return "\n".join(["", *self.texts])
+
+    @once
+    def text_marks(self) -> int:
+        """The text rules that may find something in :attr:`all_text`, a bit each (:mod:`threadfix.rules.marks`):
+        one pass over the text for all of them."""
+        return marks(self.all_text) if self.index.outputs else 0
 
     def failure(self, output: Output) -> Classification | None:
         """The output's classification when it is an error output, else None (classified once, on demand)."""

@@ -39,7 +39,7 @@ class EmptyOutput(Rule):
     summary = "a tool output is empty"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        for output in ctx.closer:  # (the rest cannot hold what this rule finds)
+        for output in ctx.blank_led:  # (the rest cannot hold what this rule finds)
             content = output.content
             if isinstance(content, str) and content and not content[0].isspace():
                 continue  # most outputs: text that starts with something to read

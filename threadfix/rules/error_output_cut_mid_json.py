@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 #: an object whose first key names an error (the shapes tools and the seed projects write)
 _JSON_START = re.compile(r"\s*[\[{]")
-_ERROR_OBJECT = re.compile(r'\s*\{\s*"(?:error|errors|err|exception|fault|kind|subcode|isError|is_error)"\s*:')
+_NAMES = ("error", "errors", "err", "exception", "fault", "kind", "subcode", "isError", "is_error")
+_ERROR_OBJECT = re.compile(r'\s*\{\s*"(?:' + "|".join(_NAMES) + r')"\s*:')
 
 
 class ErrorOutputCutMidJson(Rule):
@@ -54,10 +55,9 @@ class ErrorOutputCutMidJson(Rule):
     def check(self, ctx: Context) -> Iterator[Finding]:
         for output in ctx.closer:  # (the rest cannot hold what this rule finds)
             content = output.content
-            text = content if isinstance(content, str) else _whole_text(content)
-            if not text or not _starts_json(text):
+            text = content if content.__class__ is str else _whole_text(content)
+            if not text or (named := _named(text)) is None:
                 continue
-            named = text[0] != "[" and _ERROR_OBJECT.match(text) is not None
             if not (named or output.is_error is not None or output.status is not None) or not _broken(text):
                 continue
             if named or ctx.is_error(output):
@@ -77,11 +77,18 @@ def _whole_text(content: Any) -> str | None:
     return None
 
 
-def _starts_json(text: str) -> bool:
-    """``_JSON_START.match(text)``, with the regex run only for text that starts with whitespace (most starts
-    settle it alone)."""
+def _named(text: str) -> bool | None:
+    """None when ``text`` does not start like JSON (``_JSON_START``), else whether it is an object whose first key names
+    an error (``_ERROR_OBJECT``). Most starts settle the first alone, and the regex runs only where the first key may
+    be one of the names."""
     first = text[:1]
-    return first == "{" or first == "[" or (first.isspace() and _JSON_START.match(text) is not None)
+    if first == "{":
+        return (text[1:2] != '"' or text.startswith(_NAMES, 2)) and _ERROR_OBJECT.match(text) is not None
+    if first == "[":
+        return False
+    if first.isspace() and _JSON_START.match(text) is not None:
+        return _ERROR_OBJECT.match(text) is not None
+    return None
 
 
 def _broken(text: str) -> bool:

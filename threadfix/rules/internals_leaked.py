@@ -5,6 +5,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from threadfix.model import Finding, Output, Severity
+from threadfix.rules import marks
 from threadfix.rules.base import Rule, call_label, quoted
 
 if TYPE_CHECKING:
@@ -92,6 +93,8 @@ class InternalsLeaked(Rule):
     summary = "an error output shows the model a stack trace or the tool's own file paths"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
+        if not ctx.text_marks & marks.LEAK:  # one pass per thread for every text rule
+            return
         passing = [test for test in _TESTS if test(ctx.all_text)]
         if not passing:
             return

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from threadfix.model import Finding, Severity
+from threadfix.rules import marks
 from threadfix.rules.base import Rule, call_label
 from threadfix.secrets import SECRET, mask, may_hold_secret
 
@@ -43,7 +44,8 @@ class SecretInOutput(Rule):
     summary = "a tool output holds a secret-looking token"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        if not may_hold_secret(ctx.all_text):  # one fast pass per thread; the regex only where it may match
+        # one pass per thread for every text rule, then this rule's own test; the regex only where it may match
+        if not ctx.text_marks & marks.SECRET or not may_hold_secret(ctx.all_text):
             return
         for output, text in zip(ctx.index.outputs, ctx.texts):
             found = SECRET.search(text) if may_hold_secret(text) else None
