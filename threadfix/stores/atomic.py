@@ -280,16 +280,51 @@ class Rewriter:
                 raise StoreError(describe_os_error(exc), self.display) from None
         if self.dest is not None:
             return self._commit_elsewhere()
-        lease = LeaseWatch(self.target)
+        try:
+            self.finish()
+            self.sync()
+            self.swap_in()
+        finally:
+            self.abort()
+        self.sync_folder()
+        crashpoint("committed")
+        return True
+
+    # The steps of :meth:`commit`, in order, for a caller that commits many files together (a folder's batch:
+    # every temp file finished, then all synced, then each swapped in, then their folder synced once). Each
+    # step that fails removes the temp file and raises StoreError (BusyError: someone changed the original).
+
+    def finish(self) -> None:
+        """Copy what is left of the original into the temp file and give it the original's mode and owner; the
+        original is closed (a write lease is refused while any descriptor of it, ours included, is open)."""
         try:
             self._copy_until(self.expected.size)
             crashpoint("temp-written")
             original = os.fstat(self._src.fileno())
-            self._src.close()  # a write lease is refused while any descriptor, ours included, is open
+            self._src.close()
             self._src = None
             _match_metadata(self._tmp_fd, original, self.display)
+        except OSError as exc:
+            self.abort()
+            raise StoreError(describe_os_error(exc), self.display) from None
+        except BaseException:
+            self.abort()
+            raise
+
+    def sync(self) -> None:
+        """Make the finished temp file durable (before the journal says anything about it, nothing is swapped)."""
+        try:
             os.fsync(self._tmp_fd)
-            crashpoint("temp-synced")
+        except OSError as exc:
+            self.abort()
+            raise StoreError(describe_os_error(exc), self.display) from None
+        crashpoint("temp-synced")
+
+    def swap_in(self) -> None:
+        """Compare and swap: put the synced temp file in place of the original, unless the original changed since
+        it was read or someone opened it meanwhile (BusyError; the temp file is removed, the original untouched)."""
+        lease = LeaseWatch(self.target)
+        try:
             leased = lease.acquire()
             now = os.stat(self.target, follow_symlinks=False)
             if Fingerprint.of(now) != self.expected:
@@ -305,13 +340,13 @@ class Rewriter:
         finally:
             lease.release()
             self.abort()
+
+    def sync_folder(self) -> None:
+        """Make the swap durable: sync the folder (once for many files of one folder: see :func:`fsync_folder`)."""
         try:
             fsync_folder(self.target.parent)
         except OSError as exc:
-            raise StoreError(f"was replaced, but syncing its folder failed ({describe_os_error(exc)}); the change "
-                             "may not survive a power cut", self.display) from None
-        crashpoint("committed")
-        return True
+            raise StoreError(folder_unsynced(exc), self.display) from None
 
     def _swap(self, lease: LeaseWatch | None) -> None:
         """Put the temp file in place of the original.
@@ -419,6 +454,12 @@ def fsync_folder(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def folder_unsynced(exc: OSError) -> str:
+    """What a file swapped in says when its folder could not be synced after it."""
+    return (f"was replaced, but syncing its folder failed ({describe_os_error(exc)}); the change may not survive a "
+            "power cut")
 
 
 def describe_os_error(exc: OSError) -> str:
