@@ -29,7 +29,7 @@ from threadfix.parallel import (
 from threadfix.repair import RepairOptions, as_written, plan_repair, refusal_reason, waiting_on, waiting_reason
 from threadfix.spill import SpillList
 from threadfix.stores import MEDIA, ReadProblem, Store, StoreOptions, iter_stores, medium_of, open_stores  # noqa: F401 - re-exported
-from threadfix.stores.atomic import crashpoint, folder_unsynced, fsync_folder
+from threadfix.stores.atomic import crashpoint, folder_unsynced, fsync_folder, sync_temps
 from threadfix.stores.base import Change, Settled, StoreWriter
 
 DEFAULT_MIN_AGE = 600.0
@@ -683,13 +683,17 @@ class _FolderBatch:
         changing = [s for s in staged if s.writer is not None and not (s.again or s.held.unwritten) and s.writer.staged]
         try:
             if changing:
+                # the temp files are synced while the journal is appended and synced: both before any file changes
                 try:
-                    run._journal([entry for s in changing for entry in s.entries])  # before any file changes
+                    errors = sync_temps([s.writer.staged for s in changing],
+                                        partial(run._journal, [entry for s in changing for entry in s.entries]))
                 except ThreadfixError as exc:
                     for s in changing:
                         s.fail(exc)
                     changing = []
-                changing = _each(changing, lambda s: s.writer.staged.sync())
+                else:
+                    synced = iter(errors)
+                    changing = _each(changing, lambda s: s.writer.staged.synced(next(synced)))
                 swapped = _each(changing, lambda s: s.writer.staged.swap_in())
                 folders: dict[Path, list[_Staged]] = {}
                 for s in swapped:

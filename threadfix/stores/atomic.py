@@ -23,7 +23,7 @@ import os
 import signal
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -312,12 +312,18 @@ class Rewriter:
             raise
 
     def sync(self) -> None:
-        """Make the finished temp file durable (before the journal says anything about it, nothing is swapped)."""
+        """Make the finished temp file durable (nothing is swapped in before it is)."""
         try:
             os.fsync(self._tmp_fd)
         except OSError as exc:
+            self.synced(exc)
+        self.synced(None)
+
+    def synced(self, error: OSError | None) -> None:
+        """The temp file was synced (by :func:`sync_temps`, with many others): ``error`` is why it could not be."""
+        if error is not None:
             self.abort()
-            raise StoreError(describe_os_error(exc), self.display) from None
+            raise StoreError(describe_os_error(error), self.display) from None
         crashpoint("temp-synced")
 
     def swap_in(self) -> None:
@@ -396,6 +402,46 @@ class Rewriter:
         if self._tmp_path is not None:
             _remove(self._tmp_path)
             self._tmp_path = None
+
+
+#: threads that sync a batch's temp files: syncs in flight together share the filesystem's journal commits, where
+#: one after another each waits for its own (28 files of 16 KB on ext4: 7-27 ms against 40-80 ms on a busy disk)
+SYNC_THREADS = 8
+
+
+def sync_temps(rewriters: list[Rewriter], meanwhile: Callable[[], Any] | None = None) -> list[OSError | None]:
+    """``fsync`` the finished temp files of ``rewriters`` at once, in a few threads, and run ``meanwhile`` (the
+    journal's append) in this one as they do; what each sync raised, in order (each rewriter's :meth:`synced`
+    says it). Ctrl-C and SIGTERM wait until every sync is done: a temp file must not be closed under a thread."""
+    fds = [rewriter._tmp_fd for rewriter in rewriters]
+    errors: list[OSError | None] = [None] * len(fds)
+    threads = min(SYNC_THREADS, len(fds))
+
+    def work(first: int) -> None:
+        for at in range(first, len(fds), threads):
+            try:
+                os.fsync(fds[at])
+            except OSError as exc:
+                errors[at] = exc
+
+    if threads <= 1:
+        work(0)
+        if meanwhile is not None:
+            meanwhile()
+        return errors
+    import threading  # (~1 ms, only for a batch of several files)
+
+    with interrupts_held():  # (the threads start with the signals blocked, so only this thread takes them)
+        started = [threading.Thread(target=work, args=(first,), daemon=True) for first in range(threads)]
+        for thread in started:
+            thread.start()
+        try:
+            if meanwhile is not None:
+                meanwhile()
+        finally:
+            for thread in started:
+                thread.join()
+    return errors
 
 
 def _remove(temp: str) -> None:
