@@ -642,6 +642,9 @@ class _FolderBatch:
         self.staged: list[_Staged] = []
         self.bytes = 0
         self.changed = 0
+        #: files read, and the healthy threads of those that hold nothing else (no outcome held for them)
+        self.files = 0
+        self.healthy = 0
 
     def takes(self, store: Store | Problem) -> bool:
         return getattr(store, "batched", False)
@@ -649,10 +652,16 @@ class _FolderBatch:
     def add(self, store: Store) -> bool:
         """Read and plan one file, its new version to a temp file; True when the batch is full (flush it)."""
         run = self.run
-        staged = _Staged(store)
-        self.staged.append(staged)
+        self.files += 1
+        staged = None
+        healthy = 0
         try:
             for outcome, change in run._plan(store, run._now()):
+                if change is None and outcome.__class__ is ThreadOutcome and outcome.status == "healthy":
+                    healthy += 1  # (most files: one healthy thread, only counted)
+                    continue
+                if staged is None:
+                    staged = self._stage(store)
                 staged.held.add(outcome)
                 if change is None:
                     continue
@@ -663,23 +672,37 @@ class _FolderBatch:
                     staged.entries.append(change.entry)
                 staged.writer.add(change)
                 self.bytes += len(change.data)
-            if staged.writer is not None and (rewriter := staged.writer.staged) is not None:
+            if staged is not None and staged.writer is not None and (rewriter := staged.writer.staged) is not None:
                 rewriter.finish()
         except BusyError:
+            staged = staged or self._stage(store)
             if staged.writer is not None:
                 staged.writer.abort()
             staged.held.close()
             staged.again = True
         except ThreadfixError as exc:
+            staged = staged or self._stage(store)
             staged.fail(exc)
+        if staged is None:
+            self.healthy += healthy
+        else:
+            staged.held.healthy += healthy
+            staged.held.threads += healthy
         return (self.changed >= FOLDER_BATCH_CHANGED or self.bytes >= FOLDER_BATCH_BYTES
-                or len(self.staged) >= FOLDER_BATCH_FILES)
+                or self.files >= FOLDER_BATCH_FILES)
+
+    def _stage(self, store: Store) -> _Staged:
+        staged = _Staged(store)
+        self.staged.append(staged)
+        return staged
 
     def flush(self) -> Iterator[ThreadOutcome | Problem]:
         """Commit the batch (journal, sync, swap, sync the folders), then give out its outcomes in read order."""
-        if not self.staged:
-            return
         run, staged = self.run, self.staged
+        run.result.threads += self.healthy  # (files of healthy threads only: nothing to commit)
+        self.healthy = self.files = 0
+        if not staged:
+            return
         changing = [s for s in staged if s.writer is not None and not (s.again or s.held.unwritten) and s.writer.staged]
         try:
             if changing:
@@ -707,7 +730,7 @@ class _FolderBatch:
                 crashpoint("committed")
         except KeyboardInterrupt:
             # the files swapped in stay written: reported (and in the journal); the others are not (issue #22)
-            self.staged, self.bytes, self.changed = [], 0, 0
+            self.staged, self.bytes, self.changed, self.files = [], 0, 0, 0
             for s in staged:
                 if s.writer is not None and s.writer.durable:
                     yield from run._report(s.held)
@@ -716,7 +739,7 @@ class _FolderBatch:
                         s.writer.abort()
                     s.held.close()
             raise
-        self.staged, self.bytes, self.changed = [], 0, 0
+        self.staged, self.bytes, self.changed, self.files = [], 0, 0, 0
         for at, s in enumerate(staged):
             try:
                 if s.again:
@@ -734,7 +757,7 @@ class _FolderBatch:
             if s.writer is not None:
                 s.writer.abort()
             s.held.close()
-        self.staged, self.bytes, self.changed = [], 0, 0
+        self.staged, self.bytes, self.changed, self.files, self.healthy = [], 0, 0, 0, 0
 
 
 def _each(staged: list[_Staged], step: Callable[[_Staged], None]) -> list[_Staged]:

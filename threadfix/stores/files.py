@@ -597,8 +597,10 @@ def folder_file_store(entry: FolderEntry, *, max_doc_bytes: int = DEFAULT_MAX_DO
     """The store of a thread file a folder walk found (read by its suffix), or of one it refused."""
     if entry.refused is not None:
         return RefusedFile(entry.path, entry.refused)
-    store = FileStore(entry.path, str(entry.path), jsonl=entry.path.suffix == ".jsonl", max_doc_bytes=max_doc_bytes,
-                      dialect=dialect)
+    display = str(entry.path)
+    # (the suffix as Path.suffix has it, without building one more path: a file named ".jsonl" has none)
+    jsonl = display.endswith(".jsonl") and not display.endswith(("/.jsonl", "\\.jsonl")) and display != ".jsonl"
+    store = FileStore(entry.path, display, jsonl=jsonl, max_doc_bytes=max_doc_bytes, dialect=dialect)
     store.batched = store.jsonl is False
     store.screen_always = entry.many
     return store
