@@ -345,8 +345,28 @@ class RepairRun:
             else:
                 groups.append((_parent_store(shard, self.options.store), [shard]))
         planned = run_sharded(shards, partial(_plan_shard, options=self.options, now=now), processes)
+        # a folder's documents planned by the workers are committed here in batches, as one process does
+        batch = _FolderBatch(self) if not self.options.dry_run and self.options.output is None else None
+        try:
+            yield from self._commit_sharded(groups, planned, batch)
+        finally:
+            if batch is not None:
+                batch.abort()
+
+    def _commit_sharded(self, groups: list[tuple[Store | Problem | None, list[Shard]]], planned: Iterator[Any],
+                        batch: _FolderBatch | None) -> Iterator[ThreadOutcome | Problem]:
         for store, members in groups:
             parts = _Parts(planned, len(members))
+            if batch is not None and batch.takes(store):
+                if self.on_store is not None:
+                    self.on_store(store)
+                full = batch.add(store, _replay(parts))
+                parts.drain()
+                if full:
+                    yield from batch.flush()
+                continue
+            if batch is not None:
+                yield from batch.flush()  # (outcomes in read order)
             if isinstance(store, Problem):  # its first range's worker met the same: said once, from here
                 parts.drain()
                 self.result.problems.append(store)
@@ -365,6 +385,8 @@ class RepairRun:
                 self.on_store(store)
             yield from self._store_with_retries(store, lambda parts=parts: _replay(parts))
             parts.drain()  # what a failed first attempt did not read (a retry reads the store itself)
+        if batch is not None:
+            yield from batch.flush()
 
     def _planned(self, store: Store, jobs: int) -> Iterator[Planned]:
         """The store's threads planned in ``jobs`` workers by the parts it cuts itself into, when it does (see
@@ -649,14 +671,15 @@ class _FolderBatch:
     def takes(self, store: Store | Problem) -> bool:
         return getattr(store, "batched", False)
 
-    def add(self, store: Store) -> bool:
-        """Read and plan one file, its new version to a temp file; True when the batch is full (flush it)."""
+    def add(self, store: Store, planned: Iterable[Planned] | None = None) -> bool:
+        """Read and plan one file (or take ``planned``, a ``--jobs`` worker's plan of it), its new version to a temp
+        file; True when the batch is full (flush it)."""
         run = self.run
         self.files += 1
         staged = None
         healthy = 0
         try:
-            for outcome, change in run._plan(store, run._now()):
+            for outcome, change in planned if planned is not None else run._plan(store, run._now()):
                 if change is None and outcome.__class__ is ThreadOutcome and outcome.status == "healthy":
                     healthy += 1  # (most files: one healthy thread, only counted)
                     continue
