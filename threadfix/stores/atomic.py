@@ -216,12 +216,9 @@ class Rewriter:
 
     def _open(self) -> None:
         folder = self.target.parent
-        import tempfile
-
         try:
             with interrupts_held():  # (an interrupt in between would leave a temp file abort does not know of)
-                fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=folder)
-                self._tmp_fd, self._tmp_path = fd, name
+                self._tmp_fd, self._tmp_path = create_temp(folder)
         except PermissionError:
             raise StoreError("the folder is not writable, so the file cannot be replaced atomically",
                              self.display) from None
@@ -442,6 +439,26 @@ def sync_temps(rewriters: list[Rewriter], meanwhile: Callable[[], Any] | None = 
             for thread in started:
                 thread.join()
     return errors
+
+
+def temp_token() -> str:
+    """The random part of a temp file's name (tests replace it to plant a link at a known name)."""
+    return os.urandom(6).hex()
+
+
+_TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def create_temp(folder: Path) -> tuple[int, str]:
+    """A new ``.threadfix-*.tmp`` file in ``folder``, mode 0600, never through a planted link (what
+    ``tempfile.mkstemp`` does, without importing it for every repair that writes)."""
+    for _ in range(100):
+        name = os.path.join(folder, f"{TEMP_PREFIX}{temp_token()}.tmp")
+        try:
+            return os.open(name, _TEMP_FLAGS, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(folder))
 
 
 def _remove(temp: str) -> None:
