@@ -20,7 +20,7 @@ from msgspec.structs import force_setattr, replace
 
 from threadfix import dialects
 from threadfix.dialects import Dialect
-from threadfix.errors import BusyError, ExitCode, InputError, ThreadfixError
+from threadfix.errors import BusyError, ExitCode, InputError, StoreError, ThreadfixError
 from threadfix.journal import Entry, Journal, default_folder
 from threadfix.model import Problem, RepairPlan, Thread, ThreadIndex
 from threadfix.parallel import (
@@ -29,6 +29,7 @@ from threadfix.parallel import (
 from threadfix.repair import RepairOptions, as_written, plan_repair, refusal_reason, waiting_on, waiting_reason
 from threadfix.spill import SpillList
 from threadfix.stores import MEDIA, ReadProblem, Store, StoreOptions, iter_stores, medium_of, open_stores  # noqa: F401 - re-exported
+from threadfix.stores.atomic import crashpoint, folder_unsynced, fsync_folder, sync_temps
 from threadfix.stores.base import Change, Settled, StoreWriter
 
 DEFAULT_MIN_AGE = 600.0
@@ -36,6 +37,11 @@ BUSY_ATTEMPTS = 3
 PROGRESS_EVERY = 256
 #: before-images held in memory before they are appended to the journal
 JOURNAL_BATCH_BYTES = 2 * 1024 * 1024
+#: a folder's files are committed in batches: of this many changed files (each holds a temp file open until its
+#: batch is committed), of this many bytes of new versions, or of this many files read (whose outcomes wait)
+FOLDER_BATCH_CHANGED = 64
+FOLDER_BATCH_BYTES = 32 * 2**20
+FOLDER_BATCH_FILES = 4096
 #: about what a held outcome of a changed thread costs in memory, its bytes for --diff aside (measured: 2 KB)
 OUTCOME_BYTES = 2048
 
@@ -304,12 +310,25 @@ class RepairRun:
                 return
             # a table of one item per row may spread its own read over processes: never beside the run's workers
             store_options = replace(options.store, jobs=jobs, spread=spread_for_store)
-            for store in iter_stores(self.specs, store_options, self.stdin, self.on_store):
-                if isinstance(store, Problem):
-                    self.result.problems.append(store)
-                    yield store
-                    continue
-                yield from self._store_with_retries(store, partial(self._planned, store, jobs))
+            batch = _FolderBatch(self) if not options.dry_run and options.output is None else None
+            try:
+                for store in iter_stores(self.specs, store_options, self.stdin, self.on_store):
+                    if batch is not None and batch.takes(store):
+                        if batch.add(store):
+                            yield from batch.flush()
+                        continue
+                    if batch is not None:
+                        yield from batch.flush()  # (outcomes in read order)
+                    if isinstance(store, Problem):
+                        self.result.problems.append(store)
+                        yield store
+                        continue
+                    yield from self._store_with_retries(store, partial(self._planned, store, jobs))
+                if batch is not None:
+                    yield from batch.flush()
+            finally:
+                if batch is not None:
+                    batch.abort()
         finally:
             if self.journal is not None:
                 self.journal.close()
@@ -326,8 +345,28 @@ class RepairRun:
             else:
                 groups.append((_parent_store(shard, self.options.store), [shard]))
         planned = run_sharded(shards, partial(_plan_shard, options=self.options, now=now), processes)
+        # a folder's documents planned by the workers are committed here in batches, as one process does
+        batch = _FolderBatch(self) if not self.options.dry_run and self.options.output is None else None
+        try:
+            yield from self._commit_sharded(groups, planned, batch)
+        finally:
+            if batch is not None:
+                batch.abort()
+
+    def _commit_sharded(self, groups: list[tuple[Store | Problem | None, list[Shard]]], planned: Iterator[Any],
+                        batch: _FolderBatch | None) -> Iterator[ThreadOutcome | Problem]:
         for store, members in groups:
             parts = _Parts(planned, len(members))
+            if batch is not None and batch.takes(store):
+                if self.on_store is not None:
+                    self.on_store(store)
+                full = batch.add(store, _replay(parts))
+                parts.drain()
+                if full:
+                    yield from batch.flush()
+                continue
+            if batch is not None:
+                yield from batch.flush()  # (outcomes in read order)
             if isinstance(store, Problem):  # its first range's worker met the same: said once, from here
                 parts.drain()
                 self.result.problems.append(store)
@@ -346,6 +385,8 @@ class RepairRun:
                 self.on_store(store)
             yield from self._store_with_retries(store, lambda parts=parts: _replay(parts))
             parts.drain()  # what a failed first attempt did not read (a retry reads the store itself)
+        if batch is not None:
+            yield from batch.flush()
 
     def _planned(self, store: Store, jobs: int) -> Iterator[Planned]:
         """The store's threads planned in ``jobs`` workers by the parts it cuts itself into, when it does (see
@@ -584,6 +625,181 @@ class RepairRun:
         store.keep_before(thread, change)  # (--diff shows what the change carries)
         return ThreadOutcome(address, dialect.name, plan, status, before=change.before, after=change.data,
                              age=age), change
+
+
+class _Staged:
+    """One file of a folder's batch: its outcomes, held until the batch is committed, and its writer, holding the
+    file's new version in a temp file once it changes."""
+
+    __slots__ = ("store", "held", "writer", "entries", "again")
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.held = _Held()
+        self.writer: Any = None
+        self.entries: list[Entry] = []
+        #: someone changed the file since it was read: repaired again on its own, in its place in the batch
+        self.again = False
+
+    def fail(self, exc: ThreadfixError) -> None:
+        """The file is not written (its temp file, if any, removed): said, and nothing in it reported repaired."""
+        if self.writer is not None:
+            self.writer.abort()
+        self.held.unwritten = True
+        self.held.add(Problem(exc.where or self.store.display, exc.message, exc.exit_code))
+
+
+class _FolderBatch:
+    """The files of a folder walk, repaired in batches: each file read and planned, its new version written to a
+    temp file beside it; then, per batch, the journal appended and synced once, the temp files synced, each file
+    swapped in by compare-and-swap (one changed since it was read is not overwritten: it is read and repaired
+    again on its own, as any store that changed underneath is), and each folder synced once.
+
+    What a file holds is always its old or its new version, and the journal, synced before the first swap of a
+    batch, holds the before-image of every file the batch may swap (``undo`` finds the ones left unswapped as
+    they were). Outcomes come out in read order once their batch is committed."""
+
+    def __init__(self, run: RepairRun) -> None:
+        self.run = run
+        self.staged: list[_Staged] = []
+        self.bytes = 0
+        self.changed = 0
+        #: files read, and the healthy threads of those that hold nothing else (no outcome held for them)
+        self.files = 0
+        self.healthy = 0
+
+    def takes(self, store: Store | Problem) -> bool:
+        return getattr(store, "batched", False)
+
+    def add(self, store: Store, planned: Iterable[Planned] | None = None) -> bool:
+        """Read and plan one file (or take ``planned``, a ``--jobs`` worker's plan of it), its new version to a temp
+        file; True when the batch is full (flush it)."""
+        run = self.run
+        self.files += 1
+        staged = None
+        healthy = 0
+        try:
+            for outcome, change in planned if planned is not None else run._plan(store, run._now()):
+                if change is None and outcome.__class__ is ThreadOutcome and outcome.status == "healthy":
+                    healthy += 1  # (most files: one healthy thread, only counted)
+                    continue
+                if staged is None:
+                    staged = self._stage(store)
+                staged.held.add(outcome)
+                if change is None:
+                    continue
+                if staged.writer is None:
+                    staged.writer = store.writer(None)
+                    self.changed += 1
+                if change.entry is not None:
+                    staged.entries.append(change.entry)
+                staged.writer.add(change)
+                self.bytes += len(change.data)
+            if staged is not None and staged.writer is not None and (rewriter := staged.writer.staged) is not None:
+                rewriter.finish()
+        except BusyError:
+            staged = staged or self._stage(store)
+            if staged.writer is not None:
+                staged.writer.abort()
+            staged.held.close()
+            staged.again = True
+        except ThreadfixError as exc:
+            staged = staged or self._stage(store)
+            staged.fail(exc)
+        if staged is None:
+            self.healthy += healthy
+        else:
+            staged.held.healthy += healthy
+            staged.held.threads += healthy
+        return (self.changed >= FOLDER_BATCH_CHANGED or self.bytes >= FOLDER_BATCH_BYTES
+                or self.files >= FOLDER_BATCH_FILES)
+
+    def _stage(self, store: Store) -> _Staged:
+        staged = _Staged(store)
+        self.staged.append(staged)
+        return staged
+
+    def flush(self) -> Iterator[ThreadOutcome | Problem]:
+        """Commit the batch (journal, sync, swap, sync the folders), then give out its outcomes in read order."""
+        run, staged = self.run, self.staged
+        run.result.threads += self.healthy  # (files of healthy threads only: nothing to commit)
+        self.healthy = self.files = 0
+        if not staged:
+            return
+        changing = [s for s in staged if s.writer is not None and not (s.again or s.held.unwritten) and s.writer.staged]
+        try:
+            if changing:
+                # the temp files are synced while the journal is appended and synced: both before any file changes
+                try:
+                    errors = sync_temps([s.writer.staged for s in changing],
+                                        partial(run._journal, [entry for s in changing for entry in s.entries]))
+                except ThreadfixError as exc:
+                    for s in changing:
+                        s.fail(exc)
+                    changing = []
+                else:
+                    synced = iter(errors)
+                    changing = _each(changing, lambda s: s.writer.staged.synced(next(synced)))
+                swapped = _each(changing, lambda s: s.writer.staged.swap_in())
+                folders: dict[Path, list[_Staged]] = {}
+                for s in swapped:
+                    folders.setdefault(s.writer.staged.target.parent, []).append(s)
+                for folder, in_it in folders.items():
+                    try:
+                        fsync_folder(folder)
+                    except OSError as exc:
+                        for s in in_it:
+                            s.fail(StoreError(folder_unsynced(exc), s.store.display))
+                crashpoint("committed")
+        except KeyboardInterrupt:
+            # the files swapped in stay written: reported (and in the journal); the others are not (issue #22)
+            self.staged, self.bytes, self.changed, self.files = [], 0, 0, 0
+            for s in staged:
+                if s.writer is not None and s.writer.durable:
+                    yield from run._report(s.held)
+                else:
+                    if s.writer is not None:
+                        s.writer.abort()
+                    s.held.close()
+            raise
+        self.staged, self.bytes, self.changed, self.files = [], 0, 0, 0
+        for at, s in enumerate(staged):
+            try:
+                if s.again:
+                    yield from run._store_with_retries(s.store.reopened())
+                else:
+                    yield from run._report(s.held)
+            except BaseException:
+                for rest in staged[at + 1:]:
+                    rest.held.close()
+                raise
+
+    def abort(self) -> None:
+        """Remove the temp files of a batch that will not be committed (an interrupt, an error) and let it go."""
+        for s in self.staged:
+            if s.writer is not None:
+                s.writer.abort()
+            s.held.close()
+        self.staged, self.bytes, self.changed, self.files, self.healthy = [], 0, 0, 0, 0
+
+
+def _each(staged: list[_Staged], step: Callable[[_Staged], None]) -> list[_Staged]:
+    """``step`` on each file of a batch; the files it succeeded on. One someone changed meanwhile (BusyError) is
+    repaired again on its own; one that cannot be written is said."""
+    done = []
+    for s in staged:
+        try:
+            step(s)
+        except BusyError:
+            s.writer.abort()
+            s.held.close()
+            s.held = _Held()
+            s.again = True
+        except ThreadfixError as exc:
+            s.fail(exc)
+        else:
+            done.append(s)
+    return done
 
 
 #: one planned thread: its outcome (or a read problem), and when it changes, the Change its store built

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import time
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from tests.reliability.harness import cli, repair, stuck_thread, temps, thread_lines
 from threadfix import journal as journal_module
+from threadfix.stores import atomic
 
 VICTIM = b"precious, not a thread\n"
 
@@ -63,7 +63,7 @@ def test_a_symlinked_journal_folder_is_refused(tmp_path: Path, victim: Path) -> 
 def test_a_planted_temp_name_is_never_followed(tmp_path: Path, victim: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The temp file's name is random, but even a correctly guessed one is refused, not followed."""
     names = iter(["planted", "fresh"])
-    monkeypatch.setattr(tempfile, "_get_candidate_names", lambda: names)
+    monkeypatch.setattr(atomic, "temp_token", lambda: next(names))
     store = tmp_path / "threads.jsonl"
     store.write_bytes(thread_lines(2))
     link = tmp_path / ".threadfix-planted.tmp"

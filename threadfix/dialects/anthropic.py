@@ -18,6 +18,7 @@ import orjson
 
 from threadfix.dialects.base import (
     Dialect,
+    blank_id,
     Screen,
     Slot,
     Violation,
@@ -195,7 +196,7 @@ class Anthropic(Dialect):
                         if kind == "text" and pending:
                             return False  # text after the turn's tool calls: refused, see layout_edits
                         if kind == "tool_use":
-                            if block.get("id") is None or block.get("id") in pending:
+                            if block.get("id") is None or block.get("id") in pending or blank_id(block.get("id")):
                                 return False
                             pending.add(block.get("id"))
                         elif kind == "server_tool_use" or kind == "tool_result" or (isinstance(kind, str) and kind.endswith("_tool_result")):

@@ -134,6 +134,12 @@ def usable_ids(ids: Iterable[str]) -> bool:
     return all(map(str.strip, ids))
 
 
+def blank_id(value: Any) -> bool:
+    """Whether a call's id is a blank string: the planner refuses such a call (``BLANK_ID``), so a quick check
+    that let it through would call a thread healthy that repair refuses (issue #28)."""
+    return isinstance(value, str) and not value.strip()
+
+
 def answered_in_blocks(items: Sequence[Any], call_ids: Callable[[Any], Any], output_id: Callable[[Any], Any]) -> bool:
     """The screens' :class:`ToolBlocks` rule (OpenAI Chat, LangChain): each message's calls answered by the run of
     outputs right after it, one per id, and no other output; every id a non-blank string no other call uses.
@@ -195,7 +201,7 @@ def each_answered_once(calls: Iterable[tuple[Any, bool]]) -> bool:
     check of the formats whose calls carry their own outputs (nothing else can be wrong with them)."""
     seen: set[str] = set()
     for call_id, answered in calls:
-        if not answered or not isinstance(call_id, str) or call_id in seen:
+        if not answered or not isinstance(call_id, str) or call_id in seen or not call_id.strip():
             return False
         seen.add(call_id)
     return True

@@ -35,6 +35,7 @@ import orjson
 
 from threadfix.dialects.base import (
     Dialect,
+    blank_id,
     Screen,
     Slot,
     Violation,
@@ -152,6 +153,7 @@ class Bedrock(Dialect):
             if role(message) == "assistant":
                 ids = [_id(u) for u in uses]
                 if expected or answers or None in ids or seen.intersection(ids) or len(set(ids)) != len(ids) \
+                        or any(map(blank_id, ids)) \
                         or any(_is_server(u) for u in uses):
                     return False
                 seen.update(ids)

@@ -32,6 +32,7 @@ from msgspec.structs import replace
 
 from threadfix.dialects.base import (
     Dialect,
+    blank_id,
     Screen,
     Slot,
     Violation,
@@ -202,7 +203,8 @@ class Gemini(Dialect):
             found = [(_id(c), _name(c)) for p in parts(content) if (c := call_of(p)) is not None]
             answers = [(_id(r), _name(r)) for p in parts(content) if (r := response_of(p)) is not None]
             ids = [i for i, _ in found if i is not None]
-            if seen_ids.intersection(ids) or len(set(ids)) != len(ids) or (found and role(content) != "model"):
+            if seen_ids.intersection(ids) or len(set(ids)) != len(ids) or (found and role(content) != "model") \
+                    or any(map(blank_id, ids)):
                 return False
             seen_ids.update(ids)
             if role(content) == "model":

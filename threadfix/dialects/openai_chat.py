@@ -17,7 +17,9 @@ from typing import Any, Literal
 
 import orjson
 
-from threadfix.dialects.base import Dialect, Screen, ToolBlocks, Violation, absent, answered_in_blocks, orphan_text
+from threadfix.dialects.base import (
+    Dialect, Screen, ToolBlocks, Violation, absent, answered_in_blocks, blank_id, orphan_text,
+)
 from threadfix.failures import is_threadfix_output
 from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
 
@@ -118,7 +120,7 @@ class OpenAIChat(Dialect):
                 if not calls:
                     continue
                 wanted = {call.get("id") for call in calls}
-                if None in wanted or len(wanted) != len(calls):
+                if None in wanted or len(wanted) != len(calls) or any(map(blank_id, wanted)):
                     return False
                 while i < n and items[i].get("role") == "tool":
                     call_id = items[i].get("tool_call_id")

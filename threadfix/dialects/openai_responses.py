@@ -22,7 +22,7 @@ from typing import Any, Union
 
 import orjson
 
-from threadfix.dialects.base import Dialect, Screen, Violation, apply_flat, orphan_text, usable_ids
+from threadfix.dialects.base import Dialect, Screen, Violation, apply_flat, blank_id, orphan_text, usable_ids
 from threadfix.failures import MARKER, is_threadfix_output
 from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
 
@@ -254,7 +254,7 @@ def _quick(items: Sequence[Any], unique_ids: bool) -> bool:
                 continue
             if kind in CALL_OUTPUTS:
                 call_id = item.get("call_id")
-                if kind == "computer_call" or call_id is None or call_id in open_calls:
+                if kind == "computer_call" or call_id is None or call_id in open_calls or blank_id(call_id):
                     return False
                 if kind != "tool_search_call" or item.get("execution") != "server":
                     open_calls[call_id] = kind
@@ -325,6 +325,9 @@ IS_CALL, IS_OUTPUT = 0, 1
 #: the first byte of an id that SQLite's ``->>`` gave as JSON text (an object or an array, not a string)
 _FIRST_BYTE = itemgetter(0)
 _NOT_STRING_IDS = frozenset(b"{[")
+#: what most ids start with (a byte of bytes, a character of str): an id led by one is not blank
+_PLAIN_LEADS = frozenset(b"_-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") | frozenset(
+    "_-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
 def plain_types() -> tuple[str, ...]:
@@ -358,11 +361,23 @@ def pairs_settle(codes: Sequence[Any], call_ids: Sequence[Any]) -> bool:
 
 
 def _ids_are_strings(call_ids: Any) -> bool:
-    """Every id came from a JSON string: str, or bytes that are not an object's or an array's JSON text."""
+    """Every id came from a JSON string, none blank (the planner refuses a blank id): str, or bytes (SQLite's
+    value of the string) that are not an object's or an array's JSON text."""
     try:
-        return not _NOT_STRING_IDS & set(map(_FIRST_BYTE, call_ids))
+        leads = set(map(_FIRST_BYTE, call_ids))
     except (TypeError, IndexError):
         return False  # an id that is not a string (or an empty one: left to a full read)
+    if _NOT_STRING_IDS & leads:
+        return False
+    return leads <= _PLAIN_LEADS or not any(map(_blank_value, call_ids))
+
+
+def _blank_value(call_id: str | bytes) -> bool:
+    """A blank id as str.strip (Unicode whitespace) sees it; bytes that are not UTF-8 count as blank (read in full)."""
+    try:
+        return not (call_id.decode() if isinstance(call_id, bytes) else call_id).strip()
+    except UnicodeDecodeError:
+        return True
 
 
 @cache

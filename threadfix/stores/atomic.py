@@ -23,7 +23,7 @@ import os
 import signal
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -216,12 +216,9 @@ class Rewriter:
 
     def _open(self) -> None:
         folder = self.target.parent
-        import tempfile
-
         try:
             with interrupts_held():  # (an interrupt in between would leave a temp file abort does not know of)
-                fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".tmp", dir=folder)
-                self._tmp_fd, self._tmp_path = fd, name
+                self._tmp_fd, self._tmp_path = create_temp(folder)
         except PermissionError:
             raise StoreError("the folder is not writable, so the file cannot be replaced atomically",
                              self.display) from None
@@ -280,16 +277,57 @@ class Rewriter:
                 raise StoreError(describe_os_error(exc), self.display) from None
         if self.dest is not None:
             return self._commit_elsewhere()
-        lease = LeaseWatch(self.target)
+        try:
+            self.finish()
+            self.sync()
+            self.swap_in()
+        finally:
+            self.abort()
+        self.sync_folder()
+        crashpoint("committed")
+        return True
+
+    # The steps of :meth:`commit`, in order, for a caller that commits many files together (a folder's batch:
+    # every temp file finished, then all synced, then each swapped in, then their folder synced once). Each
+    # step that fails removes the temp file and raises StoreError (BusyError: someone changed the original).
+
+    def finish(self) -> None:
+        """Copy what is left of the original into the temp file and give it the original's mode and owner; the
+        original is closed (a write lease is refused while any descriptor of it, ours included, is open)."""
         try:
             self._copy_until(self.expected.size)
             crashpoint("temp-written")
             original = os.fstat(self._src.fileno())
-            self._src.close()  # a write lease is refused while any descriptor, ours included, is open
+            self._src.close()
             self._src = None
             _match_metadata(self._tmp_fd, original, self.display)
+        except OSError as exc:
+            self.abort()
+            raise StoreError(describe_os_error(exc), self.display) from None
+        except BaseException:
+            self.abort()
+            raise
+
+    def sync(self) -> None:
+        """Make the finished temp file durable (nothing is swapped in before it is)."""
+        try:
             os.fsync(self._tmp_fd)
-            crashpoint("temp-synced")
+        except OSError as exc:
+            self.synced(exc)
+        self.synced(None)
+
+    def synced(self, error: OSError | None) -> None:
+        """The temp file was synced (by :func:`sync_temps`, with many others): ``error`` is why it could not be."""
+        if error is not None:
+            self.abort()
+            raise StoreError(describe_os_error(error), self.display) from None
+        crashpoint("temp-synced")
+
+    def swap_in(self) -> None:
+        """Compare and swap: put the synced temp file in place of the original, unless the original changed since
+        it was read or someone opened it meanwhile (BusyError; the temp file is removed, the original untouched)."""
+        lease = LeaseWatch(self.target)
+        try:
             leased = lease.acquire()
             now = os.stat(self.target, follow_symlinks=False)
             if Fingerprint.of(now) != self.expected:
@@ -305,13 +343,13 @@ class Rewriter:
         finally:
             lease.release()
             self.abort()
+
+    def sync_folder(self) -> None:
+        """Make the swap durable: sync the folder (once for many files of one folder: see :func:`fsync_folder`)."""
         try:
             fsync_folder(self.target.parent)
         except OSError as exc:
-            raise StoreError(f"was replaced, but syncing its folder failed ({describe_os_error(exc)}); the change "
-                             "may not survive a power cut", self.display) from None
-        crashpoint("committed")
-        return True
+            raise StoreError(folder_unsynced(exc), self.display) from None
 
     def _swap(self, lease: LeaseWatch | None) -> None:
         """Put the temp file in place of the original.
@@ -361,6 +399,66 @@ class Rewriter:
         if self._tmp_path is not None:
             _remove(self._tmp_path)
             self._tmp_path = None
+
+
+#: threads that sync a batch's temp files: syncs in flight together share the filesystem's journal commits, where
+#: one after another each waits for its own (28 files of 16 KB on ext4: 7-27 ms against 40-80 ms on a busy disk)
+SYNC_THREADS = 8
+
+
+def sync_temps(rewriters: list[Rewriter], meanwhile: Callable[[], Any] | None = None) -> list[OSError | None]:
+    """``fsync`` the finished temp files of ``rewriters`` at once, in a few threads, and run ``meanwhile`` (the
+    journal's append) in this one as they do; what each sync raised, in order (each rewriter's :meth:`synced`
+    says it). Ctrl-C and SIGTERM wait until every sync is done: a temp file must not be closed under a thread."""
+    fds = [rewriter._tmp_fd for rewriter in rewriters]
+    errors: list[OSError | None] = [None] * len(fds)
+    threads = min(SYNC_THREADS, len(fds))
+
+    def work(first: int) -> None:
+        for at in range(first, len(fds), threads):
+            try:
+                os.fsync(fds[at])
+            except OSError as exc:
+                errors[at] = exc
+
+    if threads <= 1:
+        work(0)
+        if meanwhile is not None:
+            meanwhile()
+        return errors
+    import threading  # (~1 ms, only for a batch of several files)
+
+    with interrupts_held():  # (the threads start with the signals blocked, so only this thread takes them)
+        started = [threading.Thread(target=work, args=(first,), daemon=True) for first in range(threads)]
+        for thread in started:
+            thread.start()
+        try:
+            if meanwhile is not None:
+                meanwhile()
+        finally:
+            for thread in started:
+                thread.join()
+    return errors
+
+
+def temp_token() -> str:
+    """The random part of a temp file's name (tests replace it to plant a link at a known name)."""
+    return os.urandom(6).hex()
+
+
+_TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def create_temp(folder: Path) -> tuple[int, str]:
+    """A new ``.threadfix-*.tmp`` file in ``folder``, mode 0600, never through a planted link (what
+    ``tempfile.mkstemp`` does, without importing it for every repair that writes)."""
+    for _ in range(100):
+        name = os.path.join(folder, f"{TEMP_PREFIX}{temp_token()}.tmp")
+        try:
+            return os.open(name, _TEMP_FLAGS, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(folder))
 
 
 def _remove(temp: str) -> None:
@@ -419,6 +517,12 @@ def fsync_folder(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def folder_unsynced(exc: OSError) -> str:
+    """What a file swapped in says when its folder could not be synced after it."""
+    return (f"was replaced, but syncing its folder failed ({describe_os_error(exc)}); the change may not survive a "
+            "power cut")
 
 
 def describe_os_error(exc: OSError) -> str:

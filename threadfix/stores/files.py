@@ -50,13 +50,18 @@ JOURNAL_KIND = "file"
 #: any file with the header is one)
 DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")
 SQLITE_MAGIC = b"SQLite format 3\x00"
+#: the names a folder walk takes up
+FOUND_SUFFIXES = FILE_SUFFIXES + DATABASE_SUFFIXES
 #: a NUL byte this early means binary (git's test); JSON text never holds a raw NUL
 BINARY_SNIFF_BYTES = 8000
 READ_BUFFER = 1 << 20
 BINARY_MESSAGE = "is not JSON text (it has NUL bytes: binary, or UTF-16); left alone"
 #: documents are screened (:mod:`.settle`) once this process has read this many bytes of them: the screen's
-#: decoder costs more to build than it saves on a few small files, and is built once for a folder of many
+#: decoder costs more to build (~5 ms) than it saves on a few small files, and is built once for a folder of many
 SCREEN_DOCUMENTS_AFTER = settle.MIN_DOCUMENTS_BYTES
+#: the documents of a folder that lists at least this many thread files are screened from the first: what the
+#: screen saves on the folder's files (a full parse, the sniff of every dialect) pays for its decoder
+SCREEN_FOLDER_FILES = 32
 _documents_read = 0
 
 
@@ -111,6 +116,10 @@ class FileStore(Store):
         self.byte_range: tuple[int, int, LineNumbering] | None = None
         #: how the threads read last sit in the file (set as a read finds out): what :meth:`encode` writes through
         self.container: FileContainer = DOCUMENT
+        #: a JSON document a folder walk found: repaired in place in batches with the folder's other files
+        self.batched = False
+        #: screened from its first byte, whatever this process read before (a file of a folder of many)
+        self.screen_always = False
 
     @property
     def session(self) -> Any:
@@ -222,7 +231,8 @@ class FileStore(Store):
         if _binary(raw):
             yield ReadProblem(self.display, BINARY_MESSAGE)
             return
-        screened = screen and _documents_read >= SCREEN_DOCUMENTS_AFTER and settle.has_screen(self.dialect)
+        screened = screen and (self.screen_always or _documents_read >= SCREEN_DOCUMENTS_AFTER) and \
+            settle.has_screen(self.dialect)
         _documents_read += len(raw)
         if screened and (settled := _folder_screener(self.dialect)(raw)) is not None:
             self.container = DOCUMENT  # (no session container holds a thread any dialect's screen settles)
@@ -352,6 +362,12 @@ class _FileWriter(StoreWriter):
         else:
             self.rewriter.splice(span.start, span.end, data)
 
+    @property
+    def staged(self) -> Rewriter | None:
+        """The temp file of the file's new version, when it has one: what a folder's batch finishes, syncs and swaps
+        in step by step with the batch's other files (:mod:`threadfix.batch`), instead of :meth:`commit`."""
+        return self._rewriter if self._rewriter is not None and self._rewriter.changed else None
+
     def commit(self) -> bytes | bool:
         if self.buffer is not None:
             self.buffer.append(self.store.data[self.pos:])
@@ -448,6 +464,8 @@ class FolderEntry(Struct, frozen=True):
     refused: str | None = None
     #: a Strands storage, session or agent folder (``path``): its agent folders, each one store, not a file each
     agents: tuple[Path, ...] | None = None
+    #: one of many thread files in its folder (at least SCREEN_FOLDER_FILES): screened from the first
+    many: bool = False
 
 
 def walk_folder(spec: str) -> Iterator[FolderEntry]:
@@ -474,12 +492,10 @@ def walk_folder(spec: str) -> Iterator[FolderEntry]:
             continue
         subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
         base = Path(folder)
-        for name in sorted(files):
-            if name.startswith(TEMP_PREFIX):
-                continue
+        found = sorted(name for name in files if name.endswith(FOUND_SUFFIXES) and not name.startswith(TEMP_PREFIX))
+        many = len(found) >= SCREEN_FOLDER_FILES
+        for name in found:
             database = name.endswith(DATABASE_SUFFIXES)
-            if not (database or name.endswith(FILE_SUFFIXES)):
-                continue
             path = base / name
             if links[name] and os.path.commonpath([root, os.path.realpath(path)]) != root:
                 yield FolderEntry(path, database, f"is a symlink to a file outside {spec}; name it directly to "
@@ -487,7 +503,7 @@ def walk_folder(spec: str) -> Iterator[FolderEntry]:
             elif database and (refused := not_a_database(path)) is not None:
                 yield FolderEntry(path, False, refused)
             else:
-                yield FolderEntry(path, database)
+                yield FolderEntry(path, database, many=many)
     yield from _unlisted(unlisted)
 
 
@@ -581,8 +597,13 @@ def folder_file_store(entry: FolderEntry, *, max_doc_bytes: int = DEFAULT_MAX_DO
     """The store of a thread file a folder walk found (read by its suffix), or of one it refused."""
     if entry.refused is not None:
         return RefusedFile(entry.path, entry.refused)
-    return FileStore(entry.path, str(entry.path), jsonl=entry.path.suffix == ".jsonl", max_doc_bytes=max_doc_bytes,
-                     dialect=dialect)
+    display = str(entry.path)
+    # (the suffix as Path.suffix has it, without building one more path: a file named ".jsonl" has none)
+    jsonl = display.endswith(".jsonl") and not display.endswith(("/.jsonl", "\\.jsonl")) and display != ".jsonl"
+    store = FileStore(entry.path, display, jsonl=jsonl, max_doc_bytes=max_doc_bytes, dialect=dialect)
+    store.batched = store.jsonl is False
+    store.screen_always = entry.many
+    return store
 
 
 class FileMedium(Medium):
