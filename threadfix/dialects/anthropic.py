@@ -56,8 +56,9 @@ def blocks(message: Any) -> list[Any]:
     return []
 
 
-def _type(block: Any) -> Any:
-    return block.get("type") if isinstance(block, dict) else None
+def _type(block: Any) -> str | None:
+    """A block's type; None when it is not a string (a hostile one may be a list, which no set or dict can hold)."""
+    return str_or_none(block.get("type")) if isinstance(block, dict) else None
 
 
 def is_result(block: Any) -> bool:

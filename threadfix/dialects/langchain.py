@@ -303,8 +303,9 @@ class LangChain(Dialect):
 _REORDERABLE = frozenset({"text", "tool_use"})
 
 
-def _block_type(block: Any) -> Any:
-    return block.get("type") if isinstance(block, dict) else None
+def _block_type(block: Any) -> str | None:
+    """A block's type; None when it is not a string (a hostile one may be a list, which no set or dict can hold)."""
+    return str_or_none(block.get("type")) if isinstance(block, dict) else None
 
 
 def _ai_blocks(item: Any) -> list[Any] | None:

@@ -66,8 +66,9 @@ def _kind(message: Any) -> Any:
     return message.get("kind") if isinstance(message, dict) else None
 
 
-def _part_kind(part: Any) -> Any:
-    return part.get("part_kind") if isinstance(part, dict) else None
+def _part_kind(part: Any) -> str | None:
+    """A part's kind; None when it is not a string (a hostile one may be a dict, which no set or dict can hold)."""
+    return str_or_none(part.get("part_kind")) if isinstance(part, dict) else None
 
 
 def is_result(part: Any) -> bool:
