@@ -37,7 +37,8 @@ Precedence, highest first:
    error marker (``Error:``, ``ERROR``, ``API Error``, ``Traceback``, ``Exception in thread``, ``failed
    to``, an HTTP status, ``curl: (7)``, ``bash: x:``, ``(eval):1:``...); or states a non-zero exit code on
    its first or last line; or ends with an uncaught traceback or stack frames; or has an ``ERROR:`` /
-   ``fatal:`` line among its first five lines (pip, pytest, compilers); or, being a short message (at
+   ``fatal:`` line among its first five lines (pip, pytest, compilers' ``file:line:col: error:``; not in a
+   fenced Markdown block); or, being a short message (at
    most 400 characters in three lines) or a line led by an HTTP status, states a failure in its first
    sentence, within 120 characters ("Tool 'x' not found", "Usage limit reached for all Pro models.",
    "You exceeded your current quota", "Rate limit exceeded", "Too many concurrent requests"). A
@@ -46,7 +47,13 @@ Precedence, highest first:
    concessive one ("appears to", "even though"), a question, "0 failed" / "no errors" / "no tool-style
    error", a failure noun after an article ("an error raised after...") or naming a thing ("the error
    message"), a word in quotes, a limit nobody hit ("Rate limits are per key."), Markdown, code spans, a
-   grep hit (``path:12:``), JSON data, an English word in a sentence written in another script. An exit
+   grep hit (``path:12:``), JSON data, an English word in a sentence written in another script or in prose
+   of a script written without spaces ("今天突然报错 Unauthorized: ..."), an issue's or a commit's title
+   ("[Bug]: ...", "feat(api): ..."), an imperative whose object holds the failure words, as a docstring's
+   or a commit's first line opens ("Return valid format or throw error", "Java: use error 429 for rate
+   limiting"; "Cleanup failed" names its subject first), a value documented as ``None``. "Error when" or
+   "Error response" before a description ("... may contain ...") is a docstring, and a traceback whose
+   frames are written "..." a doctest. An exit
    code in quotes is a value, and "Uncaught" marks a failure only before an exception's name and a colon.
    A word such as "error" deeper in a
    file, log or grep result never flags a result; ``Exit code: 0`` on the frame line marks a success
@@ -573,6 +580,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bfield required\b", r"\bis a required (?:property|field|parameter|argument)",
         r"\brequired (?:property|field|parameter|argument)s? (?:is |are )?missing", r"unexpected keyword argument",
         r"\bmissing \d+ required (?:positional |keyword-only )?arguments?\b", r"\bbad request\b",
+        r"\bunrecognized (?:option|arguments?)\b", r"\b(?:invalid|unknown) option\b",
         r"\bunprocessable\b", r"\bis not of type\b", r"\bis not valid under\b", r"context[_ ]length[_ ]exceeded",
         r"prompt is too long", r"\bexpected \w+, (?:got|received)\b",
     ),
@@ -675,6 +683,15 @@ _PY_EXCEPTION_LINE = _Lazy(
     r"[A-Za-z_][\w.]{0,160}?(?:Error|Exception|Exit|Interrupt|Iteration|Timeout|Failure)\b(?::.*)?$"
 )
 _PY_TRACEBACK = "Traceback (most recent call last)"
+# A compile error Python reports without a traceback header (SyntaxError, IndentationError): the frame
+# line first, the exception line last.
+_PY_FILE_FRAME = _Lazy(r'\s*File "[^"\n]{1,300}", line \d+')
+# A traceback whose frames are written "..." is a doctest's or a document's example, not a crash.
+_ELIDED_TRACEBACK = _Lazy(r"Traceback \(most recent call last\):[ \t]*\n[ \t]*\.\.\.[ \t]*\n")
+# _ERROR_START's frames of "error" and a word ("Error when ...", "Error response ..."): a first line that
+# describes before any colon ("Error when requested amount exceeds what is allowed", "Error response may
+# contain ...") is a docstring's, not a report.
+_WORD_FRAME = _Lazy(r"(?i:error)\s+\w+$")
 # A stack frame or trailer that ends an uncaught JVM or Node failure.
 _FRAME_END = _Lazy(
     r"\s*at\s+\S[^\n]{0,300}?(?:\([^()\n]*:\d+(?::\d+)?\)|:\d+:\d+\)?|\((?:native|Native Method|Unknown Source)\))\s*$"
@@ -1112,12 +1129,12 @@ def _stack_kind(window: str) -> str | None:
 # an errno name leading it, Claude Code's tool-error tag.
 _FAILURE_WORD = _Lazy(r"(?i:\berror\b|\bfail|\bexception\b|\bfatal\b)|^E[A-Z]{3,}:|<tool_use_error>")
 # A line among the first few that states an error as compilers and package managers write one.
-_ERROR_LINE = _Lazy(r"(?:ERROR|Error|error|FATAL|fatal)(?:\[[\w-]{0,40}\])?:\s+(\S[^\n]{0,300})")
+_ERROR_LINE = _Lazy(r"(?:[^\s:]{1,200}:\d+:\d+: )?(?:ERROR|Error|error|FATAL|fatal)(?:\[[\w-]{0,40}\])?:\s+(\S[^\n]{0,300})")
 #: The line is looked for in the first five lines and 600 characters.
 _ERROR_LINE_REACH = 5
 _ERROR_LINE_PROBE = 600
 # Starts with a literal newline, so the search jumps from line to line.
-_ERROR_LINE_AT = _Lazy(r"\n(?:ERROR|Error|error|FATAL|fatal)")
+_ERROR_LINE_AT = _Lazy(r"\n(?:[^\s:]{1,200}:\d+:\d+: )?(?:ERROR|Error|error|FATAL|fatal)")
 _ENVIRONMENT_KINDS = frozenset({Kind.TIMEOUT, Kind.CANCELLED})
 
 
@@ -1127,7 +1144,9 @@ def _error_line(text: str) -> _Verdict | None:
     The first line was read as the frame already; the search jumps from newline to newline.
     """
     found = _ERROR_LINE_AT.search(text, 0, _ERROR_LINE_PROBE)
-    if found is None or text.count("\n", 0, found.start()) >= _ERROR_LINE_REACH:
+    if found is None or text.startswith("```"):  # a fenced block: a document quoting output
+        return None
+    if text.count("\n", 0, found.start()) >= _ERROR_LINE_REACH:
         return None
     match = _ERROR_LINE.match(text, found.start() + 1, _ERROR_LINE_PROBE)
     if match is None:
@@ -1166,7 +1185,7 @@ _STATED_TOKENS = frozenset(
         "required", "exceeded", "exceeds", "error", "exception", "interrupted", "canceled", "cancelled",
         "aborted", "refused", "rejected", "eacces", "enoent", "eperm", "eisdir", "enotdir", "econnrefused",
         "econnreset", "etimedout", "enotfound", "valid", "truncated", "hit", "implemented", "blocked", "capacity",
-        "supported", "unsupported", "insufficient_quota",
+        "supported", "unsupported", "insufficient_quota", "unrecognized",
     }
 )
 # ASCII bytes that are not word characters become spaces and capitals small letters, so split() gives
@@ -1194,7 +1213,7 @@ _STATED = _Lazy(
     r"|credit balance (?:is )?(?:too low|insufficient|exhausted)"
     r"|at capacity|no capacity available|capacity exceeded|version (?:is )?not supported|unsupported (?:protocol )?version"
     r"|overloaded|unavailable|exhausted|cannot|can't|could not|couldn't|unable to"
-    r"|invalid|malformed|missing required|is required|exceeded|exceeds|error|exception|interrupted"
+    r"|invalid|malformed|missing required|missing \d+ required|is required|unrecognized (?:option|arguments?)|exceeded|exceeds|error|exception|interrupted"
     r"|cancell?ed|aborted|refused|rejected|not valid json|truncated(?=[^.\n]{0,60}?max[_ ]?tokens))\b",
 )
 # Words that make a sentence a description, a condition or a question rather than a report.
@@ -1202,7 +1221,7 @@ _DESCRIBES = _Lazy(
     r"\b(?:if|when|whenever|whether|unless|should|would|will|may|might|must|how|what|which|returns|raises"
     r"|throws|handles|handling|such as|for example|avoid|prevents?|retries|in case|instead|successfully"
     r"|appears to|seems to|even though|although"
-    r"|passed|succeeded|that|whose|propagates|surfaces|can(?!['\u2019]t|not))\b"
+    r"|passed|succeeded|that|whose|propagates|surfaces|causes|causing|according to|can(?!['\u2019]t|not))\b"
 )
 # _DESCRIBES read by words on ASCII text (where \b's words are what _NON_WORD splits): a one-word
 # alternative matches exactly when its word is there; the others need one of _DESCRIBING_LEADS, and only
@@ -1213,11 +1232,14 @@ _DESCRIBING_WORDS = frozenset(
         "if", "when", "whenever", "whether", "unless", "should", "would", "will", "may", "might", "must", "how",
         "what", "which", "returns", "raises", "throws", "handles", "handling", "avoid", "prevent", "prevents",
         "retries", "instead", "successfully", "although", "passed", "succeeded", "that", "whose", "propagates",
-        "surfaces",
+        "surfaces", "causes", "causing",
     }
 )
-# "such as", "for example", "in case", "appears to", "seems to", "even though", and "can" (not "can't").
-_DESCRIBING_LEADS = frozenset(token.encode() for token in {"such", "example", "case", "appears", "seems", "though", "can"})
+# "such as", "for example", "in case", "appears to", "seems to", "even though", "according to", and "can"
+# (not "can't").
+_DESCRIBING_LEADS = frozenset(
+    token.encode() for token in {"such", "example", "case", "appears", "seems", "though", "according", "can"}
+)
 
 
 def _describes(sentence: str) -> bool:
@@ -1235,13 +1257,40 @@ def _describes(sentence: str) -> bool:
 # "a JSON-RPC error in a non-2xx body"); a report says "Error ...", "Test error", "API error for...".
 _FAILURE_NOUNS = frozenset({"error", "exception", "failure"})
 # A failure noun that qualifies another is a thing talked about: "the error message", "error handling".
-_NAMED_THING = _Lazy(r"\s+(?:messages?|handling|handlers?|codes?|types?|class(?:es)?|responses?|cases?|paths?)\b")
+_NAMED_THING = _Lazy(
+    r"\s+(?:messages?|handling|handlers?|codes?|types?|class(?:es)?|responses?|cases?|paths?|counters?|pages?)\b"
+)
+# Failure words that name a state or a value rather than say what befell a subject.
+_NOMINAL_WORDS = frozenset({"invalid", "malformed", "rate-limited", "rate limited", "ratelimited", "cancelled",
+                            "canceled", "aborted", "interrupted", "errors"})
+# A value documented as Python's None ("...; None when scheduled.", "the error, or None if it passed"): an
+# attribute's or a function's docstring.
+_NONE_WHEN = _Lazy(r"[;,]\s+(?:or\s+)?None\s+(?:when|if|unless|otherwise|for|on)\b|\bor\s+None\b")
+# Issue trackers' tags and commit titles' types, lower-cased: "[bug]: ...", "feat(api): ...", "fix: ...".
+_TITLE_TAG = _Lazy(
+    r"\[(?:bug|bug report|feature|feature request|feat|question|help|docs?|enhancement|fix|proposal|rfc"
+    r"|discussion|improvement)\]|(?:feat|fix|chore|docs|refactor|perf|style|revert)(?:\([^)\n]{0,60}\))?!?:\s"
+)
+# A component a title names before its text: "java: ", "ast/call: ", "executor(call): ".
+_SCOPE = _Lazy(r"[\w./-]{1,30}(?:\([^)\n]{0,60}\))?!?:\s+")
+# Verbs a docstring's or a commit's first line opens with, as an instruction (lower-cased). Words that
+# are as often a noun naming what failed ("update", "install", "run", "test", "build") are left out.
+_IMPERATIVES = frozenset(
+    {
+        "return", "returns", "raise", "make", "include", "fix", "fixes", "add", "adds", "print", "pause",
+        "handle", "use", "catch", "manage", "called", "get", "gets", "set", "ensure", "create", "show", "log",
+        "remove", "support", "allow", "implement", "improve", "avoid", "prevent", "wrap", "convert", "emit",
+        "propagate", "translate", "display", "bump", "refactor", "rename", "move",
+    }
+)
+# Of those, the verbs that never name what failed ("fix call can't return right error message").
+_ONLY_IMPERATIVES = frozenset({"fix", "fixes", "add", "adds", "make", "include", "ensure", "avoid", "prevent", "improve", "bump", "refactor"})
 _ARTICLE = _Lazy(r"\b(?:a|an|the|this|its|their|every|any)\b")
 # A negation just before the failure word: "no errors", "0 failed", "not an error", "without failures".
 _NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:[\w-]+\s+){0,2}$")
 # Text laid out as a document or a listing: Markdown, code, a grep hit, a numbered line.
 # (Bold and a second code span anywhere are found by _described with ``in`` and a count, not a scan.)
-_DESCRIBED_TEXT = _Lazy(r"[#>|*`-]|[\w./-]+:\d+[:-]|\d+\.\s")
+_DESCRIBED_TEXT = _Lazy(r"[#>|*`]|-(?!\d)|[\w./-]+:\d+[:-]|\d+\.\s")
 # A text that opens as JSON data is read by structure; a word quoted in a line is a value, not a report.
 _JSON_STARTS = frozenset({'{"', "{'", "{}", '[{', '["', "[[", "[]"})
 _QUOTES = frozenset({'"', "'", "`"})
@@ -1257,6 +1306,23 @@ _EDGE = 64
 def _described(said: str) -> bool:
     """True when ``said`` is laid out as a document or a listing (see _DESCRIBED_TEXT)."""
     return _DESCRIBED_TEXT.match(said) is not None or "**" in said or said.count("`") >= 3
+
+
+# Letters of scripts written without spaces between words (Han, kana, Hangul).
+_UNSPACED_SCRIPT = _Lazy("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{2,}")
+
+
+def _quotes_in_prose(sentence: str) -> bool:
+    """True when ``sentence`` is prose in a script written without spaces that quotes an English failure
+    ("今天突然报错 Unauthorized: API key is invalid", "ChatGPT error 429判断"): the words are the writer's
+    account of an error, not a tool's own output. A run of such letters in a path (a file name,
+    "版本需求说明.md") is not prose."""
+    for run in _UNSPACED_SCRIPT.finditer(sentence):
+        before = sentence[run.start() - 1 : run.start()]
+        after = sentence[run.end() : run.end() + 1]
+        if before not in ("/", "\\", ".", "-", "_") and after not in ("/", "\\", ".", "-", "_"):
+            return True
+    return False
 
 
 def _foreign(sentence: str) -> bool:
@@ -1325,14 +1391,18 @@ def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
         said = first
     else:
         return None
-    if said.endswith("?") or said[:2] in _JSON_STARTS or _described(said):
+    if said[:2] in _JSON_STARTS or _described(said) or ("None" in said and _NONE_WHEN.search(said)):
         return None
     end = _SENTENCE_END.search(low)
+    if said.endswith("?") and "\n" not in said or (end is not None and low[end.start()] == "?"):
+        return None  # it asks ("Why do I get ...?"); a hint asked on a line after a report does not
     sentence = low[: end.start() if end else len(low)]
     if end is not None and _no_stated_word(sentence):
         return None  # the failure word was past the first sentence
-    if not sentence.isascii() and _foreign(sentence):
+    if not sentence.isascii() and (_foreign(sentence) or _quotes_in_prose(sentence)):
         return None
+    if _TITLE_TAG.match(sentence):
+        return None  # an issue's or a commit's title: "[Bug]: Getting Unauthorized error", "feat(api): ..."
     if _describes(sentence):
         return None  # a description, a condition or a question (before _STATED: it rules out as surely)
     # A word in quotes is mentioned, not said: f("error", 674), {"error": "too many ..."} reads on.
@@ -1341,8 +1411,10 @@ def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
                   and not (found.group() in _FAILURE_NOUNS and _NAMED_THING.match(sentence, found.end()))), None)
     if match is None or _NEGATED.search(sentence, 0, match.start()):
         return None
-    if match.group() in _FAILURE_NOUNS and _ARTICLE.search(sentence, 0, match.start()) \
-            and not _LEADING_STATUS.match(said):
+    noun = match.group().rpartition(" ")[2] in _FAILURE_NOUNS
+    if noun and _ARTICLE.search(sentence, 0, match.start()) and not _LEADING_STATUS.match(said):
+        return None  # "an error raised after ...", "429 is a rate limit error"
+    if _instructs(sentence, match, noun or match.group() in _NOMINAL_WORDS):
         return None
     basis = f"says '{_quote(said[match.start() : match.end()], 40)}'"
     if _SHELL_LINE.match(said):
@@ -1358,6 +1430,30 @@ def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
     said_words = said[match.start() : match.end()]
     evidence = hit.evidence if _lowered(said_words) in _lowered(hit.evidence) else f"{basis}; {hit.evidence}"
     return _Verdict(hit.kind, evidence, code=code, retry_after=_retry_in_text(said), message=said)
+
+
+def _instructs(sentence: str, match: re.Match[str], nominal: bool) -> bool:
+    """True when ``sentence`` opens with an imperative, as a docstring's or a commit's first line does
+    ("Return valid format or throw error", "Java: use error 429 for rate limiting", "Raise on invalid
+    nested CLI annotations"), and its failure words belong to the object. ``nominal``: the words
+    ``match`` found name a thing (an error, an invalid value) rather than say what befell a subject.
+
+    A report names its subject first and says what happened to it within a word or two ("Cleanup
+    failed", "Update action not found", "Check error: ..."): failure words that state what happened
+    there, or a failure noun before a colon, keep it a report.
+    """
+    start = 0
+    scope = _SCOPE.match(sentence)
+    if scope is not None:
+        start = scope.end()
+    space = sentence.find(" ", start)
+    if space < 0 or sentence[start:space] not in _IMPERATIVES or match.start() < space:
+        return False
+    if sentence[start:space] in _ONLY_IMPERATIVES:
+        return True
+    if sentence[match.end() : match.end() + 1] == ":":
+        return False
+    return nominal or len(sentence[space : match.start()].split()) > 2
 
 
 def _long(text: str) -> bool:
@@ -1418,7 +1514,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
     if exit_code is None and last_stripped != first:  # a one-line text is its own last line
         exit_code = _exit_code(last_stripped)
     window = _window(text)
-    python_end = bool(_PY_EXCEPTION_LINE.match(last_stripped)) and _PY_TRACEBACK in window
+    python_end = bool(_PY_EXCEPTION_LINE.match(last_stripped)) and (
+        _PY_TRACEBACK in window and _ELIDED_TRACEBACK.search(window) is None or _PY_FILE_FRAME.match(text) is not None)
     if wire.flag is None:
         if exit_code == 0:
             return _EXIT_ZERO
@@ -1426,7 +1523,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             basis = ""
         elif python_end:
             basis = "traceback ends the output"
-        elif (start := _ERROR_START.match(first)) is not None:
+        elif (start := _ERROR_START.match(first)) is not None and not (
+                _WORD_FRAME.match(start.group()) and _describes(_folded(first.partition(":")[0]))):
             basis = f"starts with '{_quote(start.group(), 24)}'"
         elif _FRAME_END.match(last) and _GENERIC_MARKER.search(window):
             basis = "stack trace ends the output"
@@ -1775,6 +1873,11 @@ def _other_error(data: Mapping[Any, Any]) -> _Verdict | None:
         ext_code = extensions.get("code") if isinstance(extensions, Mapping) else None
         return _decide([ext_code, first.get("code"), first.get("type")], [], _message_of(first), "errors list")
     kind = _type_of(data)
+    if (kind == "error" or data.get("object") == "error") and isinstance(data.get("message"), str):
+        # Anthropic's and Claude Code's {"type": "error", "message": ...}; Mistral's {"object": "error",
+        # "message": ..., "type": "invalid_request_error", "code": null}.
+        return _decide([data.get("code"), None if kind == "error" else kind], [data.get("status")], data["message"],
+                       "error body", retry_after=_retry_in(data))
     if kind.endswith("_error") and isinstance(data.get("error_code"), str):
         return _decide([data["error_code"]], [], _message_of(data), f"{_quote(kind)}")
     if kind.endswith("_error") and (named := _known_code(kind)) is not None:
@@ -1866,7 +1969,9 @@ def _unread(data: Mapping[Any, Any]) -> bool:
     if len(data) == 1 and isinstance(next(iter(data.values())), Mapping):
         return False
     kind = data.get("type")
-    return not (isinstance(kind, str) and (kind.endswith("_error") or kind == "execution-denied"))
+    if isinstance(kind, str) and (kind.endswith("_error") or kind == "execution-denied" or kind == "error"):
+        return False
+    return data.get("object") != "error"
 
 
 # --------------------------------------------------------------------------------------------------
