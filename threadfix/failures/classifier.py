@@ -1134,8 +1134,20 @@ _ERROR_LINE = _Lazy(r"(?:[^\s:]{1,200}:\d+:\d+: )?(?:ERROR|Error|error|FATAL|fat
 _ERROR_LINE_REACH = 5
 _ERROR_LINE_PROBE = 600
 # Starts with a literal newline, so the search jumps from line to line.
-_ERROR_LINE_AT = _Lazy(r"\n(?:[^\s:]{1,200}:\d+:\d+: )?(?:ERROR|Error|error|FATAL|fatal)")
+_ERROR_LINE_AT = _Lazy(r"\n(?:ERROR|Error|error|FATAL|fatal)")
+# A compiler's diagnostic (``file.c:1:21: error: ...``), looked for only where "error: " is in the probe.
+_COMPILER_LINE_AT = _Lazy(r"\n[^\s:]{1,200}:\d+:\d+: (?:fatal )?error:")
 _ENVIRONMENT_KINDS = frozenset({Kind.TIMEOUT, Kind.CANCELLED})
+
+
+def _error_line_at(text: str, at: int = 0) -> re.Match[str] | None:
+    """The newline before the first line from ``at`` on, within the probe, that may be an error line."""
+    found = _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE)
+    if text.find("error: ", at, _ERROR_LINE_PROBE) >= 0:
+        compiled = _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE if found is None else found.start())
+        if compiled is not None:
+            return compiled
+    return found
 
 
 def _error_line(text: str) -> _Verdict | None:
@@ -1143,7 +1155,7 @@ def _error_line(text: str) -> _Verdict | None:
 
     The first line was read as the frame already; the search jumps from newline to newline.
     """
-    found = _ERROR_LINE_AT.search(text, 0, _ERROR_LINE_PROBE)
+    found = _error_line_at(text)
     if found is None or text.startswith("```"):  # a fenced block: a document quoting output
         return None
     if text.count("\n", 0, found.start()) >= _ERROR_LINE_REACH:
@@ -1468,12 +1480,22 @@ def _long(text: str) -> bool:
 
 
 def _clear(text: str, first: str) -> bool:
-    """True when an unframed ``text`` surely states no failure: too long to be a message or no failure word
-    where _stated_failure reads, and no error line where _error_line looks."""
-    if not (_long(text) or _no_stated_word(first[:_STATED_REACH])):
+    """True when an unframed ``text`` surely states no failure: too long to be a
+    message, or no failure word where _stated_failure reads, or neither a message nor led by a status; and
+    no error line where _error_line looks."""
+    if not (_long(text) or _no_stated_word(first[:_STATED_REACH])) and _message(text):
         return False
     at = text.find("\n", 0, _ERROR_LINE_PROBE)  # an error line starts at a newline: a one-line text has none
-    return at < 0 or _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None
+    return at < 0 or _error_line_at(text, at) is None
+
+
+def _message(text: str) -> bool:
+    """False when ``text`` is surely neither a short message nor led by an HTTP status, the two texts
+    _stated_failure reads."""
+    stripped = text.strip()
+    if stripped[:1] in ("4", "5", ""):
+        return True
+    return len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES
 
 
 def could_be_failure(content: object) -> bool:
@@ -1487,7 +1509,7 @@ def could_be_failure(content: object) -> bool:
     if type(content) is not str:
         return True
     lead = content[:1]
-    if not lead or lead == "{" or lead == "[" or lead.isspace():
+    if not lead or lead == "{" or lead == "[" or (lead.isspace() and _opening(content) in ("{", "[", "")):
         return True
     first = _first_line(content)
     return not (_unframed(content, first) and _clear(content, first))
@@ -1504,7 +1526,7 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
         first = _first_line(text)
     if wire.flag is None and (unframed if unframed is not None else _unframed(text, first)):
         verdict = None if _long(text) else _stated_failure(text, first)
-        if verdict is None and _ERROR_LINE_AT.search(text, 0, _ERROR_LINE_PROBE) is not None:
+        if verdict is None and _error_line_at(text) is not None:
             verdict = _error_line(text)
         return verdict or _NO_SIGNAL
     head = text[:HEAD_CHARS]
@@ -1996,8 +2018,8 @@ def _is_content_part(part: object) -> bool:
     return kind in _TEXT_PART_TYPES or kind in _MEDIA_PARTS or "json" in part or isinstance(part.get("text"), str)
 
 
-def _parsed(text: str) -> object:
-    """``text`` as JSON when it looks like a JSON error or envelope, else None (it is then read as text)."""
+def _opening(text: str) -> str:
+    """The character a text opens with once its indent is skipped ("" when there is none in the head)."""
     head = text[:1]
     if head.isspace():
         # Skip the indent in place; only a long run of whitespace is left to lstrip().
@@ -2005,6 +2027,12 @@ def _parsed(text: str) -> object:
         while at < _EDGE and text[at : at + 1].isspace():
             at += 1
         head = text[at : at + 1] if at < _EDGE else text[:HEAD_CHARS].lstrip()[:1]
+    return head
+
+
+def _parsed(text: str) -> object:
+    """``text`` as JSON when it looks like a JSON error or envelope, else None (it is then read as text)."""
+    head = _opening(text)
     if head not in ("{", "[") or len(text) > MAX_PARSE:
         return None
     if len(text) > PARSE_LIMIT and _ENVELOPE_HEAD.match(text) is None:
@@ -2160,7 +2188,7 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
         # Most outputs: plain text with no flag. A text that cannot open as JSON goes straight to the
         # text reading (_parsed would say None); the same verdict, without the dispatch.
         lead = content[:1]
-        if lead != "{" and lead != "[" and not lead.isspace():
+        if lead != "{" and lead != "[" and lead and (not lead.isspace() or _opening(content) not in ("{", "[", "")):
             wire = _NO_WIRE
             # could_be_failure's test, inline: a text it rejects is a result at once.
             first = _first_line(content)
