@@ -729,16 +729,19 @@ _DEATH_WORDS = ("segmentation", "bus", "killed", "aborted")
 # a first line's name with (``pkg.SomeError:``, ``x.timeout:``, ``/bin/bash:``) and the exception names
 # _PY_EXCEPTION_LINE ends a last line's name with.
 _NAME_WORDS = ("Error", "error", "Exception", "Exit", "Interrupt", "Iteration", "Timeout", "timeout", "Failure", "sh:")
-# Those alternatives' matches lie in the run of these characters a line starts with (and the colon after).
-_NAMES_FAILURE = _Lazy(r"[\w$./-]*?(?:" + "|".join(map(re.escape, _NAME_WORDS)) + ")")
-# On an ASCII line, _NAMES_FAILURE and a case-blind _STARTS_FAILURE (or the death words) in one match: the
-# words the second part matches are shorter than _EXIT_REACH, and on ASCII text IGNORECASE is .lower().
-# It reads the whole line, so "a"/"an" counts only where _ERROR_START's "an (unexpected) error" can follow
-# (_STARTS_FAILURE reads a cut head, where it cannot tell: "A client with..." is prose, not a frame).
-_FIRST_FAILS = _Lazy(
-    _NAMES_FAILURE.source + "|(?i:" + "|".join(map(re.escape, _START_WORDS)) + r"|an?\s+(?:unexpected\s+)?error|[45]\d\d)"
-)
-_LAST_FAILS = _Lazy(_NAMES_FAILURE.source + "|(?i:" + "|".join(map(re.escape, _DEATH_WORDS)) + ")")
+# Those alternatives' matches lie in the run of these characters a line starts with (and the colon after),
+# and end where the run ends: then come, past any spaces, one of _FIRST_NAME_ENDS on a first line
+# (``Error:``, ``Error (``, ``Error [``, ``Error`` alone, ``Timeout :``, ``bash:``), and a colon or the
+# end on a last line (``ValueError: ...``).
+_NAME_RUN = _Lazy(r"[\w$./-]*")
+_NAME_WORD = _Lazy("|".join(map(re.escape, _NAME_WORDS)))
+_FIRST_NAME_ENDS = frozenset({":", "(", "[", ""})
+_LAST_NAME_ENDS = frozenset({":", ""})
+# On an ASCII first line, what a case-blind _STARTS_FAILURE reads beyond _START_WORDS, over the whole line,
+# so "a"/"an" counts only where _ERROR_START's "an (unexpected) error" can follow (_STARTS_FAILURE reads a
+# cut head, where it cannot tell: "A client with..." is prose, not a frame). On ASCII text IGNORECASE is
+# .lower().
+_AN_ERROR = _Lazy(r"(?i:an?\s+(?:unexpected\s+)?error)|[45]\d\d")
 # The characters IGNORECASE matches to an ASCII letter that .lower() does not turn into that letter.
 _CASE_TWINS = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"))
 
@@ -755,6 +758,19 @@ def _folded(text: str) -> str:
     return text.lower()
 
 
+def _named(line: str, ends: frozenset[str]) -> bool:
+    """True when ``line`` may open with a name _ERROR_START or _PY_EXCEPTION_LINE reads as a failure's: a
+    name word in the run of name characters it starts with, and after the run one of ``ends`` (spaces
+    skipped)."""
+    end = _NAME_RUN.match(line).end()  # type: ignore[union-attr]
+    if _NAME_WORD.search(line, 0, end + 1) is None:
+        return False
+    after = line[end : end + 1]
+    if after.isspace():
+        after = line[end:].lstrip()[:1]
+    return after in ends
+
+
 def _unframed(text: str, first: str | None = None) -> bool:
     """True when ``text`` surely neither presents itself as a failure nor states an exit code.
 
@@ -769,21 +785,23 @@ def _unframed(text: str, first: str | None = None) -> bool:
     if (stripped[:2] == "at" and stripped[2:3].isspace()) or last.endswith("more") or last.startswith("Node.js"):
         return False  # _FRAME_END: a stack frame, "... 12 more", "Node.js v20.1.0"
     if first.isascii() and stripped.isascii():
-        # The same tests as below, two patterns fewer: see _FIRST_FAILS.
-        if _FIRST_FAILS.match(first):
-            return False
+        # The same tests as below, with str methods for the start words (see _AN_ERROR).
         head = first[:_EXIT_REACH].lower()
+        if head.startswith(_START_WORDS) or (first[:1] in "aA45" and _AN_ERROR.match(first)):
+            return False
         if len(first) <= 160 and ("exit" in head or "make" in head or ("return" in head and _has_exit_word(head))):
             return False
-        if stripped == first:
-            # A one-line text is its own last line: _LAST_FAILS's names and its death words but "bus" are
-            # _FIRST_FAILS's, and the exit words were just looked for.
-            return head[:3] != "bus"
-        if _LAST_FAILS.match(stripped):
+        if _named(first, _FIRST_NAME_ENDS):
             return False
+        if stripped == first:
+            # A one-line text is its own last line: a name ending as a last line's ends as a first line's,
+            # the death words but "bus" are start words, and the exit words were just looked for.
+            return head[:3] != "bus"
         head = stripped[:_EXIT_REACH].lower()
+        if head.startswith(_DEATH_WORDS) or _named(stripped, _LAST_NAME_ENDS):
+            return False
         return not (len(stripped) <= 160 and ("exit" in head or "make" in head or ("return" in head and _has_exit_word(head))))
-    if _NAMES_FAILURE.match(first) or _NAMES_FAILURE.match(stripped):
+    if _named(first, _FIRST_NAME_ENDS) or _named(stripped, _LAST_NAME_ENDS):
         return False  # _ERROR_START's names, _PY_EXCEPTION_LINE
     head = _folded(first[:_EXIT_REACH])
     if _STARTS_FAILURE.match(head) or (len(first) <= 160 and _has_exit_word(head)):
@@ -1150,12 +1168,14 @@ def _error_line_at(text: str, at: int = 0) -> re.Match[str] | None:
     return found
 
 
-def _error_line(text: str) -> _Verdict | None:
+def _error_line(text: str, found: re.Match[str] | None = None) -> _Verdict | None:
     """An unframed text whose first few lines include ``ERROR: ...`` (pip, pytest, compilers), or None.
 
-    The first line was read as the frame already; the search jumps from newline to newline.
+    The first line was read as the frame already; the search jumps from newline to newline. ``found`` is
+    ``_error_line_at(text)`` when known.
     """
-    found = _error_line_at(text)
+    if found is None:
+        found = _error_line_at(text)
     if found is None or text.startswith("```"):  # a fenced block: a document quoting output
         return None
     if text.count("\n", 0, found.start()) >= _ERROR_LINE_REACH:
@@ -1254,10 +1274,12 @@ _DESCRIBING_LEADS = frozenset(
 )
 
 
-def _describes(sentence: str) -> bool:
-    """``_DESCRIBES.search(sentence) is not None``, told by words where it can be."""
-    if sentence.isascii():
-        words = sentence.encode().translate(_NON_WORD).split()
+def _describes(sentence: str, words: list[bytes] | None = None) -> bool:
+    """``_DESCRIBES.search(sentence) is not None``, told by words where it can be (``words``: the ASCII
+    sentence's words as _NON_WORD splits them, when known)."""
+    if words is not None or sentence.isascii():
+        if words is None:
+            words = sentence.encode().translate(_NON_WORD).split()
         if not _DESCRIBING_WORDS.isdisjoint(words):
             return True
         if _DESCRIBING_LEADS.isdisjoint(words):
@@ -1373,10 +1395,11 @@ def _mentioned(sentence: str, start: int, end: int) -> bool:
     return sentence[:at].rstrip()[-1:] in ("(", "=", "[", ",")
 
 
-def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
+def _stated_failure(text: str, first: str | None = None, worded: bool = False) -> _Verdict | None:
     """A failure an unflagged, unframed text states in words, or None (see _STATED).
 
-    ``first`` is ``_first_line(text)`` when known.
+    ``first`` is ``_first_line(text)`` when known; ``worded``: the caller found a word of _STATED_TOKENS
+    where it is looked for.
     """
     size = len(text)
     if size > STATED_CHARS:
@@ -1393,7 +1416,7 @@ def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
     if first is None:
         first = _first_line(text)
     reach = first[:_STATED_REACH]
-    if _no_stated_word(reach):
+    if not worded and _no_stated_word(reach):
         return None
     low = _folded(reach)
     stripped = text.strip()
@@ -1409,13 +1432,14 @@ def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
     if said.endswith("?") and "\n" not in said or (end is not None and low[end.start()] == "?"):
         return None  # it asks ("Why do I get ...?"); a hint asked on a line after a report does not
     sentence = low[: end.start() if end else len(low)]
-    if end is not None and _no_stated_word(sentence):
-        return None  # the failure word was past the first sentence
+    words = sentence.encode().translate(_NON_WORD).split() if sentence.isascii() else None
+    if end is not None and words is not None and _STATED_TOKENS.isdisjoint(words):
+        return None  # the failure word was past the first sentence (_no_stated_word, on words at hand)
     if not sentence.isascii() and (_foreign(sentence) or _quotes_in_prose(sentence)):
         return None
     if _TITLE_TAG.match(sentence):
         return None  # an issue's or a commit's title: "[Bug]: Getting Unauthorized error", "feat(api): ..."
-    if _describes(sentence):
+    if _describes(sentence, words):
         return None  # a description, a condition or a question (before _STATED: it rules out as surely)
     # A word in quotes is mentioned, not said: f("error", 674), {"error": "too many ..."} reads on.
     match = next((found for found in _STATED.finditer(sentence, 0, _STATED_REACH)
@@ -1491,11 +1515,12 @@ def _clear(text: str, first: str) -> bool:
 
 def _message(text: str) -> bool:
     """False when ``text`` is surely neither a short message nor led by an HTTP status, the two texts
-    _stated_failure reads."""
+    _stated_failure reads, or a message laid out as a document or data (which it passes over)."""
     stripped = text.strip()
     if stripped[:1] in ("4", "5", ""):
         return True
-    return len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES
+    return len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES \
+        and stripped[:2] not in _JSON_STARTS and not _described(stripped)
 
 
 def could_be_failure(content: object) -> bool:
@@ -2192,12 +2217,23 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
             wire = _NO_WIRE
             # could_be_failure's test, inline: a text it rejects is a result at once.
             first = _first_line(content)
-            unframed = _unframed(content, first)
-            if unframed and _clear(content, first):
-                return _NO_SIGNAL_RESULT
-            verdict = _from_text(content, wire, first, unframed)
-            if verdict is _NO_SIGNAL:
-                return _NO_SIGNAL_RESULT
+            if _unframed(content, first):
+                # _clear and _from_text's reading of unframed text in one: each test once.
+                if _long(content) or _no_stated_word(first[:_STATED_REACH]) or not _message(content):
+                    verdict = None
+                else:
+                    verdict = _stated_failure(content, first, worded=True)
+                if verdict is None:
+                    at = content.find("\n", 0, _ERROR_LINE_PROBE)
+                    if at < 0 or (found := _error_line_at(content, at)) is None:
+                        return _NO_SIGNAL_RESULT
+                    verdict = _error_line(content, found)
+                    if verdict is None:
+                        return _NO_SIGNAL_RESULT
+            else:
+                verdict = _from_text(content, wire, first, False)
+                if verdict is _NO_SIGNAL:
+                    return _NO_SIGNAL_RESULT
         else:
             wire = _NO_WIRE
             verdict = _classify(content, wire, 0)
