@@ -894,9 +894,8 @@ def _first_line(text: str) -> str:
     if text[:1].isspace():
         match = _FIRST_LINE.match(text, 0, HEAD_CHARS)
         return match.group(1).rstrip() if match else ""
-    line = text[:_LINE_CHARS]  # what the pattern takes when there is no leading space to skip
-    end = line.find("\n")
-    return (line if end < 0 else line[:end]).rstrip()
+    end = text.find("\n", 0, _LINE_CHARS)  # what the pattern takes when there is no leading space to skip
+    return (text[:_LINE_CHARS] if end < 0 else text[:end]).rstrip()
 
 
 def _last_line(text: str) -> str:
@@ -1168,14 +1167,12 @@ def _error_line_at(text: str, at: int = 0) -> re.Match[str] | None:
     return found
 
 
-def _error_line(text: str, found: re.Match[str] | None = None) -> _Verdict | None:
+def _error_line(text: str) -> _Verdict | None:
     """An unframed text whose first few lines include ``ERROR: ...`` (pip, pytest, compilers), or None.
 
-    The first line was read as the frame already; the search jumps from newline to newline. ``found`` is
-    ``_error_line_at(text)`` when known.
+    The first line was read as the frame already; the search jumps from newline to newline.
     """
-    if found is None:
-        found = _error_line_at(text)
+    found = _error_line_at(text)
     if found is None or text.startswith("```"):  # a fenced block: a document quoting output
         return None
     if text.count("\n", 0, found.start()) >= _ERROR_LINE_REACH:
@@ -1509,8 +1506,15 @@ def _clear(text: str, first: str) -> bool:
     no error line where _error_line looks."""
     if not (_long(text) or _no_stated_word(first[:_STATED_REACH])) and _message(text):
         return False
-    at = text.find("\n", 0, _ERROR_LINE_PROBE)  # an error line starts at a newline: a one-line text has none
-    return at < 0 or _error_line_at(text, at) is None
+    return _no_error_line(text)
+
+
+def _no_error_line(text: str) -> bool:
+    """``_error_line_at(text) is None``, with the fewest calls: an error line starts at a newline (a
+    one-line text has none), and a compiler's needs "error: " in the probe."""
+    at = text.find("\n", 0, _ERROR_LINE_PROBE)
+    return at < 0 or _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None and (
+        text.find("error: ", at, _ERROR_LINE_PROBE) < 0 or _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None)
 
 
 def _message(text: str) -> bool:
@@ -1551,7 +1555,7 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
         first = _first_line(text)
     if wire.flag is None and (unframed if unframed is not None else _unframed(text, first)):
         verdict = None if _long(text) else _stated_failure(text, first)
-        if verdict is None and _error_line_at(text) is not None:
+        if verdict is None and not _no_error_line(text):
             verdict = _error_line(text)
         return verdict or _NO_SIGNAL
     head = text[:HEAD_CHARS]
@@ -2224,10 +2228,9 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
                 else:
                     verdict = _stated_failure(content, first, worded=True)
                 if verdict is None:
-                    at = content.find("\n", 0, _ERROR_LINE_PROBE)
-                    if at < 0 or (found := _error_line_at(content, at)) is None:
+                    if _no_error_line(content):
                         return _NO_SIGNAL_RESULT
-                    verdict = _error_line(content, found)
+                    verdict = _error_line(content)
                     if verdict is None:
                         return _NO_SIGNAL_RESULT
             else:
