@@ -1,7 +1,8 @@
 """Score threadfix's failure classifier against the real-text corpus, beside a baseline revision's.
 
     python benchmarks/classify_score.py                  # the development split, baseline = main
-    python benchmarks/classify_score.py --split heldout3 # the third held-out split: score it once, at the end
+    python benchmarks/classify_score.py --split heldout4 # the fourth held-out split: score it once, at the end
+    python benchmarks/classify_score.py --split heldout3 # the third held-out split (already seen: scored once)
     python benchmarks/classify_score.py --split heldout2 # the second held-out split (already seen: scored once)
     python benchmarks/classify_score.py --split heldout  # the first held-out split (already seen: scored once)
     python benchmarks/classify_score.py --json scores.json
@@ -143,12 +144,15 @@ def score(classify: Callable[..., Any], rows: list[dict[str, Any]]) -> dict[str,
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=("dev", "heldout", "heldout2", "heldout3", "all"), default="dev")
+    parser.add_argument("--split", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4", "all"), default="dev")
     parser.add_argument("--baseline", default="main", help="git revision to compare with (default: main)")
     parser.add_argument("--repeat", type=int, default=15, help="timing rounds; the best is kept")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     rows = load(args.split)
+    if not rows:
+        print(f"classify_score: the corpus holds no texts of split {args.split!r}", file=sys.stderr)
+        return 2
     from threadfix.failures import classify
 
     classifiers = {"after": classify}
@@ -161,7 +165,7 @@ def main() -> int:
     for name, figures in timings(classifiers, rows, args.repeat).items():
         results[name].update(figures)
     columns = [name for name in ("before", "after") if name in results]
-    seen = " (already seen: its misses are known, so it no longer measures the classifier unseen)" if args.split in ("heldout", "heldout2") else ""
+    seen = " (already seen: its misses are known, so it no longer measures the classifier unseen)" if args.split in ("heldout", "heldout2", "heldout3") else ""
     print(f"split {args.split}: {len(rows)} texts ({sum(r['kind'] == 'success' for r in rows)} healthy){seen}")
     print(f"{'':34}" + "".join(f"{name:>12}" for name in columns))
     for key, label, unit in (

@@ -37,7 +37,8 @@ Precedence, highest first:
    error marker (``Error:``, ``ERROR``, ``API Error``, ``Traceback``, ``Exception in thread``, ``failed
    to``, an HTTP status, ``curl: (7)``, ``bash: x:``, ``(eval):1:``...); or states a non-zero exit code on
    its first or last line; or ends with an uncaught traceback or stack frames; or has an ``ERROR:`` /
-   ``fatal:`` line among its first five lines (pip, pytest, compilers); or, being a short message (at
+   ``fatal:`` line among its first five lines (pip, pytest, compilers' ``file:line:col: error:``; not in a
+   fenced Markdown block); or, being a short message (at
    most 400 characters in three lines) or a line led by an HTTP status, states a failure in its first
    sentence, within 120 characters ("Tool 'x' not found", "Usage limit reached for all Pro models.",
    "You exceeded your current quota", "Rate limit exceeded", "Too many concurrent requests"). A
@@ -46,7 +47,13 @@ Precedence, highest first:
    concessive one ("appears to", "even though"), a question, "0 failed" / "no errors" / "no tool-style
    error", a failure noun after an article ("an error raised after...") or naming a thing ("the error
    message"), a word in quotes, a limit nobody hit ("Rate limits are per key."), Markdown, code spans, a
-   grep hit (``path:12:``), JSON data, an English word in a sentence written in another script. An exit
+   grep hit (``path:12:``), JSON data, an English word in a sentence written in another script or in prose
+   of a script written without spaces ("今天突然报错 Unauthorized: ..."), an issue's or a commit's title
+   ("[Bug]: ...", "feat(api): ..."), an imperative whose object holds the failure words, as a docstring's
+   or a commit's first line opens ("Return valid format or throw error", "Java: use error 429 for rate
+   limiting"; "Cleanup failed" names its subject first), a value documented as ``None``. "Error when" or
+   "Error response" before a description ("... may contain ...") is a docstring, and a traceback whose
+   frames are written "..." a doctest. An exit
    code in quotes is a value, and "Uncaught" marks a failure only before an exception's name and a colon.
    A word such as "error" deeper in a
    file, log or grep result never flags a result; ``Exit code: 0`` on the frame line marks a success
@@ -573,6 +580,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bfield required\b", r"\bis a required (?:property|field|parameter|argument)",
         r"\brequired (?:property|field|parameter|argument)s? (?:is |are )?missing", r"unexpected keyword argument",
         r"\bmissing \d+ required (?:positional |keyword-only )?arguments?\b", r"\bbad request\b",
+        r"\bunrecognized (?:option|arguments?)\b", r"\b(?:invalid|unknown) option\b",
         r"\bunprocessable\b", r"\bis not of type\b", r"\bis not valid under\b", r"context[_ ]length[_ ]exceeded",
         r"prompt is too long", r"\bexpected \w+, (?:got|received)\b",
     ),
@@ -675,6 +683,15 @@ _PY_EXCEPTION_LINE = _Lazy(
     r"[A-Za-z_][\w.]{0,160}?(?:Error|Exception|Exit|Interrupt|Iteration|Timeout|Failure)\b(?::.*)?$"
 )
 _PY_TRACEBACK = "Traceback (most recent call last)"
+# A compile error Python reports without a traceback header (SyntaxError, IndentationError): the frame
+# line first, the exception line last.
+_PY_FILE_FRAME = _Lazy(r'\s*File "[^"\n]{1,300}", line \d+')
+# A traceback whose frames are written "..." is a doctest's or a document's example, not a crash.
+_ELIDED_TRACEBACK = _Lazy(r"Traceback \(most recent call last\):[ \t]*\n[ \t]*\.\.\.[ \t]*\n")
+# _ERROR_START's frames of "error" and a word ("Error when ...", "Error response ..."): a first line that
+# describes before any colon ("Error when requested amount exceeds what is allowed", "Error response may
+# contain ...") is a docstring's, not a report.
+_WORD_FRAME = _Lazy(r"(?i:error)\s+\w+$")
 # A stack frame or trailer that ends an uncaught JVM or Node failure.
 _FRAME_END = _Lazy(
     r"\s*at\s+\S[^\n]{0,300}?(?:\([^()\n]*:\d+(?::\d+)?\)|:\d+:\d+\)?|\((?:native|Native Method|Unknown Source)\))\s*$"
@@ -712,16 +729,19 @@ _DEATH_WORDS = ("segmentation", "bus", "killed", "aborted")
 # a first line's name with (``pkg.SomeError:``, ``x.timeout:``, ``/bin/bash:``) and the exception names
 # _PY_EXCEPTION_LINE ends a last line's name with.
 _NAME_WORDS = ("Error", "error", "Exception", "Exit", "Interrupt", "Iteration", "Timeout", "timeout", "Failure", "sh:")
-# Those alternatives' matches lie in the run of these characters a line starts with (and the colon after).
-_NAMES_FAILURE = _Lazy(r"[\w$./-]*?(?:" + "|".join(map(re.escape, _NAME_WORDS)) + ")")
-# On an ASCII line, _NAMES_FAILURE and a case-blind _STARTS_FAILURE (or the death words) in one match: the
-# words the second part matches are shorter than _EXIT_REACH, and on ASCII text IGNORECASE is .lower().
-# It reads the whole line, so "a"/"an" counts only where _ERROR_START's "an (unexpected) error" can follow
-# (_STARTS_FAILURE reads a cut head, where it cannot tell: "A client with..." is prose, not a frame).
-_FIRST_FAILS = _Lazy(
-    _NAMES_FAILURE.source + "|(?i:" + "|".join(map(re.escape, _START_WORDS)) + r"|an?\s+(?:unexpected\s+)?error|[45]\d\d)"
-)
-_LAST_FAILS = _Lazy(_NAMES_FAILURE.source + "|(?i:" + "|".join(map(re.escape, _DEATH_WORDS)) + ")")
+# Those alternatives' matches lie in the run of these characters a line starts with (and the colon after),
+# and end where the run ends: then come, past any spaces, one of _FIRST_NAME_ENDS on a first line
+# (``Error:``, ``Error (``, ``Error [``, ``Error`` alone, ``Timeout :``, ``bash:``), and a colon or the
+# end on a last line (``ValueError: ...``).
+_NAME_RUN = _Lazy(r"[\w$./-]*")
+_NAME_WORD = _Lazy("|".join(map(re.escape, _NAME_WORDS)))
+_FIRST_NAME_ENDS = frozenset({":", "(", "[", ""})
+_LAST_NAME_ENDS = frozenset({":", ""})
+# On an ASCII first line, what a case-blind _STARTS_FAILURE reads beyond _START_WORDS, over the whole line,
+# so "a"/"an" counts only where _ERROR_START's "an (unexpected) error" can follow (_STARTS_FAILURE reads a
+# cut head, where it cannot tell: "A client with..." is prose, not a frame). On ASCII text IGNORECASE is
+# .lower().
+_AN_ERROR = _Lazy(r"(?i:an?\s+(?:unexpected\s+)?error)|[45]\d\d")
 # The characters IGNORECASE matches to an ASCII letter that .lower() does not turn into that letter.
 _CASE_TWINS = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"))
 
@@ -738,6 +758,19 @@ def _folded(text: str) -> str:
     return text.lower()
 
 
+def _named(line: str, ends: frozenset[str]) -> bool:
+    """True when ``line`` may open with a name _ERROR_START or _PY_EXCEPTION_LINE reads as a failure's: a
+    name word in the run of name characters it starts with, and after the run one of ``ends`` (spaces
+    skipped)."""
+    end = _NAME_RUN.match(line).end()  # type: ignore[union-attr]
+    if _NAME_WORD.search(line, 0, end + 1) is None:
+        return False
+    after = line[end : end + 1]
+    if after.isspace():
+        after = line[end:].lstrip()[:1]
+    return after in ends
+
+
 def _unframed(text: str, first: str | None = None) -> bool:
     """True when ``text`` surely neither presents itself as a failure nor states an exit code.
 
@@ -752,21 +785,23 @@ def _unframed(text: str, first: str | None = None) -> bool:
     if (stripped[:2] == "at" and stripped[2:3].isspace()) or last.endswith("more") or last.startswith("Node.js"):
         return False  # _FRAME_END: a stack frame, "... 12 more", "Node.js v20.1.0"
     if first.isascii() and stripped.isascii():
-        # The same tests as below, two patterns fewer: see _FIRST_FAILS.
-        if _FIRST_FAILS.match(first):
-            return False
+        # The same tests as below, with str methods for the start words (see _AN_ERROR).
         head = first[:_EXIT_REACH].lower()
+        if head.startswith(_START_WORDS) or (first[:1] in "aA45" and _AN_ERROR.match(first)):
+            return False
         if len(first) <= 160 and ("exit" in head or "make" in head or ("return" in head and _has_exit_word(head))):
             return False
-        if stripped == first:
-            # A one-line text is its own last line: _LAST_FAILS's names and its death words but "bus" are
-            # _FIRST_FAILS's, and the exit words were just looked for.
-            return head[:3] != "bus"
-        if _LAST_FAILS.match(stripped):
+        if _named(first, _FIRST_NAME_ENDS):
             return False
+        if stripped == first:
+            # A one-line text is its own last line: a name ending as a last line's ends as a first line's,
+            # the death words but "bus" are start words, and the exit words were just looked for.
+            return head[:3] != "bus"
         head = stripped[:_EXIT_REACH].lower()
+        if head.startswith(_DEATH_WORDS) or _named(stripped, _LAST_NAME_ENDS):
+            return False
         return not (len(stripped) <= 160 and ("exit" in head or "make" in head or ("return" in head and _has_exit_word(head))))
-    if _NAMES_FAILURE.match(first) or _NAMES_FAILURE.match(stripped):
+    if _named(first, _FIRST_NAME_ENDS) or _named(stripped, _LAST_NAME_ENDS):
         return False  # _ERROR_START's names, _PY_EXCEPTION_LINE
     head = _folded(first[:_EXIT_REACH])
     if _STARTS_FAILURE.match(head) or (len(first) <= 160 and _has_exit_word(head)):
@@ -859,9 +894,8 @@ def _first_line(text: str) -> str:
     if text[:1].isspace():
         match = _FIRST_LINE.match(text, 0, HEAD_CHARS)
         return match.group(1).rstrip() if match else ""
-    line = text[:_LINE_CHARS]  # what the pattern takes when there is no leading space to skip
-    end = line.find("\n")
-    return (line if end < 0 else line[:end]).rstrip()
+    end = text.find("\n", 0, _LINE_CHARS)  # what the pattern takes when there is no leading space to skip
+    return (text[:_LINE_CHARS] if end < 0 else text[:end]).rstrip()
 
 
 def _last_line(text: str) -> str:
@@ -1112,13 +1146,25 @@ def _stack_kind(window: str) -> str | None:
 # an errno name leading it, Claude Code's tool-error tag.
 _FAILURE_WORD = _Lazy(r"(?i:\berror\b|\bfail|\bexception\b|\bfatal\b)|^E[A-Z]{3,}:|<tool_use_error>")
 # A line among the first few that states an error as compilers and package managers write one.
-_ERROR_LINE = _Lazy(r"(?:ERROR|Error|error|FATAL|fatal)(?:\[[\w-]{0,40}\])?:\s+(\S[^\n]{0,300})")
+_ERROR_LINE = _Lazy(r"(?:[^\s:]{1,200}:\d+:\d+: )?(?:ERROR|Error|error|FATAL|fatal)(?:\[[\w-]{0,40}\])?:\s+(\S[^\n]{0,300})")
 #: The line is looked for in the first five lines and 600 characters.
 _ERROR_LINE_REACH = 5
 _ERROR_LINE_PROBE = 600
 # Starts with a literal newline, so the search jumps from line to line.
 _ERROR_LINE_AT = _Lazy(r"\n(?:ERROR|Error|error|FATAL|fatal)")
+# A compiler's diagnostic (``file.c:1:21: error: ...``), looked for only where "error: " is in the probe.
+_COMPILER_LINE_AT = _Lazy(r"\n[^\s:]{1,200}:\d+:\d+: (?:fatal )?error:")
 _ENVIRONMENT_KINDS = frozenset({Kind.TIMEOUT, Kind.CANCELLED})
+
+
+def _error_line_at(text: str, at: int = 0) -> re.Match[str] | None:
+    """The newline before the first line from ``at`` on, within the probe, that may be an error line."""
+    found = _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE)
+    if text.find("error: ", at, _ERROR_LINE_PROBE) >= 0:
+        compiled = _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE if found is None else found.start())
+        if compiled is not None:
+            return compiled
+    return found
 
 
 def _error_line(text: str) -> _Verdict | None:
@@ -1126,8 +1172,10 @@ def _error_line(text: str) -> _Verdict | None:
 
     The first line was read as the frame already; the search jumps from newline to newline.
     """
-    found = _ERROR_LINE_AT.search(text, 0, _ERROR_LINE_PROBE)
-    if found is None or text.count("\n", 0, found.start()) >= _ERROR_LINE_REACH:
+    found = _error_line_at(text)
+    if found is None or text.startswith("```"):  # a fenced block: a document quoting output
+        return None
+    if text.count("\n", 0, found.start()) >= _ERROR_LINE_REACH:
         return None
     match = _ERROR_LINE.match(text, found.start() + 1, _ERROR_LINE_PROBE)
     if match is None:
@@ -1166,7 +1214,7 @@ _STATED_TOKENS = frozenset(
         "required", "exceeded", "exceeds", "error", "exception", "interrupted", "canceled", "cancelled",
         "aborted", "refused", "rejected", "eacces", "enoent", "eperm", "eisdir", "enotdir", "econnrefused",
         "econnreset", "etimedout", "enotfound", "valid", "truncated", "hit", "implemented", "blocked", "capacity",
-        "supported", "unsupported", "insufficient_quota",
+        "supported", "unsupported", "insufficient_quota", "unrecognized",
     }
 )
 # ASCII bytes that are not word characters become spaces and capitals small letters, so split() gives
@@ -1194,7 +1242,7 @@ _STATED = _Lazy(
     r"|credit balance (?:is )?(?:too low|insufficient|exhausted)"
     r"|at capacity|no capacity available|capacity exceeded|version (?:is )?not supported|unsupported (?:protocol )?version"
     r"|overloaded|unavailable|exhausted|cannot|can't|could not|couldn't|unable to"
-    r"|invalid|malformed|missing required|is required|exceeded|exceeds|error|exception|interrupted"
+    r"|invalid|malformed|missing required|missing \d+ required|is required|unrecognized (?:option|arguments?)|exceeded|exceeds|error|exception|interrupted"
     r"|cancell?ed|aborted|refused|rejected|not valid json|truncated(?=[^.\n]{0,60}?max[_ ]?tokens))\b",
 )
 # Words that make a sentence a description, a condition or a question rather than a report.
@@ -1202,7 +1250,7 @@ _DESCRIBES = _Lazy(
     r"\b(?:if|when|whenever|whether|unless|should|would|will|may|might|must|how|what|which|returns|raises"
     r"|throws|handles|handling|such as|for example|avoid|prevents?|retries|in case|instead|successfully"
     r"|appears to|seems to|even though|although"
-    r"|passed|succeeded|that|whose|propagates|surfaces|can(?!['\u2019]t|not))\b"
+    r"|passed|succeeded|that|whose|propagates|surfaces|causes|causing|according to|can(?!['\u2019]t|not))\b"
 )
 # _DESCRIBES read by words on ASCII text (where \b's words are what _NON_WORD splits): a one-word
 # alternative matches exactly when its word is there; the others need one of _DESCRIBING_LEADS, and only
@@ -1213,17 +1261,22 @@ _DESCRIBING_WORDS = frozenset(
         "if", "when", "whenever", "whether", "unless", "should", "would", "will", "may", "might", "must", "how",
         "what", "which", "returns", "raises", "throws", "handles", "handling", "avoid", "prevent", "prevents",
         "retries", "instead", "successfully", "although", "passed", "succeeded", "that", "whose", "propagates",
-        "surfaces",
+        "surfaces", "causes", "causing",
     }
 )
-# "such as", "for example", "in case", "appears to", "seems to", "even though", and "can" (not "can't").
-_DESCRIBING_LEADS = frozenset(token.encode() for token in {"such", "example", "case", "appears", "seems", "though", "can"})
+# "such as", "for example", "in case", "appears to", "seems to", "even though", "according to", and "can"
+# (not "can't").
+_DESCRIBING_LEADS = frozenset(
+    token.encode() for token in {"such", "example", "case", "appears", "seems", "though", "according", "can"}
+)
 
 
-def _describes(sentence: str) -> bool:
-    """``_DESCRIBES.search(sentence) is not None``, told by words where it can be."""
-    if sentence.isascii():
-        words = sentence.encode().translate(_NON_WORD).split()
+def _describes(sentence: str, words: list[bytes] | None = None) -> bool:
+    """``_DESCRIBES.search(sentence) is not None``, told by words where it can be (``words``: the ASCII
+    sentence's words as _NON_WORD splits them, when known)."""
+    if words is not None or sentence.isascii():
+        if words is None:
+            words = sentence.encode().translate(_NON_WORD).split()
         if not _DESCRIBING_WORDS.isdisjoint(words):
             return True
         if _DESCRIBING_LEADS.isdisjoint(words):
@@ -1235,13 +1288,40 @@ def _describes(sentence: str) -> bool:
 # "a JSON-RPC error in a non-2xx body"); a report says "Error ...", "Test error", "API error for...".
 _FAILURE_NOUNS = frozenset({"error", "exception", "failure"})
 # A failure noun that qualifies another is a thing talked about: "the error message", "error handling".
-_NAMED_THING = _Lazy(r"\s+(?:messages?|handling|handlers?|codes?|types?|class(?:es)?|responses?|cases?|paths?)\b")
+_NAMED_THING = _Lazy(
+    r"\s+(?:messages?|handling|handlers?|codes?|types?|class(?:es)?|responses?|cases?|paths?|counters?|pages?)\b"
+)
+# Failure words that name a state or a value rather than say what befell a subject.
+_NOMINAL_WORDS = frozenset({"invalid", "malformed", "rate-limited", "rate limited", "ratelimited", "cancelled",
+                            "canceled", "aborted", "interrupted", "errors"})
+# A value documented as Python's None ("...; None when scheduled.", "the error, or None if it passed"): an
+# attribute's or a function's docstring.
+_NONE_WHEN = _Lazy(r"[;,]\s+(?:or\s+)?None\s+(?:when|if|unless|otherwise|for|on)\b|\bor\s+None\b")
+# Issue trackers' tags and commit titles' types, lower-cased: "[bug]: ...", "feat(api): ...", "fix: ...".
+_TITLE_TAG = _Lazy(
+    r"\[(?:bug|bug report|feature|feature request|feat|question|help|docs?|enhancement|fix|proposal|rfc"
+    r"|discussion|improvement)\]|(?:feat|fix|chore|docs|refactor|perf|style|revert)(?:\([^)\n]{0,60}\))?!?:\s"
+)
+# A component a title names before its text: "java: ", "ast/call: ", "executor(call): ".
+_SCOPE = _Lazy(r"[\w./-]{1,30}(?:\([^)\n]{0,60}\))?!?:\s+")
+# Verbs a docstring's or a commit's first line opens with, as an instruction (lower-cased). Words that
+# are as often a noun naming what failed ("update", "install", "run", "test", "build") are left out.
+_IMPERATIVES = frozenset(
+    {
+        "return", "returns", "raise", "make", "include", "fix", "fixes", "add", "adds", "print", "pause",
+        "handle", "use", "catch", "manage", "called", "get", "gets", "set", "ensure", "create", "show", "log",
+        "remove", "support", "allow", "implement", "improve", "avoid", "prevent", "wrap", "convert", "emit",
+        "propagate", "translate", "display", "bump", "refactor", "rename", "move",
+    }
+)
+# Of those, the verbs that never name what failed ("fix call can't return right error message").
+_ONLY_IMPERATIVES = frozenset({"fix", "fixes", "add", "adds", "make", "include", "ensure", "avoid", "prevent", "improve", "bump", "refactor"})
 _ARTICLE = _Lazy(r"\b(?:a|an|the|this|its|their|every|any)\b")
 # A negation just before the failure word: "no errors", "0 failed", "not an error", "without failures".
 _NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:[\w-]+\s+){0,2}$")
 # Text laid out as a document or a listing: Markdown, code, a grep hit, a numbered line.
 # (Bold and a second code span anywhere are found by _described with ``in`` and a count, not a scan.)
-_DESCRIBED_TEXT = _Lazy(r"[#>|*`-]|[\w./-]+:\d+[:-]|\d+\.\s")
+_DESCRIBED_TEXT = _Lazy(r"[#>|*`]|-(?!\d)|[\w./-]+:\d+[:-]|\d+\.\s")
 # A text that opens as JSON data is read by structure; a word quoted in a line is a value, not a report.
 _JSON_STARTS = frozenset({'{"', "{'", "{}", '[{', '["', "[[", "[]"})
 _QUOTES = frozenset({'"', "'", "`"})
@@ -1257,6 +1337,23 @@ _EDGE = 64
 def _described(said: str) -> bool:
     """True when ``said`` is laid out as a document or a listing (see _DESCRIBED_TEXT)."""
     return _DESCRIBED_TEXT.match(said) is not None or "**" in said or said.count("`") >= 3
+
+
+# Letters of scripts written without spaces between words (Han, kana, Hangul).
+_UNSPACED_SCRIPT = _Lazy("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{2,}")
+
+
+def _quotes_in_prose(sentence: str) -> bool:
+    """True when ``sentence`` is prose in a script written without spaces that quotes an English failure
+    ("今天突然报错 Unauthorized: API key is invalid", "ChatGPT error 429判断"): the words are the writer's
+    account of an error, not a tool's own output. A run of such letters in a path (a file name,
+    "版本需求说明.md") is not prose."""
+    for run in _UNSPACED_SCRIPT.finditer(sentence):
+        before = sentence[run.start() - 1 : run.start()]
+        after = sentence[run.end() : run.end() + 1]
+        if before not in ("/", "\\", ".", "-", "_") and after not in ("/", "\\", ".", "-", "_"):
+            return True
+    return False
 
 
 def _foreign(sentence: str) -> bool:
@@ -1295,10 +1392,11 @@ def _mentioned(sentence: str, start: int, end: int) -> bool:
     return sentence[:at].rstrip()[-1:] in ("(", "=", "[", ",")
 
 
-def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
+def _stated_failure(text: str, first: str | None = None, worded: bool = False) -> _Verdict | None:
     """A failure an unflagged, unframed text states in words, or None (see _STATED).
 
-    ``first`` is ``_first_line(text)`` when known.
+    ``first`` is ``_first_line(text)`` when known; ``worded``: the caller found a word of _STATED_TOKENS
+    where it is looked for.
     """
     size = len(text)
     if size > STATED_CHARS:
@@ -1315,7 +1413,7 @@ def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
     if first is None:
         first = _first_line(text)
     reach = first[:_STATED_REACH]
-    if _no_stated_word(reach):
+    if not worded and _no_stated_word(reach):
         return None
     low = _folded(reach)
     stripped = text.strip()
@@ -1325,15 +1423,20 @@ def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
         said = first
     else:
         return None
-    if said.endswith("?") or said[:2] in _JSON_STARTS or _described(said):
+    if said[:2] in _JSON_STARTS or _described(said) or ("None" in said and _NONE_WHEN.search(said)):
         return None
     end = _SENTENCE_END.search(low)
+    if said.endswith("?") and "\n" not in said or (end is not None and low[end.start()] == "?"):
+        return None  # it asks ("Why do I get ...?"); a hint asked on a line after a report does not
     sentence = low[: end.start() if end else len(low)]
-    if end is not None and _no_stated_word(sentence):
-        return None  # the failure word was past the first sentence
-    if not sentence.isascii() and _foreign(sentence):
+    words = sentence.encode().translate(_NON_WORD).split() if sentence.isascii() else None
+    if end is not None and words is not None and _STATED_TOKENS.isdisjoint(words):
+        return None  # the failure word was past the first sentence (_no_stated_word, on words at hand)
+    if not sentence.isascii() and (_foreign(sentence) or _quotes_in_prose(sentence)):
         return None
-    if _describes(sentence):
+    if _TITLE_TAG.match(sentence):
+        return None  # an issue's or a commit's title: "[Bug]: Getting Unauthorized error", "feat(api): ..."
+    if _describes(sentence, words):
         return None  # a description, a condition or a question (before _STATED: it rules out as surely)
     # A word in quotes is mentioned, not said: f("error", 674), {"error": "too many ..."} reads on.
     match = next((found for found in _STATED.finditer(sentence, 0, _STATED_REACH)
@@ -1341,8 +1444,10 @@ def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
                   and not (found.group() in _FAILURE_NOUNS and _NAMED_THING.match(sentence, found.end()))), None)
     if match is None or _NEGATED.search(sentence, 0, match.start()):
         return None
-    if match.group() in _FAILURE_NOUNS and _ARTICLE.search(sentence, 0, match.start()) \
-            and not _LEADING_STATUS.match(said):
+    noun = match.group().rpartition(" ")[2] in _FAILURE_NOUNS
+    if noun and _ARTICLE.search(sentence, 0, match.start()) and not _LEADING_STATUS.match(said):
+        return None  # "an error raised after ...", "429 is a rate limit error"
+    if _instructs(sentence, match, noun or match.group() in _NOMINAL_WORDS):
         return None
     basis = f"says '{_quote(said[match.start() : match.end()], 40)}'"
     if _SHELL_LINE.match(said):
@@ -1360,6 +1465,30 @@ def _stated_failure(text: str, first: str | None = None) -> _Verdict | None:
     return _Verdict(hit.kind, evidence, code=code, retry_after=_retry_in_text(said), message=said)
 
 
+def _instructs(sentence: str, match: re.Match[str], nominal: bool) -> bool:
+    """True when ``sentence`` opens with an imperative, as a docstring's or a commit's first line does
+    ("Return valid format or throw error", "Java: use error 429 for rate limiting", "Raise on invalid
+    nested CLI annotations"), and its failure words belong to the object. ``nominal``: the words
+    ``match`` found name a thing (an error, an invalid value) rather than say what befell a subject.
+
+    A report names its subject first and says what happened to it within a word or two ("Cleanup
+    failed", "Update action not found", "Check error: ..."): failure words that state what happened
+    there, or a failure noun before a colon, keep it a report.
+    """
+    start = 0
+    scope = _SCOPE.match(sentence)
+    if scope is not None:
+        start = scope.end()
+    space = sentence.find(" ", start)
+    if space < 0 or sentence[start:space] not in _IMPERATIVES or match.start() < space:
+        return False
+    if sentence[start:space] in _ONLY_IMPERATIVES:
+        return True
+    if sentence[match.end() : match.end() + 1] == ":":
+        return False
+    return nominal or len(sentence[space : match.start()].split()) > 2
+
+
 def _long(text: str) -> bool:
     """True when ``text`` is too long to be a message and no status or space leads it: _stated_failure's
     first test, inline for the common case (a trailing newline is common)."""
@@ -1372,12 +1501,30 @@ def _long(text: str) -> bool:
 
 
 def _clear(text: str, first: str) -> bool:
-    """True when an unframed ``text`` surely states no failure: too long to be a message or no failure word
-    where _stated_failure reads, and no error line where _error_line looks."""
-    if not (_long(text) or _no_stated_word(first[:_STATED_REACH])):
+    """True when an unframed ``text`` surely states no failure: too long to be a
+    message, or no failure word where _stated_failure reads, or neither a message nor led by a status; and
+    no error line where _error_line looks."""
+    if not (_long(text) or _no_stated_word(first[:_STATED_REACH])) and _message(text):
         return False
-    at = text.find("\n", 0, _ERROR_LINE_PROBE)  # an error line starts at a newline: a one-line text has none
-    return at < 0 or _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None
+    return _no_error_line(text)
+
+
+def _no_error_line(text: str) -> bool:
+    """``_error_line_at(text) is None``, with the fewest calls: an error line starts at a newline (a
+    one-line text has none), and a compiler's needs "error: " in the probe."""
+    at = text.find("\n", 0, _ERROR_LINE_PROBE)
+    return at < 0 or _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None and (
+        text.find("error: ", at, _ERROR_LINE_PROBE) < 0 or _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None)
+
+
+def _message(text: str) -> bool:
+    """False when ``text`` is surely neither a short message nor led by an HTTP status, the two texts
+    _stated_failure reads, or a message laid out as a document or data (which it passes over)."""
+    stripped = text.strip()
+    if stripped[:1] in ("4", "5", ""):
+        return True
+    return len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES \
+        and stripped[:2] not in _JSON_STARTS and not _described(stripped)
 
 
 def could_be_failure(content: object) -> bool:
@@ -1391,7 +1538,7 @@ def could_be_failure(content: object) -> bool:
     if type(content) is not str:
         return True
     lead = content[:1]
-    if not lead or lead == "{" or lead == "[" or lead.isspace():
+    if not lead or lead == "{" or lead == "[" or (lead.isspace() and _opening(content) in ("{", "[", "")):
         return True
     first = _first_line(content)
     return not (_unframed(content, first) and _clear(content, first))
@@ -1408,7 +1555,7 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
         first = _first_line(text)
     if wire.flag is None and (unframed if unframed is not None else _unframed(text, first)):
         verdict = None if _long(text) else _stated_failure(text, first)
-        if verdict is None and _ERROR_LINE_AT.search(text, 0, _ERROR_LINE_PROBE) is not None:
+        if verdict is None and not _no_error_line(text):
             verdict = _error_line(text)
         return verdict or _NO_SIGNAL
     head = text[:HEAD_CHARS]
@@ -1418,7 +1565,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
     if exit_code is None and last_stripped != first:  # a one-line text is its own last line
         exit_code = _exit_code(last_stripped)
     window = _window(text)
-    python_end = bool(_PY_EXCEPTION_LINE.match(last_stripped)) and _PY_TRACEBACK in window
+    python_end = bool(_PY_EXCEPTION_LINE.match(last_stripped)) and (
+        _PY_TRACEBACK in window and _ELIDED_TRACEBACK.search(window) is None or _PY_FILE_FRAME.match(text) is not None)
     if wire.flag is None:
         if exit_code == 0:
             return _EXIT_ZERO
@@ -1426,7 +1574,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             basis = ""
         elif python_end:
             basis = "traceback ends the output"
-        elif (start := _ERROR_START.match(first)) is not None:
+        elif (start := _ERROR_START.match(first)) is not None and not (
+                _WORD_FRAME.match(start.group()) and _describes(_folded(first.partition(":")[0]))):
             basis = f"starts with '{_quote(start.group(), 24)}'"
         elif _FRAME_END.match(last) and _GENERIC_MARKER.search(window):
             basis = "stack trace ends the output"
@@ -1775,6 +1924,11 @@ def _other_error(data: Mapping[Any, Any]) -> _Verdict | None:
         ext_code = extensions.get("code") if isinstance(extensions, Mapping) else None
         return _decide([ext_code, first.get("code"), first.get("type")], [], _message_of(first), "errors list")
     kind = _type_of(data)
+    if (kind == "error" or data.get("object") == "error") and isinstance(data.get("message"), str):
+        # Anthropic's and Claude Code's {"type": "error", "message": ...}; Mistral's {"object": "error",
+        # "message": ..., "type": "invalid_request_error", "code": null}.
+        return _decide([data.get("code"), None if kind == "error" else kind], [data.get("status")], data["message"],
+                       "error body", retry_after=_retry_in(data))
     if kind.endswith("_error") and isinstance(data.get("error_code"), str):
         return _decide([data["error_code"]], [], _message_of(data), f"{_quote(kind)}")
     if kind.endswith("_error") and (named := _known_code(kind)) is not None:
@@ -1866,7 +2020,9 @@ def _unread(data: Mapping[Any, Any]) -> bool:
     if len(data) == 1 and isinstance(next(iter(data.values())), Mapping):
         return False
     kind = data.get("type")
-    return not (isinstance(kind, str) and (kind.endswith("_error") or kind == "execution-denied"))
+    if isinstance(kind, str) and (kind.endswith("_error") or kind == "execution-denied" or kind == "error"):
+        return False
+    return data.get("object") != "error"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1891,8 +2047,8 @@ def _is_content_part(part: object) -> bool:
     return kind in _TEXT_PART_TYPES or kind in _MEDIA_PARTS or "json" in part or isinstance(part.get("text"), str)
 
 
-def _parsed(text: str) -> object:
-    """``text`` as JSON when it looks like a JSON error or envelope, else None (it is then read as text)."""
+def _opening(text: str) -> str:
+    """The character a text opens with once its indent is skipped ("" when there is none in the head)."""
     head = text[:1]
     if head.isspace():
         # Skip the indent in place; only a long run of whitespace is left to lstrip().
@@ -1900,6 +2056,12 @@ def _parsed(text: str) -> object:
         while at < _EDGE and text[at : at + 1].isspace():
             at += 1
         head = text[at : at + 1] if at < _EDGE else text[:HEAD_CHARS].lstrip()[:1]
+    return head
+
+
+def _parsed(text: str) -> object:
+    """``text`` as JSON when it looks like a JSON error or envelope, else None (it is then read as text)."""
+    head = _opening(text)
     if head not in ("{", "[") or len(text) > MAX_PARSE:
         return None
     if len(text) > PARSE_LIMIT and _ENVELOPE_HEAD.match(text) is None:
@@ -2055,16 +2217,26 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
         # Most outputs: plain text with no flag. A text that cannot open as JSON goes straight to the
         # text reading (_parsed would say None); the same verdict, without the dispatch.
         lead = content[:1]
-        if lead != "{" and lead != "[" and not lead.isspace():
+        if lead != "{" and lead != "[" and lead and (not lead.isspace() or _opening(content) not in ("{", "[", "")):
             wire = _NO_WIRE
             # could_be_failure's test, inline: a text it rejects is a result at once.
             first = _first_line(content)
-            unframed = _unframed(content, first)
-            if unframed and _clear(content, first):
-                return _NO_SIGNAL_RESULT
-            verdict = _from_text(content, wire, first, unframed)
-            if verdict is _NO_SIGNAL:
-                return _NO_SIGNAL_RESULT
+            if _unframed(content, first):
+                # _clear and _from_text's reading of unframed text in one: each test once.
+                if _long(content) or _no_stated_word(first[:_STATED_REACH]) or not _message(content):
+                    verdict = None
+                else:
+                    verdict = _stated_failure(content, first, worded=True)
+                if verdict is None:
+                    if _no_error_line(content):
+                        return _NO_SIGNAL_RESULT
+                    verdict = _error_line(content)
+                    if verdict is None:
+                        return _NO_SIGNAL_RESULT
+            else:
+                verdict = _from_text(content, wire, first, False)
+                if verdict is _NO_SIGNAL:
+                    return _NO_SIGNAL_RESULT
         else:
             wire = _NO_WIRE
             verdict = _classify(content, wire, 0)
