@@ -1445,6 +1445,20 @@ def _mentioned(sentence: str, start: int, end: int) -> bool:
     return sentence[:at].rstrip()[-1:] in ("(", "=", "[", ",")
 
 
+def _past_message(text: str) -> bool:
+    """True when ``text`` is too long to be a message once stripped, and no status leads it: told without
+    copying the text (a run of whitespace longer than _EDGE at either end is left to strip())."""
+    size = len(text)
+    if size <= STATED_CHARS:
+        return False
+    start, end = 0, size
+    while start < _EDGE and start < end and text[start].isspace():
+        start += 1
+    while end > size - _EDGE and end > start and text[end - 1].isspace():
+        end -= 1
+    return start < _EDGE and end > size - _EDGE and end - start > STATED_CHARS and text[start] not in "45"
+
+
 def _stated_failure(
     text: str, first: str | None = None, worded: bool = False, words: list[bytes] | None = None,
     stripped: str | None = None,
@@ -1455,17 +1469,8 @@ def _stated_failure(
     where it is looked for; ``words``: ``_words`` of that reach folded, when the caller split them;
     ``stripped``: ``text.strip()``, when the caller made it.
     """
-    size = len(text)
-    if size > STATED_CHARS:
-        # Too long to be a message once stripped, and no status leads it: told without copying the text
-        # (a run of whitespace longer than _EDGE at either end is left to strip()).
-        start, end = 0, size
-        while start < _EDGE and start < end and text[start].isspace():
-            start += 1
-        while end > size - _EDGE and end > start and text[end - 1].isspace():
-            end -= 1
-        if start < _EDGE and end > size - _EDGE and end - start > STATED_CHARS and text[start] not in "45":
-            return None
+    if _past_message(text):
+        return None
     # The failure word must stand in the first sentence, within _STATED_REACH characters: the first line's.
     if first is None:
         first = _first_line(text)
@@ -2294,7 +2299,7 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
                 # _clear and _from_text's reading of unframed text in one: each test once (_message is
                 # the first test _stated_failure makes, so it is not made before it here).
                 verdict = None
-                stripped = "" if _long(content) else content.strip()
+                stripped = "" if _past_message(content) else content.strip()
                 # _stated_failure reads only a short message or a text a status leads (_message's shape,
                 # the cheap part of it), and then only when a word of _STATED_TOKENS is in its reach.
                 if stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
