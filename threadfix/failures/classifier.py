@@ -722,7 +722,6 @@ _START_WORDS = (
     "unauthori", "forbidden", "internal", "service", "bad", "gateway", "cancel", "aborted", "interrupted",
     "killed", "segmentation", "out", "unknown", "invalid", "validation", "quota", "insufficient", "api", "(eval)",
 )
-_STARTS_FAILURE = _Lazy("|".join(map(re.escape, _START_WORDS)) + r"|an?\s|[45]\d\d")
 # The start words by their first character: str.startswith tries a tuple's words one by one.
 _START_WORDS_BY_LEAD = {
     lead: tuple(word for word in _START_WORDS if word[0] == lead) for lead in {word[0] for word in _START_WORDS}
@@ -744,10 +743,9 @@ _NAME_IN_RUN = r"[\w$./-]*?(?:" + "|".join(map(re.escape, _NAME_WORDS)) + ")"
 _FIRST_NAMED = _Lazy(r"(?=[\w$./-]*+\s*+(?:[:(\[]|\Z))" + _NAME_IN_RUN)
 _LAST_NAMED = _Lazy(r"(?=[\w$./-]*+\s*+(?::|\Z))" + _NAME_IN_RUN)
 
-# On an ASCII first line, what a case-blind _STARTS_FAILURE reads beyond _START_WORDS, over the whole line,
-# so "a"/"an" counts only where _ERROR_START's "an (unexpected) error" can follow (_STARTS_FAILURE reads a
-# cut head, where it cannot tell: "A client with..." is prose, not a frame). On ASCII text IGNORECASE is
-# .lower().
+# What _ERROR_START reads at the start beyond _START_WORDS, over the whole first line (a cut head cannot
+# tell "A client with...", prose, from "An error occurred"), so "a"/"an" counts only where its "an
+# (unexpected) error" can follow, and an HTTP status.
 _AN_ERROR = _Lazy(r"(?i:an?\s+(?:unexpected\s+)?error)|[45]\d\d")
 # The characters IGNORECASE matches to an ASCII letter that .lower() does not turn into that letter.
 _CASE_TWINS = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"))
@@ -778,32 +776,28 @@ def _unframed(text: str, first: str | None = None) -> bool:
     stripped = last.strip()
     if (stripped[:2] == "at" and stripped[2:3].isspace()) or last.endswith("more") or last.startswith("Node.js"):
         return False  # _FRAME_END: a stack frame, "... 12 more", "Node.js v20.1.0"
-    if first.isascii() and stripped.isascii():
-        # The same tests as below, with str methods for the start words (see _AN_ERROR).
-        head = first[:_EXIT_REACH].lower()
-        if head.startswith(_START_WORDS_BY_LEAD.get(head[:1], ())) or (first[:1] in "aA45" and _AN_ERROR.match(first)):
-            return False
-        if len(first) <= 160 and ("exit" in head or "make" in head or ("return" in head and _has_exit_word(head))):
-            return False
-        # A line without trailing spaces that holds none of a name's ends is the run alone or no name's line,
-        # and a line with a space is not the run alone.
-        if (":" in first or "(" in first or "[" in first or " " not in first) and _FIRST_NAMED.match(first):
-            return False
-        if stripped == first:
-            # A one-line text is its own last line: a name ending as a last line's ends as a first line's,
-            # the death words but "bus" are start words, and the exit words were just looked for.
-            return head[:3] != "bus"
-        head = stripped[:_EXIT_REACH].lower()
-        if head.startswith(_DEATH_WORDS) or (":" in stripped or " " not in stripped) and _LAST_NAMED.match(stripped):
-            return False
-        return not (len(stripped) <= 160 and ("exit" in head or "make" in head or ("return" in head and _has_exit_word(head))))
-    if _FIRST_NAMED.match(first) or _LAST_NAMED.match(stripped):
-        return False  # _ERROR_START's names, _PY_EXCEPTION_LINE
-    head = _folded(first[:_EXIT_REACH])
-    if _STARTS_FAILURE.match(head) or (len(first) <= 160 and _has_exit_word(head)):
-        return False  # _ERROR_START's words, an exit code
-    head = _folded(stripped[:_EXIT_REACH])
-    return not (head.startswith(_DEATH_WORDS) or (len(stripped) <= 160 and _has_exit_word(head)))
+    # The start words with str methods on the head lower-cased (folded when it is not ASCII, so that the
+    # words an IGNORECASE pattern matches are there in ASCII), "a"/"an" only where _ERROR_START's "an
+    # (unexpected) error" can follow (see _AN_ERROR).
+    head = first[:_EXIT_REACH]
+    head = head.lower() if head.isascii() else _folded(head)
+    if head.startswith(_START_WORDS_BY_LEAD.get(head[:1], ())) or (first[:1] in "aA45" and _AN_ERROR.match(first)):
+        return False
+    if len(first) <= 160 and _has_exit_word(head):
+        return False  # an exit code
+    # A line without trailing spaces that holds none of a name's ends is the run alone or no name's line,
+    # and a line with a space is not the run alone.
+    if (":" in first or "(" in first or "[" in first or " " not in first) and _FIRST_NAMED.match(first):
+        return False  # _ERROR_START's names
+    if stripped == first:
+        # A one-line text is its own last line: a name ending as a last line's ends as a first line's,
+        # the death words but "bus" are start words, and the exit words were just looked for.
+        return head[:3] != "bus"
+    head = stripped[:_EXIT_REACH]
+    head = head.lower() if head.isascii() else _folded(head)
+    if head.startswith(_DEATH_WORDS) or (":" in stripped or " " not in stripped) and _LAST_NAMED.match(stripped):
+        return False  # _PROCESS_DEATH, _PY_EXCEPTION_LINE
+    return not (len(stripped) <= 160 and _has_exit_word(head))
 
 
 # --------------------------------------------------------------------------------------------------
