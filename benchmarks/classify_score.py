@@ -6,12 +6,14 @@
     python benchmarks/classify_score.py --split heldout2 # the second held-out split (already seen: scored once)
     python benchmarks/classify_score.py --split heldout  # the first held-out split (already seen: scored once)
     python benchmarks/classify_score.py --json scores.json
+    python benchmarks/classify_score.py --baseline 'REV^' --baseline BRANCH   # more than one baseline
 
 Each corpus line is a real text with its source and the kind the seed taxonomy gives it
 (tests/failures/corpus/README.md). A text is classified as stored (with its wire flag, if its source had
 one); every error text is classified once more with no flag at all, as a Chat or Responses store holds it.
-Reported for the code here and for the baseline (``git show REV:threadfix/failures/classify.py``, the
-module before it was renamed, or ``classifier.py``), measured in the same run: accuracy, per-kind
+Reported for the code here and for each baseline (``git show REV:threadfix/failures/classify.py``, the
+module before it was renamed, or ``classifier.py``), measured in the same run, the classifiers taking
+turns in each timing round: accuracy, per-kind
 precision and recall, the worst confusions, the share of healthy texts read as errors, the share of
 unflagged errors detected, and classify's cost per output on healthy and on error texts.
 """
@@ -145,7 +147,8 @@ def score(classify: Callable[..., Any], rows: list[dict[str, Any]]) -> dict[str,
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4", "all"), default="dev")
-    parser.add_argument("--baseline", default="main", help="git revision to compare with (default: main)")
+    parser.add_argument("--baseline", action="append",
+                        help="git revision to compare with (default: main); give it again for more columns")
     parser.add_argument("--repeat", type=int, default=15, help="timing rounds; the best is kept")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
@@ -155,19 +158,24 @@ def main() -> int:
         return 2
     from threadfix.failures import classify
 
-    classifiers = {"after": classify}
-    before = baseline(args.baseline)
-    if before is not None:
-        classifiers = {"before": before, "after": classify}
-    else:
-        print(f"classify_score: no classifier at revision {args.baseline!r}; scoring this tree only", file=sys.stderr)
+    revisions = args.baseline or ["main"]
+    classifiers: dict[str, Callable[..., Any]] = {}
+    for rev in revisions:
+        before = baseline(rev)
+        if before is None:
+            print(f"classify_score: no classifier at revision {rev!r}; left out", file=sys.stderr)
+            continue
+        # One baseline is "before", as it always was; several are named by their revisions.
+        classifiers["before" if len(revisions) == 1 else rev] = before
+    classifiers["after"] = classify
     results = {name: score(function, rows) for name, function in classifiers.items()}
     for name, figures in timings(classifiers, rows, args.repeat).items():
         results[name].update(figures)
-    columns = [name for name in ("before", "after") if name in results]
+    columns = list(classifiers)
+    width = max(12, *(len(name) + 2 for name in columns))
     seen = " (already seen: its misses are known, so it no longer measures the classifier unseen)" if args.split in ("heldout", "heldout2", "heldout3") else ""
     print(f"split {args.split}: {len(rows)} texts ({sum(r['kind'] == 'success' for r in rows)} healthy){seen}")
-    print(f"{'':34}" + "".join(f"{name:>12}" for name in columns))
+    print(f"{'':34}" + "".join(f"{name:>{width}}" for name in columns))
     for key, label, unit in (
         ("accuracy", "right", "%"),
         ("healthy_read_as_error", "healthy read as errors", "%"),
@@ -177,7 +185,7 @@ def main() -> int:
         ("us_per_error_output", "classify per error output", "us"),
     ):
         cells = "".join(
-            f"{results[name][key] * 100:11.1f}%" if unit == "%" else f"{results[name][key]:10.1f}us"
+            f"{results[name][key] * 100:{width - 1}.1f}%" if unit == "%" else f"{results[name][key]:{width - 2}.1f}us"
             for name in columns
         )
         print(f"{label:34}{cells}")

@@ -722,25 +722,30 @@ _START_WORDS = (
     "unauthori", "forbidden", "internal", "service", "bad", "gateway", "cancel", "aborted", "interrupted",
     "killed", "segmentation", "out", "unknown", "invalid", "validation", "quota", "insufficient", "api", "(eval)",
 )
-_STARTS_FAILURE = _Lazy("|".join(map(re.escape, _START_WORDS)) + r"|an?\s|[45]\d\d")
+# The start words by their first character: str.startswith tries a tuple's words one by one.
+_START_WORDS_BY_LEAD = {
+    lead: tuple(word for word in _START_WORDS if word[0] == lead) for lead in {word[0] for word in _START_WORDS}
+}
 # _PROCESS_DEATH: how a last line starts (lower-cased).
 _DEATH_WORDS = ("segmentation", "bus", "killed", "aborted")
 # Case and all, in the name a line starts with: the words _ERROR_START's identifier alternatives end
 # a first line's name with (``pkg.SomeError:``, ``x.timeout:``, ``/bin/bash:``) and the exception names
 # _PY_EXCEPTION_LINE ends a last line's name with.
 _NAME_WORDS = ("Error", "error", "Exception", "Exit", "Interrupt", "Iteration", "Timeout", "timeout", "Failure", "sh:")
-# Those alternatives' matches lie in the run of these characters a line starts with (and the colon after),
-# and end where the run ends: then come, past any spaces, one of _FIRST_NAME_ENDS on a first line
-# (``Error:``, ``Error (``, ``Error [``, ``Error`` alone, ``Timeout :``, ``bash:``), and a colon or the
-# end on a last line (``ValueError: ...``).
-_NAME_RUN = _Lazy(r"[\w$./-]*")
-_NAME_WORD = _Lazy("|".join(map(re.escape, _NAME_WORDS)))
-_FIRST_NAME_ENDS = frozenset({":", "(", "[", ""})
-_LAST_NAME_ENDS = frozenset({":", ""})
-# On an ASCII first line, what a case-blind _STARTS_FAILURE reads beyond _START_WORDS, over the whole line,
-# so "a"/"an" counts only where _ERROR_START's "an (unexpected) error" can follow (_STARTS_FAILURE reads a
-# cut head, where it cannot tell: "A client with..." is prose, not a frame). On ASCII text IGNORECASE is
-# .lower().
+# Those alternatives' matches lie in the run of name characters (``[\w$./-]``) a line starts with (and the
+# colon after), and end where the run ends: then come, past any spaces, a colon, a bracket or the end on
+# a first line (``Error:``, ``Error (``, ``Error [``, ``Error`` alone, ``Timeout :``, ``bash:``), and a
+# colon or the end on a last line (``ValueError: ...``). One match tells it: the run taken whole
+# (possessive: a shorter run is followed by a name character, which neither a space nor an end is), the
+# spaces and an end (the lookahead, which most lines fail at once), then a name word within the run ("sh:"
+# ends one character past it, as the colon is no name character).
+_NAME_IN_RUN = r"[\w$./-]*?(?:" + "|".join(map(re.escape, _NAME_WORDS)) + ")"
+_FIRST_NAMED = _Lazy(r"(?=[\w$./-]*+\s*+(?:[:(\[]|\Z))" + _NAME_IN_RUN)
+_LAST_NAMED = _Lazy(r"(?=[\w$./-]*+\s*+(?::|\Z))" + _NAME_IN_RUN)
+
+# What _ERROR_START reads at the start beyond _START_WORDS, over the whole first line (a cut head cannot
+# tell "A client with...", prose, from "An error occurred"), so "a"/"an" counts only where its "an
+# (unexpected) error" can follow, and an HTTP status.
 _AN_ERROR = _Lazy(r"(?i:an?\s+(?:unexpected\s+)?error)|[45]\d\d")
 # The characters IGNORECASE matches to an ASCII letter that .lower() does not turn into that letter.
 _CASE_TWINS = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"))
@@ -758,19 +763,6 @@ def _folded(text: str) -> str:
     return text.lower()
 
 
-def _named(line: str, ends: frozenset[str]) -> bool:
-    """True when ``line`` may open with a name _ERROR_START or _PY_EXCEPTION_LINE reads as a failure's: a
-    name word in the run of name characters it starts with, and after the run one of ``ends`` (spaces
-    skipped)."""
-    end = _NAME_RUN.match(line).end()  # type: ignore[union-attr]
-    if _NAME_WORD.search(line, 0, end + 1) is None:
-        return False
-    after = line[end : end + 1]
-    if after.isspace():
-        after = line[end:].lstrip()[:1]
-    return after in ends
-
-
 def _unframed(text: str, first: str | None = None) -> bool:
     """True when ``text`` surely neither presents itself as a failure nor states an exit code.
 
@@ -779,35 +771,33 @@ def _unframed(text: str, first: str | None = None) -> bool:
     """
     if first is None:
         first = _first_line(text)
-    tail = text[-TAIL_CHARS:].rstrip()  # _last_line, inline
+    tail = text[-TAIL_CHARS:].rstrip()  # _last_line, inline (copying the tail costs less than finding its end)
     last = tail[tail.rfind("\n") + 1 :][-_LINE_CHARS:]
     stripped = last.strip()
     if (stripped[:2] == "at" and stripped[2:3].isspace()) or last.endswith("more") or last.startswith("Node.js"):
         return False  # _FRAME_END: a stack frame, "... 12 more", "Node.js v20.1.0"
-    if first.isascii() and stripped.isascii():
-        # The same tests as below, with str methods for the start words (see _AN_ERROR).
-        head = first[:_EXIT_REACH].lower()
-        if head.startswith(_START_WORDS) or (first[:1] in "aA45" and _AN_ERROR.match(first)):
-            return False
-        if len(first) <= 160 and ("exit" in head or "make" in head or ("return" in head and _has_exit_word(head))):
-            return False
-        if _named(first, _FIRST_NAME_ENDS):
-            return False
-        if stripped == first:
-            # A one-line text is its own last line: a name ending as a last line's ends as a first line's,
-            # the death words but "bus" are start words, and the exit words were just looked for.
-            return head[:3] != "bus"
-        head = stripped[:_EXIT_REACH].lower()
-        if head.startswith(_DEATH_WORDS) or _named(stripped, _LAST_NAME_ENDS):
-            return False
-        return not (len(stripped) <= 160 and ("exit" in head or "make" in head or ("return" in head and _has_exit_word(head))))
-    if _named(first, _FIRST_NAME_ENDS) or _named(stripped, _LAST_NAME_ENDS):
-        return False  # _ERROR_START's names, _PY_EXCEPTION_LINE
-    head = _folded(first[:_EXIT_REACH])
-    if _STARTS_FAILURE.match(head) or (len(first) <= 160 and _has_exit_word(head)):
-        return False  # _ERROR_START's words, an exit code
-    head = _folded(stripped[:_EXIT_REACH])
-    return not (head.startswith(_DEATH_WORDS) or (len(stripped) <= 160 and _has_exit_word(head)))
+    # The start words with str methods on the head lower-cased (folded when it is not ASCII, so that the
+    # words an IGNORECASE pattern matches are there in ASCII), "a"/"an" only where _ERROR_START's "an
+    # (unexpected) error" can follow (see _AN_ERROR).
+    head = first[:_EXIT_REACH]
+    head = head.lower() if head.isascii() else _folded(head)
+    if head.startswith(_START_WORDS_BY_LEAD.get(head[:1], ())) or (first[:1] in "aA45" and _AN_ERROR.match(first)):
+        return False
+    if len(first) <= 160 and _has_exit_word(head):
+        return False  # an exit code
+    # A line without trailing spaces that holds none of a name's ends is the run alone or no name's line,
+    # and a line with a space is not the run alone.
+    if (":" in first or "(" in first or "[" in first or " " not in first) and _FIRST_NAMED.match(first):
+        return False  # _ERROR_START's names
+    if stripped == first:
+        # A one-line text is its own last line: a name ending as a last line's ends as a first line's,
+        # the death words but "bus" are start words, and the exit words were just looked for.
+        return head[:3] != "bus"
+    head = stripped[:_EXIT_REACH]
+    head = head.lower() if head.isascii() else _folded(head)
+    if head.startswith(_DEATH_WORDS) or (":" in stripped or " " not in stripped) and _LAST_NAMED.match(stripped):
+        return False  # _PROCESS_DEATH, _PY_EXCEPTION_LINE
+    return not (len(stripped) <= 160 and _has_exit_word(head))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1224,13 +1214,29 @@ _NON_WORD = bytes(
 )
 
 
-def _no_stated_word(line: str) -> bool:
-    """True when ``line`` surely holds no match of _STATED, in any case (a shortcut; tests turn it off)."""
-    return line.isascii() and _STATED_TOKENS.isdisjoint(line.encode().translate(_NON_WORD).split())
+# \b's words in text that is not ASCII: the runs of \w.
+_WORD_RUN = _Lazy(r"\w+")
 
 
-_STATED = _Lazy(
-    r"\b(?:not found|could not be found|cannot be found|does not exist|doesn't exist|no such \w+"
+def _words(text: str) -> list[bytes]:
+    """The words ``\\b`` sees in ``text``, as bytes (ASCII capitals made small): _NON_WORD's split of ASCII
+    text, the runs of ``\\w`` of any other, which is read as it is."""
+    if text.isascii():
+        return text.encode().translate(_NON_WORD).split()
+    return " ".join(_WORD_RUN.findall(text)).encode().split()
+
+
+def _no_stated_word(line: str, words: list[bytes] | None = None) -> bool:
+    """True when ``line`` surely holds no match of _STATED, in any case (a shortcut; tests turn it off).
+
+    _stated_failure reads the line folded (``_folded``): ``words`` are its words, when known."""
+    if words is None:
+        words = _words(line if line.isascii() else _folded(line))
+    return _STATED_TOKENS.isdisjoint(words)
+
+
+_STATED_WORDS = (
+    r"not found|could not be found|cannot be found|does not exist|doesn't exist|no such \w+"
     r"|e(?:acces|noent|perm|isdir|notdir|connrefused|connreset|timedout|notfound)\b"
     r"|failed|failure|permission denied|access denied|forbidden|unauthori[sz]ed|not authorized|not allowed"
     r"|timed out|time(?:d)?out (?:error|exceeded|expired)|deadline exceeded"
@@ -1243,8 +1249,45 @@ _STATED = _Lazy(
     r"|at capacity|no capacity available|capacity exceeded|version (?:is )?not supported|unsupported (?:protocol )?version"
     r"|overloaded|unavailable|exhausted|cannot|can't|could not|couldn't|unable to"
     r"|invalid|malformed|missing required|missing \d+ required|is required|unrecognized (?:option|arguments?)|exceeded|exceeds|error|exception|interrupted"
-    r"|cancell?ed|aborted|refused|rejected|not valid json|truncated(?=[^.\n]{0,60}?max[_ ]?tokens))\b",
+    r"|cancell?ed|aborted|refused|rejected|not valid json|truncated(?=[^.\n]{0,60}?max[_ ]?tokens)"
 )
+
+
+def _alternatives(source: str) -> list[str]:
+    """The top-level alternatives of a pattern's ``source`` (escapes, groups and classes kept whole)."""
+    found, depth, start, at, in_class = [], 0, 0, 0, False
+    while at < len(source):
+        char = source[at]
+        if char == "\\":
+            at += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            found.append(source[start:at])
+            start = at + 1
+        at += 1
+    found.append(source[start:])
+    return found
+
+
+def _by_lead(source: str) -> str:
+    """``source``'s alternatives grouped by the letter each starts with, in their order within a group: the
+    same matches, found without trying every alternative at every word (re skips an alternative whose
+    first letter is not the text's, so a word meets one group, not sixty alternatives)."""
+    groups: dict[str, list[str]] = {}
+    for alternative in _alternatives(source):
+        if not alternative[:1].isalpha() or alternative[1:2] in ("?", "*", "+", "{"):
+            raise ValueError(f"an alternative must start with a letter of its own: {alternative!r}")
+        groups.setdefault(alternative[0], []).append(alternative[1:])
+    return "|".join(lead + (f"(?:{'|'.join(rests)})" if len(rests) > 1 else rests[0]) for lead, rests in groups.items())
+
+
+_STATED = _Lazy(rf"\b(?:{_by_lead(_STATED_WORDS)})\b")
 # Words that make a sentence a description, a condition or a question rather than a report.
 _DESCRIBES = _Lazy(
     r"\b(?:if|when|whenever|whether|unless|should|would|will|may|might|must|how|what|which|returns|raises"
@@ -1272,15 +1315,14 @@ _DESCRIBING_LEADS = frozenset(
 
 
 def _describes(sentence: str, words: list[bytes] | None = None) -> bool:
-    """``_DESCRIBES.search(sentence) is not None``, told by words where it can be (``words``: the ASCII
-    sentence's words as _NON_WORD splits them, when known)."""
-    if words is not None or sentence.isascii():
-        if words is None:
-            words = sentence.encode().translate(_NON_WORD).split()
-        if not _DESCRIBING_WORDS.isdisjoint(words):
-            return True
-        if _DESCRIBING_LEADS.isdisjoint(words):
-            return False
+    """``_DESCRIBES.search(sentence) is not None`` for a folded sentence, told by words where it can be
+    (``words``: ``_words(sentence)``, when known)."""
+    if words is None:
+        words = _words(sentence)
+    if not _DESCRIBING_WORDS.isdisjoint(words):
+        return True
+    if _DESCRIBING_LEADS.isdisjoint(words):
+        return False
     return _DESCRIBES.search(sentence) is not None
 
 
@@ -1356,15 +1398,20 @@ def _quotes_in_prose(sentence: str) -> bool:
     return False
 
 
+_NOT_ASCII = _Lazy(r"[^\x00-\x7f]")
+_NOT_ASCII_LETTER = bytes(c for c in range(128) if not chr(c).isalpha())
+
+
 def _foreign(sentence: str) -> bool:
     """True when most letters of ``sentence`` are not ASCII: prose in another script, where an English
     failure word is a loanword ("इस page की हर heading ... error में लिखता है"), not a report."""
     words = sentence.split()
-    if sum(not word.isascii() for word in words) * 2 > len(words):
+    if (len(words) - sum(map(str.isascii, words))) * 2 > len(words):
         return True  # most words are written in another script (Hindi, Russian...)
-    # Scripts without spaces between words (Chinese, Japanese): most letters are not ASCII.
-    other = sum(1 for char in sentence if char.isalpha() and not char.isascii())
-    return other * 2 > sum(1 for char in sentence if char.isalpha())
+    # Scripts without spaces between words (Chinese, Japanese): most letters are not ASCII. The ASCII
+    # letters are counted as bytes, the others one by one.
+    other = sum(map(str.isalpha, _NOT_ASCII.findall(sentence)))
+    return other * 2 > other + len(sentence.encode("ascii", "ignore").translate(None, _NOT_ASCII_LETTER))
 
 
 def _mentioned(sentence: str, start: int, end: int) -> bool:
@@ -1392,52 +1439,71 @@ def _mentioned(sentence: str, start: int, end: int) -> bool:
     return sentence[:at].rstrip()[-1:] in ("(", "=", "[", ",")
 
 
-def _stated_failure(text: str, first: str | None = None, worded: bool = False) -> _Verdict | None:
+def _past_message(text: str) -> bool:
+    """True when ``text`` is too long to be a message once stripped, and no status leads it: told without
+    copying the text (a run of whitespace longer than _EDGE at either end is left to strip())."""
+    size = len(text)
+    if size <= STATED_CHARS:
+        return False
+    start, end = 0, size
+    while start < _EDGE and start < end and text[start].isspace():
+        start += 1
+    while end > size - _EDGE and end > start and text[end - 1].isspace():
+        end -= 1
+    return start < _EDGE and end > size - _EDGE and end - start > STATED_CHARS and text[start] not in "45"
+
+
+def _stated_failure(
+    text: str, first: str | None = None, worded: bool = False, words: list[bytes] | None = None,
+    stripped: str | None = None,
+) -> _Verdict | None:
     """A failure an unflagged, unframed text states in words, or None (see _STATED).
 
     ``first`` is ``_first_line(text)`` when known; ``worded``: the caller found a word of _STATED_TOKENS
-    where it is looked for.
+    where it is looked for; ``words``: ``_words`` of that reach folded, when the caller split them;
+    ``stripped``: ``text.strip()``, when the caller made it.
     """
-    size = len(text)
-    if size > STATED_CHARS:
-        # Too long to be a message once stripped, and no status leads it: told without copying the text
-        # (a run of whitespace longer than _EDGE at either end is left to strip()).
-        start, end = 0, size
-        while start < _EDGE and start < end and text[start].isspace():
-            start += 1
-        while end > size - _EDGE and end > start and text[end - 1].isspace():
-            end -= 1
-        if start < _EDGE and end > size - _EDGE and end - start > STATED_CHARS and text[start] not in "45":
-            return None
+    if _past_message(text):
+        return None
     # The failure word must stand in the first sentence, within _STATED_REACH characters: the first line's.
     if first is None:
         first = _first_line(text)
     reach = first[:_STATED_REACH]
-    if not worded and _no_stated_word(reach):
-        return None
-    low = _folded(reach)
-    stripped = text.strip()
+    if not worded:
+        if words is None:
+            words = _words(reach if reach.isascii() else _folded(reach))
+        if _no_stated_word(reach, words):
+            return None
+    if stripped is None:
+        stripped = text.strip()
     if len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES:
         said = stripped
     elif _LEADING_STATUS.match(text):
         said = first
     else:
         return None
+    low = _folded(reach)
+    end = _SENTENCE_END.search(low)
+    if end is None:
+        sentence = low
+        if words is None:
+            words = _words(sentence)
+    else:
+        sentence = low[: end.start()]
+        words = _words(sentence)
+    # Each test below only rules out, so the one that rules out most healthy texts comes first.
+    if _describes(sentence, words):
+        return None  # a description, a condition or a question (before _STATED: it rules out as surely)
     if said[:2] in _JSON_STARTS or _described(said) or ("None" in said and _NONE_WHEN.search(said)):
         return None
-    end = _SENTENCE_END.search(low)
     if said.endswith("?") and "\n" not in said or (end is not None and low[end.start()] == "?"):
         return None  # it asks ("Why do I get ...?"); a hint asked on a line after a report does not
-    sentence = low[: end.start() if end else len(low)]
-    words = sentence.encode().translate(_NON_WORD).split() if sentence.isascii() else None
-    if end is not None and words is not None and _STATED_TOKENS.isdisjoint(words):
+    if end is not None and _STATED_TOKENS.isdisjoint(words):
         return None  # the failure word was past the first sentence (_no_stated_word, on words at hand)
     if not sentence.isascii() and (_foreign(sentence) or _quotes_in_prose(sentence)):
         return None
-    if _TITLE_TAG.match(sentence):
+    if (sentence[:1] == "[" or ":" in sentence) and _TITLE_TAG.match(sentence):
         return None  # an issue's or a commit's title: "[Bug]: Getting Unauthorized error", "feat(api): ..."
-    if _describes(sentence, words):
-        return None  # a description, a condition or a question (before _STATED: it rules out as surely)
     # A word in quotes is mentioned, not said: f("error", 674), {"error": "too many ..."} reads on.
     match = next((found for found in _STATED.finditer(sentence, 0, _STATED_REACH)
                   if not _mentioned(sentence, found.start(), found.end())
@@ -1509,10 +1575,12 @@ def _clear(text: str, first: str) -> bool:
     return _no_error_line(text)
 
 
-def _no_error_line(text: str) -> bool:
+def _no_error_line(text: str, at: int | None = None) -> bool:
     """``_error_line_at(text) is None``, with the fewest calls: an error line starts at a newline (a
-    one-line text has none), and a compiler's needs "error: " in the probe."""
-    at = text.find("\n", 0, _ERROR_LINE_PROBE)
+    one-line text has none), and a compiler's needs "error: " in the probe. ``at``: the first newline's
+    index, when the caller found it."""
+    if at is None:
+        at = text.find("\n", 0, _ERROR_LINE_PROBE)
     return at < 0 or _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None and (
         text.find("error: ", at, _ERROR_LINE_PROBE) < 0 or _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None)
 
@@ -2222,13 +2290,21 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
             # could_be_failure's test, inline: a text it rejects is a result at once.
             first = _first_line(content)
             if _unframed(content, first):
-                # _clear and _from_text's reading of unframed text in one: each test once.
-                if _long(content) or _no_stated_word(first[:_STATED_REACH]) or not _message(content):
-                    verdict = None
-                else:
-                    verdict = _stated_failure(content, first, worded=True)
+                # _clear and _from_text's reading of unframed text in one: each test once (_message is
+                # the first test _stated_failure makes, so it is not made before it here).
+                verdict = None
+                stripped = "" if _past_message(content) else content.strip()
+                # _stated_failure reads only a short message or a text a status leads (_message's shape,
+                # the cheap part of it), and then only when a word of _STATED_TOKENS is in its reach.
+                if stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
+                    reach = first[:_STATED_REACH]
+                    words = _words(reach if reach.isascii() else _folded(reach))
+                    if not _no_stated_word(reach, words):
+                        verdict = _stated_failure(content, first, worded=True, words=words, stripped=stripped)
                 if verdict is None:
-                    if _no_error_line(content):
+                    # _no_error_line, inline: an error line starts at a newline (a one-line text has none).
+                    at = content.find("\n", 0, _ERROR_LINE_PROBE)
+                    if at < 0 or _no_error_line(content, at):
                         return _NO_SIGNAL_RESULT
                     verdict = _error_line(content)
                     if verdict is None:
