@@ -61,7 +61,7 @@ def baseline(rev: str) -> Callable[..., Any] | None:
 
 #: Healthy texts that are tool results as a tool returns them (command output, file contents, API JSON, a
 #: grep), as opposed to prose that speaks of failures (docstrings, documentation, issue titles...).
-TOOL_RESULTS = ("shell", "grep", "claude-code", "codex", "command")
+TOOL_RESULTS = ("shell", "grep", "claude-code", "codex", "command", "tool_result")
 
 
 def tool_result(row: dict[str, Any]) -> bool:
