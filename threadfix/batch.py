@@ -302,7 +302,8 @@ class RepairRun:
         """Each thread's outcome and each problem (a file, line or store that could not be read), in read order:
         tell them apart with ``isinstance`` (or iterate :meth:`threads`, and read ``result.problems`` after)."""
         options = self.options
-        jobs = 1 if "-" in self.specs else resolve_jobs(options.jobs, self.specs)  # (by size: walks folders once)
+        # (by size: walks folders once)
+        jobs = 1 if "-" in self.specs else resolve_jobs(options.jobs, self.specs, repair=True)
         spread = sharded(self.specs, jobs, options.store)
         try:
             if spread is not None:

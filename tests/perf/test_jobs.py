@@ -57,6 +57,7 @@ def small_shards(monkeypatch):
     monkeypatch.setattr(parallel, "MIN_SHARD_BYTES", 2048)
     monkeypatch.setattr(parallel, "MAX_SHARD_BYTES", 16384)
     monkeypatch.setattr(parallel, "AUTO_MIN_BYTES", 4096)
+    monkeypatch.setattr(parallel, "AUTO_MIN_REPAIR_BYTES", 4096)
     monkeypatch.setattr(batch, "JOURNAL_BATCH_BYTES", 1)
 
 
@@ -737,3 +738,22 @@ def test_a_worker_that_cannot_be_forked_stops_the_run_and_leaves_none_behind(mon
     assert len(forked) == 1
     with pytest.raises(ChildProcessError):
         os.waitpid(forked[0], os.WNOHANG)
+
+
+def test_auto_repairs_in_one_process_where_lint_takes_every_core(tmp_path, monkeypatch):
+    """A screened repair of a few hundred MB is faster in one process (benchmarks/README.md): by default repair
+    spreads only from AUTO_MIN_REPAIR_BYTES, lint and report from AUTO_MIN_BYTES."""
+    path = _store(tmp_path / "s.jsonl")
+    monkeypatch.setattr(parallel, "_size", lambda spec: 200 * 1024 * 1024)
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 2)
+    assert parallel.resolve_jobs(None, [str(path)]) == 2
+    assert parallel.resolve_jobs(None, [str(path)], repair=True) == 1
+    monkeypatch.setattr(parallel, "_size", lambda spec: parallel.AUTO_MIN_REPAIR_BYTES)
+    assert parallel.resolve_jobs(None, [str(path)], repair=True) == 2
+    asked: list[int | None] = []
+    real = batch.sharded
+    monkeypatch.setattr(batch, "sharded",
+                        lambda specs, jobs, *rest, **kw: asked.append(jobs) or real(specs, jobs, *rest, **kw))
+    monkeypatch.setattr(parallel, "_size", lambda spec: 200 * 1024 * 1024)
+    _run("repair", "--dry-run", "--min-age", "0", str(path))  # (the store holds a bad line on purpose: exit 2)
+    assert asked == [1]
