@@ -366,8 +366,17 @@ _HTTP_STATUS = _Lazy(
     r"|\b(?:status(?:[ _-]?code)?|error[ _-]?code|response[ _-]?code|http[ _-]?status|statusCode|returned error)"
     r"[\"']?\s*[:=]?\s*[\"']?(?P<b>[45]\d\d)\b"
     rf"|(?:^|[\s'\"(\[>:])(?P<c>[45]\d\d),?\s*(?:[-:]\s*)?(?:{_REASONS}|message=)"
-    r"|\b(?:failed|error|errored)(?: with)?[:\s(]+(?P<d>[45]\d\d)\b",
+    r"|\b(?:failed|error|errored)(?: with)?[:\s(]+(?P<d>[45]\d\d)\b"
+    # A status that leads a message with no reason phrase ("429 Too many tokens, please wait", "402 This
+    # request requires more credits", "429 Provider returned error"): see _STATUS_LEAD.
+    r"|\A\s*(?P<e>[45]\d\d)(?:(?:\s*[-:]\s*|\s+)[\"']?(?-i:[A-Z])[a-z]+(?:'[a-z]+)?[,.]?\s+[\"']?[A-Za-z]|\s+status code\b)",
     re.IGNORECASE | re.MULTILINE,
+)
+# A short message led by an HTTP status and a capitalised word that opens a phrase, as providers and
+# proxies write them (continuedev/continue #10442, anthropics/claude-code #236, continuedev/continue #9942).
+# One word alone ("412 README.md", wc's count) or a lower-case one ("500 rows", "404 files") is no message.
+_STATUS_LEAD = _Lazy(
+    r"\s*([45]\d\d)(?:(?:\s*[-:]\s*|\s+)[\"']?[A-Z][a-z]+(?:'[a-z]+)?[,.]?\s+[\"']?[A-Za-z]|\s+status code\b)"
 )
 
 
@@ -436,13 +445,19 @@ _TIMEOUT = _signal(
 _CANCELLED = _signal(
     Kind.CANCELLED,
     r"\bcancel+ed\b", r"cancel+ederror", r"cancellationexception", r"aborterror", r"\baborted by (?:the )?user\b",
-    r"\boperation was aborted\b", r"\brequest (?:was )?aborted\b", r"\binterrupted\b", r"keyboardinterrupt",
+    r"\boperation was aborted\b", r"\brequest (?:was )?aborted\b",
+    # pytest's "Interrupted: 1 error during collection" is its summary of a failed run, not a cancellation.
+    r"\binterrupted\b(?!: \d+ errors? during collection)", r"keyboardinterrupt",
+    # Kimi Code's "The subagent was stopped by the user." (MoonshotAI/kimi-code #236).
+    r"\bstopped by (?:the )?user\b",
 )
 
 # What only a stored thread's call can suffer, said in words (the seeds' output for a call its turn never
 # answered; a reply cut off at max_tokens; arguments that never parsed).
 _ABORTED = _signal(
     Kind.ABORTED, r"not finished: the turn", r"before this call returned", r"\bthe turn ended before\b",
+    # Codex records the bare word as the output of a call its aborted turn never answered (openai/codex #5543).
+    ("aborted", r"^\s*aborted\s*$"),
 )
 _TRUNCATED = _signal(
     Kind.TRUNCATED,
@@ -482,12 +497,17 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"balance (?:is )?(?:too low|exhausted|insufficient|depleted)",
         r"credits? (?:is |are )?(?:too low|exhausted|insufficient|depleted)", r"no credits? (?:left|remaining)",
         r"usage pool", r"usage credits (?:are |is )?required",
+        # OpenRouter's "This request requires more credits, or fewer max_tokens ... can only afford 3919"
+        # (QwenLM/qwen-code #73), RFC 7807's "You do not have enough credit."
+        r"requires more credits", r"can only afford", r"(?:not|n't) have enough credits?\b", r"not enough credits?\b",
     ),
     _signal(
         Kind.USAGE_LIMIT_REACHED,
         r"usage[ _]limits?\b", r"reached (?:your|the) (?:\w+ )?(?:usage|spend(?:ing)?) limit", r"max_uses_exceeded",
         r"hit your (?:[\w-]+ ){0,2}limit", r"\bsession limit\b", r"\bweekly limit\b", r"spending cap",
         ("5-hour limit", r"\b5-hour limit\b"),
+        # A plan's monthly allowance of premium requests (microsoft/vscode-copilot-release #12785, #9300).
+        r"premium request (?:allowance|limit)",
     ),
     _signal(
         Kind.CONCURRENCY_LIMIT,
@@ -529,7 +549,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         Kind.PERMISSION_DENIED,
         r"permission denied", r"permissionerror", r"permissiondenied", r"\baccess (?:is )?denied\b", r"accessdenied",
         r"\bforbidden\b", r"\beacces\b", r"\beperm\b", r"\bnot permitted\b", r"\bnot authorized to\b",
-        r"insufficient (?:permissions?|privileges?|scopes?)", r"\bdoes not have (?:permission|access)\b",
+        r"insufficient (?:permissions?|privileges?|scopes?)", r"\b(?:does|do)(?: not|n't) have (?:permission|access)\b",
         r"rejected by (?:the )?user", r"tool use was rejected", r"doesn't want to proceed", r"read-only file system",
         r"\berofs\b", r"\bnot allowed\b",
     ),
@@ -557,6 +577,8 @@ _SIGNALS: tuple[_Signal, ...] = (
         Kind.NOT_IMPLEMENTED,
         r"not (?:yet )?implemented", r"notimplemented", r"unsupportedoperationexception", r"\bunimplemented\b",
         r"operation not supported", r"unsupported operation",
+        # An MCP server's tool listed but not backed by code (github/github-mcp-server #177).
+        r"does not have an implementation registered",
     ),
     _signal(
         Kind.NOT_FOUND,
@@ -646,6 +668,7 @@ _ERROR_START = _Lazy(
     r"""(?:
         (?i:error|err|fatal|failure|panic|critical)(?:\s*[:!\[(]|\s+(?:code|\d)|\s*$)
       | (?i:error)\s+(?:from|response|while|when|during|occurred|executing|calling|running|invoking|in)\b
+      | (?i:error\s+(?!handling|reporting|logging|messag|tracking|testing|typing)[a-z]{2,20}ing\b[^:\n]{0,80}:\s+\S)
       | (?i:an?\s+(?:unexpected\s+)?error\s+(?:has\s+)?occurred)\b
       | ERROR\b
       | \[(?i:[\w ]{0,20}?(?:error|fatal|err))\]
@@ -1004,7 +1027,7 @@ def _http_hit(text: str) -> _Hit | None:
     for index, match in enumerate(_HTTP_STATUS.finditer(text)):
         if index >= 8:
             break
-        number = int(match.group("a") or match.group("b") or match.group("c") or match.group("d"))
+        number = int(match.group("a") or match.group("b") or match.group("c") or match.group("d") or match.group("e"))
         if number >= 400:
             kind = _status_kind(number)
             if kind is not None:
@@ -1204,7 +1227,7 @@ _STATED_TOKENS = frozenset(
         "required", "exceeded", "exceeds", "error", "exception", "interrupted", "canceled", "cancelled",
         "aborted", "refused", "rejected", "eacces", "enoent", "eperm", "eisdir", "enotdir", "econnrefused",
         "econnreset", "etimedout", "enotfound", "valid", "truncated", "hit", "implemented", "blocked", "capacity",
-        "supported", "unsupported", "insufficient_quota", "unrecognized",
+        "supported", "unsupported", "insufficient_quota", "unrecognized", "insufficient", "stopped", "implementation",
     }
 )
 # ASCII bytes that are not word characters become spaces and capitals small letters, so split() gives
@@ -1246,10 +1269,12 @@ _STATED_WORDS = (
     r"|quota (?:exceeded|exhausted|reached)|exceeded (?:\w+ ){0,3}quota|out of quota|insufficient[_ ]quota"
     r"|usage limit (?:reached|exceeded|hit)|hit your (?:[\w-]+ ){0,2}limit"
     r"|credit balance (?:is )?(?:too low|insufficient|exhausted)"
+    r"|insufficient (?:balance|credits?|funds)"
     r"|at capacity|no capacity available|capacity exceeded|version (?:is )?not supported|unsupported (?:protocol )?version"
     r"|overloaded|unavailable|exhausted|cannot|can't|could not|couldn't|unable to"
     r"|invalid|malformed|missing required|missing \d+ required|is required|unrecognized (?:option|arguments?)|exceeded|exceeds|error|exception|interrupted"
     r"|cancell?ed|aborted|refused|rejected|not valid json|truncated(?=[^.\n]{0,60}?max[_ ]?tokens)"
+    r"|stopped by (?:the )?user|does not have an implementation registered"
 )
 
 
@@ -1612,6 +1637,14 @@ def could_be_failure(content: object) -> bool:
     return not (_unframed(content, first) and _clear(content, first))
 
 
+def _short_message(text: str) -> bool:
+    """True when ``text`` stripped is a message: at most STATED_CHARS characters in fewer than _STATED_LINES lines."""
+    if len(text) > STATED_CHARS + 2 * _EDGE:
+        return False
+    stripped = text.strip()
+    return len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES
+
+
 def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool | None = None) -> _Verdict:
     """Classify plain text: framed as a failure, or flagged by the wire, or a result.
 
@@ -1649,6 +1682,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             basis = "stack trace ends the output"
         elif _PROCESS_DEATH.match(last_stripped):
             basis = f"ends with '{_quote(last_stripped, 24)}'"
+        elif (lead := _STATUS_LEAD.match(first)) is not None and _short_message(text):
+            basis = f"starts with HTTP status {lead.group(1)}"
         else:
             return _stated_failure(text, first) or _error_line(text) or _success("no error signal")
     else:
