@@ -1227,7 +1227,8 @@ _STATED_TOKENS = frozenset(
         "required", "exceeded", "exceeds", "error", "exception", "interrupted", "canceled", "cancelled",
         "aborted", "refused", "rejected", "eacces", "enoent", "eperm", "eisdir", "enotdir", "econnrefused",
         "econnreset", "etimedout", "enotfound", "valid", "truncated", "hit", "implemented", "blocked", "capacity",
-        "supported", "unsupported", "insufficient_quota", "unrecognized", "insufficient", "stopped", "implementation",
+        "supported", "unsupported", "insufficient_quota", "unrecognized", "insufficient", "stopped", "implementation", "recognized",
+        "illegal",
     }
 )
 # ASCII bytes that are not word characters become spaces and capitals small letters, so split() gives
@@ -1275,6 +1276,9 @@ _STATED_WORDS = (
     r"|invalid|malformed|missing required|missing \d+ required|is required|unrecognized (?:option|arguments?)|exceeded|exceeds|error|exception|interrupted"
     r"|cancell?ed|aborted|refused|rejected|not valid json|truncated(?=[^.\n]{0,60}?max[_ ]?tokens)"
     r"|stopped by (?:the )?user|does not have an implementation registered"
+    # A tool's own words for input it cannot read: xz's "File format not recognized", iconv's "illegal
+    # input sequence at position 3", Windows' "is not recognized as an internal or external command".
+    r"|not recognized|illegal (?:input|byte|option|instruction|argument|character|sequence)s?\b"
 )
 
 
@@ -1386,9 +1390,10 @@ _ONLY_IMPERATIVES = frozenset({"fix", "fixes", "add", "adds", "make", "include",
 _ARTICLE = _Lazy(r"\b(?:a|an|the|this|its|their|every|any)\b")
 # A negation just before the failure word: "no errors", "0 failed", "not an error", "without failures".
 _NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:[\w-]+\s+){0,2}$")
-# Text laid out as a document or a listing: Markdown, code, a grep hit, a numbered line.
+# Text laid out as a document or a listing: Markdown, code, a grep hit, a numbered line, a commit listed by
+# its abbreviated hash (``git log --oneline``: "5f0082a fix: ... lint error (#267)", groq/groq-python).
 # (Bold and a second code span anywhere are found by _described with ``in`` and a count, not a scan.)
-_DESCRIBED_TEXT = _Lazy(r"[#>|*`]|-(?!\d)|[\w./-]+:\d+[:-]|\d+\.\s")
+_DESCRIBED_TEXT = _Lazy(r"[#>|*`]|-(?!\d)|[\w./-]+:\d+[:-]|\d+\.\s|(?=[0-9]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,40}\s")
 # A text that opens as JSON data is read by structure; a word quoted in a line is a value, not a report.
 _JSON_STARTS = frozenset({'{"', "{'", "{}", '[{', '["', "[[", "[]"})
 _QUOTES = frozenset({'"', "'", "`"})
@@ -1403,7 +1408,8 @@ _EDGE = 64
 
 def _described(said: str) -> bool:
     """True when ``said`` is laid out as a document or a listing (see _DESCRIBED_TEXT)."""
-    return _DESCRIBED_TEXT.match(said) is not None or "**" in said or said.count("`") >= 3
+    # make's "make: *** No rule to make target" is its error marker, not Markdown's bold.
+    return _DESCRIBED_TEXT.match(said) is not None or "**" in said and "*** " not in said or said.count("`") >= 3
 
 
 # Letters of scripts written without spaces between words (Han, kana, Hangul).
@@ -2050,6 +2056,14 @@ def _other_error(data: Mapping[Any, Any]) -> _Verdict | None:
         if said is not None:
             return _decide([data.get("code")], [], _message_of(data, data.get("errors")), said,
                            retry_after=_retry_in(data))
+    if _problem_type(data) is not None:
+        # RFC 7807 / 9457 problem details (``application/problem+json``): a problem's type URI, its title
+        # and a detail, status or instance (DigitalExcellence/dex-backend #80, optuna/optuna-dashboard #67).
+        # The type's last segment ("out-of-credit", "validation-error") is its code.
+        code = data["type"].rstrip("/").rpartition("/")[2]
+        message = " ".join(v for v in (data.get("title"), data.get("detail")) if isinstance(v, str))
+        return _decide([code] if code and code != "about:blank" else [], [data.get("status")], message,
+                       "problem details", retry_after=_retry_in(data))
     if data.keys() == {"detail"}:
         detail = data["detail"]
         if isinstance(detail, list) and detail and isinstance(detail[0], Mapping) and "loc" in detail[0]:
@@ -2058,6 +2072,16 @@ def _other_error(data: Mapping[Any, Any]) -> _Verdict | None:
         if isinstance(detail, str) and (hit := _find_signal(detail[:HEAD_CHARS])) is not None:
             return _Verdict(hit.kind, f"detail object; {hit.evidence}", code=hit.code, message=detail)
     return None
+
+
+def _problem_type(data: Mapping[Any, Any]) -> str | None:
+    """The type URI of an RFC 7807 problem details object, or None when ``data`` is not one."""
+    kind = data.get("type")
+    if not isinstance(kind, str) or not isinstance(data.get("title"), str):
+        return None
+    if not (kind.startswith(("https://", "http://")) or kind == "about:blank"):
+        return None
+    return kind if ("detail" in data or "status" in data or "instance" in data) else None
 
 
 def _structured(data: Mapping[Any, Any], wire: _Wire) -> _Verdict | None:
@@ -2124,6 +2148,8 @@ def _unread(data: Mapping[Any, Any]) -> bool:
         return False
     kind = data.get("type")
     if isinstance(kind, str) and (kind.endswith("_error") or kind == "execution-denied" or kind == "error"):
+        return False
+    if kind is not None and "title" in data and _problem_type(data) is not None:
         return False
     return data.get("object") != "error"
 
