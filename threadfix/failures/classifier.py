@@ -594,6 +594,8 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"command not found", r"\bnot found\b", r"does not exist", r"doesn't exist", r"nosuch(?:key|bucket|file)",
         r"resourcenotfound", r"notfound(?:error|exception)\b", r"cannot find (?:module|file|path)",
         r"\bno such (?:table|column|key|bucket|host|user|container|image|process|device)\b", r"no matching \w+ found",
+        # git's "pathspec 'x' did not match any files" and "unknown revision or path", Python's "No module named x".
+        r"\bdid not match any (?:files?|file\(s\))", r"\bunknown revision\b", r"\bno module named\b",
     ),
     _signal(
         Kind.INVALID_ARGUMENTS,
@@ -1228,7 +1230,7 @@ _STATED_TOKENS = frozenset(
         "aborted", "refused", "rejected", "eacces", "enoent", "eperm", "eisdir", "enotdir", "econnrefused",
         "econnreset", "etimedout", "enotfound", "valid", "truncated", "hit", "implemented", "blocked", "capacity",
         "supported", "unsupported", "insufficient_quota", "unrecognized", "insufficient", "stopped", "implementation", "recognized",
-        "illegal",
+        "illegal", "unterminated", "unmatched", "match", "revision", "module",
     }
 )
 # ASCII bytes that are not word characters become spaces and capitals small letters, so split() gives
@@ -1279,6 +1281,9 @@ _STATED_WORDS = (
     # A tool's own words for input it cannot read: xz's "File format not recognized", iconv's "illegal
     # input sequence at position 3", Windows' "is not recognized as an internal or external command".
     r"|not recognized|illegal (?:input|byte|option|instruction|argument|character|sequence)s?\b"
+    # Parsers' words for input cut short (sed's "unterminated `s' command", json's "Unterminated string",
+    # grep's "Unmatched ( or \\("), and the lookups of git and Python that found nothing.
+    r"|unterminated|unmatched|did not match any|unknown revision|no module named"
 )
 
 
