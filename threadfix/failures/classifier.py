@@ -788,6 +788,34 @@ def _folded(text: str) -> str:
     return text.lower()
 
 
+# Marks a terminal UI puts before a status line ("✖ OpenAI API Streaming Error: 402 ...", QwenLM/qwen-code
+# #73; "⚠️  API call failed (attempt 1/3): RateLimitError [HTTP 429]", anomalyco/opencode #29912): the
+# line after them is read as the first line is.
+_STATUS_MARKS = "\u2716\u2717\u2718\u274c\u26a0\u00d7\u26d4\u2757\U0001f6ab"
+_MARK_SPACE = _STATUS_MARKS + "\ufe0f \t"
+
+
+# After a mark, a status line names its failure after a few words of its own: "OpenAI API Streaming Error:",
+# "API call failed (attempt 1/3)".
+_MARKED_START = _Lazy(
+    r"(?:[A-Z][\w.-]*\s+){1,4}(?:Error|Exception)\s*:|(?:[A-Z][\w.-]*\s+){1,3}(?:call|request|operation)\s+failed\b"
+)
+
+
+def _marked_start(first: str) -> re.Match[str] | None:
+    """_ERROR_START's match on ``first`` once its status marks are stripped, or a marked line's own form."""
+    unmarked = _unmarked(first)
+    start = _ERROR_START.match(unmarked)
+    if start is None and unmarked is not first:
+        start = _MARKED_START.match(unmarked)
+    return start
+
+
+def _unmarked(first: str) -> str:
+    """``first`` without the status marks and spaces that lead it (itself when none does)."""
+    return first.lstrip(_MARK_SPACE) if first[:1] in _STATUS_MARKS else first
+
+
 def _unframed(text: str, first: str | None = None) -> bool:
     """True when ``text`` surely neither presents itself as a failure nor states an exit code.
 
@@ -796,6 +824,8 @@ def _unframed(text: str, first: str | None = None) -> bool:
     """
     if first is None:
         first = _first_line(text)
+    if first[:1] in _STATUS_MARKS:
+        return False  # read once its marks are stripped (_unmarked)
     tail = text[-TAIL_CHARS:].rstrip()  # _last_line, inline (copying the tail costs less than finding its end)
     last = tail[tail.rfind("\n") + 1 :][-_LINE_CHARS:]
     stripped = last.strip()
@@ -1686,7 +1716,7 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             basis = ""
         elif python_end:
             basis = "traceback ends the output"
-        elif (start := _ERROR_START.match(first)) is not None and not (
+        elif (start := _marked_start(first)) is not None and not (
                 _WORD_FRAME.match(start.group()) and _describes(_folded(first.partition(":")[0]))):
             basis = f"starts with '{_quote(start.group(), 24)}'"
         elif _FRAME_END.match(last) and _GENERIC_MARKER.search(window):
