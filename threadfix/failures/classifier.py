@@ -2091,6 +2091,13 @@ def _other_error(data: Mapping[Any, Any]) -> _Verdict | None:
         if said is not None:
             return _decide([data.get("code")], [], _message_of(data, data.get("errors")), said,
                            retry_after=_retry_in(data))
+    status = next((data[key] for key in _STATUS_KEYS if key in data), None)
+    if type(status) is int and 400 <= status < 600:
+        # A response body that gives its own HTTP status and says why: {"StatusCode": 429, "DateTime": ...,
+        # "Description": "Concurrent request limit exceeded. ..."} (reapit/foundations #4414).
+        said = next((data[key] for key in _SAID_KEYS if isinstance(data.get(key), str) and data[key].strip()), None)
+        if said is not None:
+            return _decide([], [status], said, f"status {status} body", retry_after=_retry_in(data))
     if _problem_type(data) is not None:
         # RFC 7807 / 9457 problem details (``application/problem+json``): a problem's type URI, its title
         # and a detail, status or instance (DigitalExcellence/dex-backend #80, optuna/optuna-dashboard #67).
@@ -2107,6 +2114,11 @@ def _other_error(data: Mapping[Any, Any]) -> _Verdict | None:
         if isinstance(detail, str) and (hit := _find_signal(detail[:HEAD_CHARS])) is not None:
             return _Verdict(hit.kind, f"detail object; {hit.evidence}", code=hit.code, message=detail)
     return None
+
+
+#: The keys a response body states its own HTTP status under, and those it says why under.
+_STATUS_KEYS = ("statusCode", "StatusCode", "status_code", "httpStatus", "status")
+_SAID_KEYS = ("message", "Message", "description", "Description", "error_description", "detail", "title")
 
 
 def _problem_type(data: Mapping[Any, Any]) -> str | None:
@@ -2166,7 +2178,7 @@ _READ_KEYS = frozenset(
     {
         "error", "Error", "err", MARKER_KEY, "aborted", "kind", "detail", "subcode", "metadata", "timed_out", "timedOut",
         *_EXIT_KEYS, "__type", "$fault", "errorType", "errorMessage", "errors", "documentation_url", "success",
-        "ok", "status", "functionResponse", "value", "isError", "is_error", "structuredContent", *_WRAPPER_KEYS,
+        "ok", "status", "statusCode", "StatusCode", "status_code", "httpStatus", "functionResponse", "value", "isError", "is_error", "structuredContent", *_WRAPPER_KEYS,
     }
 )
 
