@@ -526,7 +526,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         Kind.RATE_LIMITED,
         r"rate[ _-]?limit", r"too many requests", r"too_many_requests", r"quota (?:has been )?exceeded",
         r"exceeded (?:the |your )?quota", r"resource(?: has been)?[ _]exhausted", r"throttl(?:ed|ing)(?:exception)?\b",
-        r"slow down",
+        r"slow down", r"\b(?:currently|temporarily) limited\b",
     ),
     _ABORTED,
     _TRUNCATED,
@@ -2091,6 +2091,11 @@ def _other_error(data: Mapping[Any, Any]) -> _Verdict | None:
         if said is not None:
             return _decide([data.get("code")], [], _message_of(data, data.get("errors")), said,
                            retry_after=_retry_in(data))
+    code = data.get("code")
+    if type(code) is int and -32768 <= code <= -32000 and isinstance(data.get("message"), str):
+        # A JSON-RPC error object on its own, as an MCP client quotes it ({"code": -32602, "message":
+        # "Unsupported protocol version", "data": {...}}, sickn33/agentic-awesome-skills #1003).
+        return _decide([], [code], data["message"], "JSON-RPC error", retry_after=_retry_in(data))
     status = next((data[key] for key in _STATUS_KEYS if key in data), None)
     if type(status) is int and 400 <= status < 600:
         # A response body that gives its own HTTP status and says why: {"StatusCode": 429, "DateTime": ...,
@@ -2178,7 +2183,7 @@ _READ_KEYS = frozenset(
     {
         "error", "Error", "err", MARKER_KEY, "aborted", "kind", "detail", "subcode", "metadata", "timed_out", "timedOut",
         *_EXIT_KEYS, "__type", "$fault", "errorType", "errorMessage", "errors", "documentation_url", "success",
-        "ok", "status", "statusCode", "StatusCode", "status_code", "httpStatus", "functionResponse", "value", "isError", "is_error", "structuredContent", *_WRAPPER_KEYS,
+        "ok", "status", "code", "statusCode", "StatusCode", "status_code", "httpStatus", "functionResponse", "value", "isError", "is_error", "structuredContent", *_WRAPPER_KEYS,
     }
 )
 
