@@ -32,13 +32,17 @@ Precedence, highest first:
    ``RESOURCE_EXHAUSTED`` with "You exceeded your current quota", a 429 saying "too many concurrent
    requests") takes the message's kind. A tool's own refusal ``{error: {code, cause}}`` takes its kind
    from the code alone: a ``Kind`` value or known provider code, else ``custom``.
+   RFC 7807 problem details (a type URI, a title and a detail, status or instance), a body that states
+   its own 4xx/5xx status and why (``{"StatusCode": 429, "Description": ...}``) and a bare JSON-RPC error
+   object (``{"code": -32602, "message": ...}``) are error bodies too.
 3. **Unflagged text is a failure when a careful reader would call it one** (issue #24: Chat and
    Responses outputs carry no flag, and most real error outputs arrive that way). It leads with an
    error marker (``Error:``, ``ERROR``, ``API Error``, ``Traceback``, ``Exception in thread``, ``failed
    to``, an HTTP status, ``curl: (7)``, ``bash: x:``, ``(eval):1:``...); or states a non-zero exit code on
    its first or last line; or ends with an uncaught traceback or stack frames; or has an ``ERROR:`` /
    ``fatal:`` line among its first five lines (pip, pytest, compilers' ``file:line:col: error:``; not in a
-   fenced Markdown block); or, being a short message (at
+   fenced Markdown block); or is a short message led by an HTTP status and a phrase ("429 Too many
+   tokens, please wait", "402 Insufficient Balance"); or, being a short message (at
    most 400 characters in three lines) or a line led by an HTTP status, states a failure in its first
    sentence, within 120 characters ("Tool 'x' not found", "Usage limit reached for all Pro models.",
    "You exceeded your current quota", "Rate limit exceeded", "Too many concurrent requests"). A
@@ -55,6 +59,7 @@ Precedence, highest first:
    "Error response" before a description ("... may contain ...") is a docstring, and a traceback whose
    frames are written "..." a doctest. An exit
    code in quotes is a value, and "Uncaught" marks a failure only before an exception's name and a colon.
+   A terminal UI's status mark (✖, ⚠, ❌) before a first line is stripped before it is read.
    A word such as "error" deeper in a
    file, log or grep result never flags a result; ``Exit code: 0`` on the frame line marks a success
    outright.
