@@ -24,7 +24,7 @@ KINDS = {kind.value for kind in Kind}
 def test_each_row_has_a_text_a_kind_a_source_and_a_flag() -> None:
     for row in ROWS:
         assert row.keys() == {"text", "flag", "kind", "source", "origin", "split", "batch"}, row
-        assert row["batch"] in (1, 2, 3, 4), row
+        assert row["batch"] in (1, 2, 3, 4, 5), row
         assert isinstance(row["text"], str) and row["text"].strip(), row
         assert row["kind"] in KINDS and row["kind"] != "unknown", row
         assert row["flag"] in (None, True, False), row
@@ -55,6 +55,7 @@ def test_the_split_is_the_hash_of_the_source() -> None:
     for row in ROWS:
         assert (row["batch"] == 3) == (row["split"] == "heldout3"), row["source"]
         assert row["batch"] != 4 or row["split"] == "dev", row["source"]
+        assert (row["batch"] == 5) == (row["split"] == "heldout4"), row["source"]
     by_source: dict[str, set[str]] = {}
     for row in ROWS:
         by_source.setdefault(row["source"].split("@")[0], set()).add(row["split"])

@@ -32,13 +32,17 @@ Precedence, highest first:
    ``RESOURCE_EXHAUSTED`` with "You exceeded your current quota", a 429 saying "too many concurrent
    requests") takes the message's kind. A tool's own refusal ``{error: {code, cause}}`` takes its kind
    from the code alone: a ``Kind`` value or known provider code, else ``custom``.
+   RFC 7807 problem details (a type URI, a title and a detail, status or instance), a body that states
+   its own 4xx/5xx status and why (``{"StatusCode": 429, "Description": ...}``) and a bare JSON-RPC error
+   object (``{"code": -32602, "message": ...}``) are error bodies too.
 3. **Unflagged text is a failure when a careful reader would call it one** (issue #24: Chat and
    Responses outputs carry no flag, and most real error outputs arrive that way). It leads with an
    error marker (``Error:``, ``ERROR``, ``API Error``, ``Traceback``, ``Exception in thread``, ``failed
    to``, an HTTP status, ``curl: (7)``, ``bash: x:``, ``(eval):1:``...); or states a non-zero exit code on
    its first or last line; or ends with an uncaught traceback or stack frames; or has an ``ERROR:`` /
    ``fatal:`` line among its first five lines (pip, pytest, compilers' ``file:line:col: error:``; not in a
-   fenced Markdown block); or, being a short message (at
+   fenced Markdown block); or is a short message led by an HTTP status and a phrase ("429 Too many
+   tokens, please wait", "402 Insufficient Balance"); or, being a short message (at
    most 400 characters in three lines) or a line led by an HTTP status, states a failure in its first
    sentence, within 120 characters ("Tool 'x' not found", "Usage limit reached for all Pro models.",
    "You exceeded your current quota", "Rate limit exceeded", "Too many concurrent requests"). A
@@ -55,6 +59,7 @@ Precedence, highest first:
    "Error response" before a description ("... may contain ...") is a docstring, and a traceback whose
    frames are written "..." a doctest. An exit
    code in quotes is a value, and "Uncaught" marks a failure only before an exception's name and a colon.
+   A terminal UI's status mark (✖, ⚠, ❌) before a first line is stripped before it is read.
    A word such as "error" deeper in a
    file, log or grep result never flags a result; ``Exit code: 0`` on the frame line marks a success
    outright.
@@ -366,8 +371,17 @@ _HTTP_STATUS = _Lazy(
     r"|\b(?:status(?:[ _-]?code)?|error[ _-]?code|response[ _-]?code|http[ _-]?status|statusCode|returned error)"
     r"[\"']?\s*[:=]?\s*[\"']?(?P<b>[45]\d\d)\b"
     rf"|(?:^|[\s'\"(\[>:])(?P<c>[45]\d\d),?\s*(?:[-:]\s*)?(?:{_REASONS}|message=)"
-    r"|\b(?:failed|error|errored)(?: with)?[:\s(]+(?P<d>[45]\d\d)\b",
+    r"|\b(?:failed|error|errored)(?: with)?[:\s(]+(?P<d>[45]\d\d)\b"
+    # A status that leads a message with no reason phrase ("429 Too many tokens, please wait", "402 This
+    # request requires more credits", "429 Provider returned error"): see _STATUS_LEAD.
+    r"|\A\s*(?P<e>[45]\d\d)(?:(?:\s*[-:]\s*|\s+)[\"']?(?-i:[A-Z])[a-z]+(?:'[a-z]+)?[,.]?\s+[\"']?[A-Za-z]|\s+status code\b)",
     re.IGNORECASE | re.MULTILINE,
+)
+# A short message led by an HTTP status and a capitalised word that opens a phrase, as providers and
+# proxies write them (continuedev/continue #10442, anthropics/claude-code #236, continuedev/continue #9942).
+# One word alone ("412 README.md", wc's count) or a lower-case one ("500 rows", "404 files") is no message.
+_STATUS_LEAD = _Lazy(
+    r"\s*([45]\d\d)(?:(?:\s*[-:]\s*|\s+)[\"']?[A-Z][a-z]+(?:'[a-z]+)?[,.]?\s+[\"']?[A-Za-z]|\s+status code\b)"
 )
 
 
@@ -436,13 +450,19 @@ _TIMEOUT = _signal(
 _CANCELLED = _signal(
     Kind.CANCELLED,
     r"\bcancel+ed\b", r"cancel+ederror", r"cancellationexception", r"aborterror", r"\baborted by (?:the )?user\b",
-    r"\boperation was aborted\b", r"\brequest (?:was )?aborted\b", r"\binterrupted\b", r"keyboardinterrupt",
+    r"\boperation was aborted\b", r"\brequest (?:was )?aborted\b",
+    # pytest's "Interrupted: 1 error during collection" is its summary of a failed run, not a cancellation.
+    r"\binterrupted\b(?!: \d+ errors? during collection)", r"keyboardinterrupt",
+    # Kimi Code's "The subagent was stopped by the user." (MoonshotAI/kimi-code #236).
+    r"\bstopped by (?:the )?user\b",
 )
 
 # What only a stored thread's call can suffer, said in words (the seeds' output for a call its turn never
 # answered; a reply cut off at max_tokens; arguments that never parsed).
 _ABORTED = _signal(
     Kind.ABORTED, r"not finished: the turn", r"before this call returned", r"\bthe turn ended before\b",
+    # Codex records the bare word as the output of a call its aborted turn never answered (openai/codex #5543).
+    ("aborted", r"^\s*aborted\s*$"),
 )
 _TRUNCATED = _signal(
     Kind.TRUNCATED,
@@ -482,12 +502,17 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"balance (?:is )?(?:too low|exhausted|insufficient|depleted)",
         r"credits? (?:is |are )?(?:too low|exhausted|insufficient|depleted)", r"no credits? (?:left|remaining)",
         r"usage pool", r"usage credits (?:are |is )?required",
+        # OpenRouter's "This request requires more credits, or fewer max_tokens ... can only afford 3919"
+        # (QwenLM/qwen-code #73), RFC 7807's "You do not have enough credit."
+        r"requires more credits", r"can only afford", r"(?:not|n't) have enough credits?\b", r"not enough credits?\b",
     ),
     _signal(
         Kind.USAGE_LIMIT_REACHED,
         r"usage[ _]limits?\b", r"reached (?:your|the) (?:\w+ )?(?:usage|spend(?:ing)?) limit", r"max_uses_exceeded",
         r"hit your (?:[\w-]+ ){0,2}limit", r"\bsession limit\b", r"\bweekly limit\b", r"spending cap",
         ("5-hour limit", r"\b5-hour limit\b"),
+        # A plan's monthly allowance of premium requests (microsoft/vscode-copilot-release #12785, #9300).
+        r"premium request (?:allowance|limit)",
     ),
     _signal(
         Kind.CONCURRENCY_LIMIT,
@@ -506,7 +531,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         Kind.RATE_LIMITED,
         r"rate[ _-]?limit", r"too many requests", r"too_many_requests", r"quota (?:has been )?exceeded",
         r"exceeded (?:the |your )?quota", r"resource(?: has been)?[ _]exhausted", r"throttl(?:ed|ing)(?:exception)?\b",
-        r"slow down",
+        r"slow down", r"\b(?:currently|temporarily) limited\b",
     ),
     _ABORTED,
     _TRUNCATED,
@@ -529,7 +554,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         Kind.PERMISSION_DENIED,
         r"permission denied", r"permissionerror", r"permissiondenied", r"\baccess (?:is )?denied\b", r"accessdenied",
         r"\bforbidden\b", r"\beacces\b", r"\beperm\b", r"\bnot permitted\b", r"\bnot authorized to\b",
-        r"insufficient (?:permissions?|privileges?|scopes?)", r"\bdoes not have (?:permission|access)\b",
+        r"insufficient (?:permissions?|privileges?|scopes?)", r"\b(?:does|do)(?: not|n't) have (?:permission|access)\b",
         r"rejected by (?:the )?user", r"tool use was rejected", r"doesn't want to proceed", r"read-only file system",
         r"\berofs\b", r"\bnot allowed\b",
     ),
@@ -557,6 +582,8 @@ _SIGNALS: tuple[_Signal, ...] = (
         Kind.NOT_IMPLEMENTED,
         r"not (?:yet )?implemented", r"notimplemented", r"unsupportedoperationexception", r"\bunimplemented\b",
         r"operation not supported", r"unsupported operation",
+        # An MCP server's tool listed but not backed by code (github/github-mcp-server #177).
+        r"does not have an implementation registered",
     ),
     _signal(
         Kind.NOT_FOUND,
@@ -572,6 +599,8 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"command not found", r"\bnot found\b", r"does not exist", r"doesn't exist", r"nosuch(?:key|bucket|file)",
         r"resourcenotfound", r"notfound(?:error|exception)\b", r"cannot find (?:module|file|path)",
         r"\bno such (?:table|column|key|bucket|host|user|container|image|process|device)\b", r"no matching \w+ found",
+        # git's "pathspec 'x' did not match any files" and "unknown revision or path", Python's "No module named x".
+        r"\bdid not match any (?:files?|file\(s\))", r"\bunknown revision\b", r"\bno module named\b",
     ),
     _signal(
         Kind.INVALID_ARGUMENTS,
@@ -646,6 +675,7 @@ _ERROR_START = _Lazy(
     r"""(?:
         (?i:error|err|fatal|failure|panic|critical)(?:\s*[:!\[(]|\s+(?:code|\d)|\s*$)
       | (?i:error)\s+(?:from|response|while|when|during|occurred|executing|calling|running|invoking|in)\b
+      | (?i:error\s+(?!handling|reporting|logging|messag|tracking|testing|typing)[a-z]{2,20}ing\b[^:\n]{0,80}:\s+\S)
       | (?i:an?\s+(?:unexpected\s+)?error\s+(?:has\s+)?occurred)\b
       | ERROR\b
       | \[(?i:[\w ]{0,20}?(?:error|fatal|err))\]
@@ -763,6 +793,34 @@ def _folded(text: str) -> str:
     return text.lower()
 
 
+# Marks a terminal UI puts before a status line ("✖ OpenAI API Streaming Error: 402 ...", QwenLM/qwen-code
+# #73; "⚠️  API call failed (attempt 1/3): RateLimitError [HTTP 429]", anomalyco/opencode #29912): the
+# line after them is read as the first line is.
+_STATUS_MARKS = "\u2716\u2717\u2718\u274c\u26a0\u00d7\u26d4\u2757\U0001f6ab"
+_MARK_SPACE = _STATUS_MARKS + "\ufe0f \t"
+
+
+# After a mark, a status line names its failure after a few words of its own: "OpenAI API Streaming Error:",
+# "API call failed (attempt 1/3)".
+_MARKED_START = _Lazy(
+    r"(?:[A-Z][\w.-]*\s+){1,4}(?:Error|Exception)\s*:|(?:[A-Z][\w.-]*\s+){1,3}(?:call|request|operation)\s+failed\b"
+)
+
+
+def _marked_start(first: str) -> re.Match[str] | None:
+    """_ERROR_START's match on ``first`` once its status marks are stripped, or a marked line's own form."""
+    unmarked = _unmarked(first)
+    start = _ERROR_START.match(unmarked)
+    if start is None and unmarked is not first:
+        start = _MARKED_START.match(unmarked)
+    return start
+
+
+def _unmarked(first: str) -> str:
+    """``first`` without the status marks and spaces that lead it (itself when none does)."""
+    return first.lstrip(_MARK_SPACE) if first[:1] in _STATUS_MARKS else first
+
+
 def _unframed(text: str, first: str | None = None) -> bool:
     """True when ``text`` surely neither presents itself as a failure nor states an exit code.
 
@@ -771,6 +829,8 @@ def _unframed(text: str, first: str | None = None) -> bool:
     """
     if first is None:
         first = _first_line(text)
+    if first[:1] in _STATUS_MARKS:
+        return False  # read once its marks are stripped (_unmarked)
     tail = text[-TAIL_CHARS:].rstrip()  # _last_line, inline (copying the tail costs less than finding its end)
     last = tail[tail.rfind("\n") + 1 :][-_LINE_CHARS:]
     stripped = last.strip()
@@ -1004,7 +1064,7 @@ def _http_hit(text: str) -> _Hit | None:
     for index, match in enumerate(_HTTP_STATUS.finditer(text)):
         if index >= 8:
             break
-        number = int(match.group("a") or match.group("b") or match.group("c") or match.group("d"))
+        number = int(match.group("a") or match.group("b") or match.group("c") or match.group("d") or match.group("e"))
         if number >= 400:
             kind = _status_kind(number)
             if kind is not None:
@@ -1204,7 +1264,8 @@ _STATED_TOKENS = frozenset(
         "required", "exceeded", "exceeds", "error", "exception", "interrupted", "canceled", "cancelled",
         "aborted", "refused", "rejected", "eacces", "enoent", "eperm", "eisdir", "enotdir", "econnrefused",
         "econnreset", "etimedout", "enotfound", "valid", "truncated", "hit", "implemented", "blocked", "capacity",
-        "supported", "unsupported", "insufficient_quota", "unrecognized",
+        "supported", "unsupported", "insufficient_quota", "unrecognized", "insufficient", "stopped", "implementation", "recognized",
+        "illegal", "unterminated", "unmatched", "match", "revision", "module",
     }
 )
 # ASCII bytes that are not word characters become spaces and capitals small letters, so split() gives
@@ -1246,10 +1307,18 @@ _STATED_WORDS = (
     r"|quota (?:exceeded|exhausted|reached)|exceeded (?:\w+ ){0,3}quota|out of quota|insufficient[_ ]quota"
     r"|usage limit (?:reached|exceeded|hit)|hit your (?:[\w-]+ ){0,2}limit"
     r"|credit balance (?:is )?(?:too low|insufficient|exhausted)"
+    r"|insufficient (?:balance|credits?|funds)"
     r"|at capacity|no capacity available|capacity exceeded|version (?:is )?not supported|unsupported (?:protocol )?version"
     r"|overloaded|unavailable|exhausted|cannot|can't|could not|couldn't|unable to"
     r"|invalid|malformed|missing required|missing \d+ required|is required|unrecognized (?:option|arguments?)|exceeded|exceeds|error|exception|interrupted"
     r"|cancell?ed|aborted|refused|rejected|not valid json|truncated(?=[^.\n]{0,60}?max[_ ]?tokens)"
+    r"|stopped by (?:the )?user|does not have an implementation registered"
+    # A tool's own words for input it cannot read: xz's "File format not recognized", iconv's "illegal
+    # input sequence at position 3", Windows' "is not recognized as an internal or external command".
+    r"|not recognized|illegal (?:input|byte|option|instruction|argument|character|sequence)s?\b"
+    # Parsers' words for input cut short (sed's "unterminated `s' command", json's "Unterminated string",
+    # grep's "Unmatched ( or \\("), and the lookups of git and Python that found nothing.
+    r"|unterminated|unmatched|did not match any|unknown revision|no module named"
 )
 
 
@@ -1361,9 +1430,10 @@ _ONLY_IMPERATIVES = frozenset({"fix", "fixes", "add", "adds", "make", "include",
 _ARTICLE = _Lazy(r"\b(?:a|an|the|this|its|their|every|any)\b")
 # A negation just before the failure word: "no errors", "0 failed", "not an error", "without failures".
 _NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:[\w-]+\s+){0,2}$")
-# Text laid out as a document or a listing: Markdown, code, a grep hit, a numbered line.
+# Text laid out as a document or a listing: Markdown, code, a grep hit, a numbered line, a commit listed by
+# its abbreviated hash (``git log --oneline``: "5f0082a fix: ... lint error (#267)", groq/groq-python).
 # (Bold and a second code span anywhere are found by _described with ``in`` and a count, not a scan.)
-_DESCRIBED_TEXT = _Lazy(r"[#>|*`]|-(?!\d)|[\w./-]+:\d+[:-]|\d+\.\s")
+_DESCRIBED_TEXT = _Lazy(r"[#>|*`]|-(?!\d)|[\w./-]+:\d+[:-]|\d+\.\s|(?=[0-9]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,40}\s")
 # A text that opens as JSON data is read by structure; a word quoted in a line is a value, not a report.
 _JSON_STARTS = frozenset({'{"', "{'", "{}", '[{', '["', "[[", "[]"})
 _QUOTES = frozenset({'"', "'", "`"})
@@ -1378,7 +1448,8 @@ _EDGE = 64
 
 def _described(said: str) -> bool:
     """True when ``said`` is laid out as a document or a listing (see _DESCRIBED_TEXT)."""
-    return _DESCRIBED_TEXT.match(said) is not None or "**" in said or said.count("`") >= 3
+    # make's "make: *** No rule to make target" is its error marker, not Markdown's bold.
+    return _DESCRIBED_TEXT.match(said) is not None or "**" in said and "*** " not in said or said.count("`") >= 3
 
 
 # Letters of scripts written without spaces between words (Han, kana, Hangul).
@@ -1612,6 +1683,14 @@ def could_be_failure(content: object) -> bool:
     return not (_unframed(content, first) and _clear(content, first))
 
 
+def _short_message(text: str) -> bool:
+    """True when ``text`` stripped is a message: at most STATED_CHARS characters in fewer than _STATED_LINES lines."""
+    if len(text) > STATED_CHARS + 2 * _EDGE:
+        return False
+    stripped = text.strip()
+    return len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES
+
+
 def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool | None = None) -> _Verdict:
     """Classify plain text: framed as a failure, or flagged by the wire, or a result.
 
@@ -1642,13 +1721,15 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             basis = ""
         elif python_end:
             basis = "traceback ends the output"
-        elif (start := _ERROR_START.match(first)) is not None and not (
+        elif (start := _marked_start(first)) is not None and not (
                 _WORD_FRAME.match(start.group()) and _describes(_folded(first.partition(":")[0]))):
             basis = f"starts with '{_quote(start.group(), 24)}'"
         elif _FRAME_END.match(last) and _GENERIC_MARKER.search(window):
             basis = "stack trace ends the output"
         elif _PROCESS_DEATH.match(last_stripped):
             basis = f"ends with '{_quote(last_stripped, 24)}'"
+        elif (lead := _STATUS_LEAD.match(first)) is not None and _short_message(text):
+            basis = f"starts with HTTP status {lead.group(1)}"
         else:
             return _stated_failure(text, first) or _error_line(text) or _success("no error signal")
     else:
@@ -2015,6 +2096,26 @@ def _other_error(data: Mapping[Any, Any]) -> _Verdict | None:
         if said is not None:
             return _decide([data.get("code")], [], _message_of(data, data.get("errors")), said,
                            retry_after=_retry_in(data))
+    code = data.get("code")
+    if type(code) is int and -32768 <= code <= -32000 and isinstance(data.get("message"), str):
+        # A JSON-RPC error object on its own, as an MCP client quotes it ({"code": -32602, "message":
+        # "Unsupported protocol version", "data": {...}}, sickn33/agentic-awesome-skills #1003).
+        return _decide([], [code], data["message"], "JSON-RPC error", retry_after=_retry_in(data))
+    status = next((data[key] for key in _STATUS_KEYS if key in data), None)
+    if type(status) is int and 400 <= status < 600:
+        # A response body that gives its own HTTP status and says why: {"StatusCode": 429, "DateTime": ...,
+        # "Description": "Concurrent request limit exceeded. ..."} (reapit/foundations #4414).
+        said = next((data[key] for key in _SAID_KEYS if isinstance(data.get(key), str) and data[key].strip()), None)
+        if said is not None:
+            return _decide([], [status], said, f"status {status} body", retry_after=_retry_in(data))
+    if _problem_type(data) is not None:
+        # RFC 7807 / 9457 problem details (``application/problem+json``): a problem's type URI, its title
+        # and a detail, status or instance (DigitalExcellence/dex-backend #80, optuna/optuna-dashboard #67).
+        # The type's last segment ("out-of-credit", "validation-error") is its code.
+        code = data["type"].rstrip("/").rpartition("/")[2]
+        message = " ".join(v for v in (data.get("title"), data.get("detail")) if isinstance(v, str))
+        return _decide([code] if code and code != "about:blank" else [], [data.get("status")], message,
+                       "problem details", retry_after=_retry_in(data))
     if data.keys() == {"detail"}:
         detail = data["detail"]
         if isinstance(detail, list) and detail and isinstance(detail[0], Mapping) and "loc" in detail[0]:
@@ -2023,6 +2124,21 @@ def _other_error(data: Mapping[Any, Any]) -> _Verdict | None:
         if isinstance(detail, str) and (hit := _find_signal(detail[:HEAD_CHARS])) is not None:
             return _Verdict(hit.kind, f"detail object; {hit.evidence}", code=hit.code, message=detail)
     return None
+
+
+#: The keys a response body states its own HTTP status under, and those it says why under.
+_STATUS_KEYS = ("statusCode", "StatusCode", "status_code", "httpStatus", "status")
+_SAID_KEYS = ("message", "Message", "description", "Description", "error_description", "detail", "title")
+
+
+def _problem_type(data: Mapping[Any, Any]) -> str | None:
+    """The type URI of an RFC 7807 problem details object, or None when ``data`` is not one."""
+    kind = data.get("type")
+    if not isinstance(kind, str) or not isinstance(data.get("title"), str):
+        return None
+    if not (kind.startswith(("https://", "http://")) or kind == "about:blank"):
+        return None
+    return kind if ("detail" in data or "status" in data or "instance" in data) else None
 
 
 def _structured(data: Mapping[Any, Any], wire: _Wire) -> _Verdict | None:
@@ -2072,7 +2188,7 @@ _READ_KEYS = frozenset(
     {
         "error", "Error", "err", MARKER_KEY, "aborted", "kind", "detail", "subcode", "metadata", "timed_out", "timedOut",
         *_EXIT_KEYS, "__type", "$fault", "errorType", "errorMessage", "errors", "documentation_url", "success",
-        "ok", "status", "functionResponse", "value", "isError", "is_error", "structuredContent", *_WRAPPER_KEYS,
+        "ok", "status", "code", "statusCode", "StatusCode", "status_code", "httpStatus", "functionResponse", "value", "isError", "is_error", "structuredContent", *_WRAPPER_KEYS,
     }
 )
 
@@ -2089,6 +2205,8 @@ def _unread(data: Mapping[Any, Any]) -> bool:
         return False
     kind = data.get("type")
     if isinstance(kind, str) and (kind.endswith("_error") or kind == "execution-denied" or kind == "error"):
+        return False
+    if kind is not None and "title" in data and _problem_type(data) is not None:
         return False
     return data.get("object") != "error"
 
