@@ -1,7 +1,8 @@
 """Score threadfix's failure classifier against the real-text corpus, beside a baseline revision's.
 
     python benchmarks/classify_score.py                  # the development split, baseline = main
-    python benchmarks/classify_score.py --split heldout4 # the fourth held-out split: score it once, at the end
+    python benchmarks/classify_score.py --split heldout5 # the fifth held-out split: score it once, at the end
+    python benchmarks/classify_score.py --split heldout4 # the fourth held-out split (already seen: scored once)
     python benchmarks/classify_score.py --split heldout3 # the third held-out split (already seen: scored once)
     python benchmarks/classify_score.py --split heldout2 # the second held-out split (already seen: scored once)
     python benchmarks/classify_score.py --split heldout  # the first held-out split (already seen: scored once)
@@ -146,7 +147,7 @@ def score(classify: Callable[..., Any], rows: list[dict[str, Any]]) -> dict[str,
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4", "all"), default="dev")
+    parser.add_argument("--split", choices=("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "all"), default="dev")
     parser.add_argument("--baseline", action="append",
                         help="git revision to compare with (default: main); give it again for more columns")
     parser.add_argument("--repeat", type=int, default=15, help="timing rounds; the best is kept")

@@ -56,6 +56,7 @@ def test_the_split_is_the_hash_of_the_source() -> None:
         assert (row["batch"] == 3) == (row["split"] == "heldout3"), row["source"]
         assert row["batch"] != 4 or row["split"] == "dev", row["source"]
         assert (row["batch"] == 5) == (row["split"] == "heldout4"), row["source"]
+        assert (row["batch"] == 6) == (row["split"] == "heldout5"), row["source"]
     by_source: dict[str, set[str]] = {}
     for row in ROWS:
         by_source.setdefault(row["source"].split("@")[0], set()).add(row["split"])
