@@ -66,8 +66,8 @@ def add_settings_options(parser: Parser) -> None:
 COLORS = ("auto", "always", "never")
 COLOR_HELP = ("Colour: auto (on a terminal, unless NO_COLOR is set), always or never. Styles output; never changes "
               "what is printed. Default: auto.")
-JOBS_HELP = ("Processes to spread large inputs over (at least 1). Default: one below 64 MB of input, else one per "
-             "core (at most 8).")
+JOBS_HELP = ("Processes to spread large inputs over (at least 1). Default: one below 64 MB of input (1 GiB for "
+             "repair), else one per core (at most 8).")
 TRACEBACK_HELP = "Show the full traceback of an unexpected error."
 
 
