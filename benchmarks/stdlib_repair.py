@@ -78,22 +78,20 @@ def pydantic_ai(messages):
         out.append(message)
         if message["kind"] != "response":
             continue
-        after = messages[n + 1] if n + 1 < len(messages) else None
-        answered = {p.get("tool_call_id") for p in after["parts"]} if after and after["kind"] == "request" else set()
-        missing = [{"part_kind": "tool-return", "tool_name": p["tool_name"], "tool_call_id": p["tool_call_id"],
-                    "content": PLACEHOLDER} for p in message["parts"]
-                   if p["part_kind"] == "tool-call" and p["tool_call_id"] not in answered]
-        if missing and after is not None and after["kind"] == "request":
-            results = [p for p in after["parts"] if p["part_kind"] == "tool-return"]
-            messages[n + 1] = {**after, "parts": results + missing + [p for p in after["parts"] if p not in results]}
-        elif missing:
-            out.append({"kind": "request", "parts": missing})
+        calls = [(p["tool_call_id"], p["tool_name"]) for p in message["parts"] if p["part_kind"] == "tool-call"]
+        extra = _next_turn(
+            messages, n, calls, lambda m: {p.get("tool_call_id") for p in m["parts"]},
+            lambda i, name: {"part_kind": "tool-return", "tool_name": name, "tool_call_id": i, "content": PLACEHOLDER},
+            lambda p: p["part_kind"] == "tool-return", lambda m: m["kind"] == "request",
+            lambda parts: {"kind": "request", "parts": parts})
+        if extra:
+            out.append(extra)
     return out
 
 
 def _next_turn(messages, n, calls, answered_in, make, is_answer, replies, new_message):
-    """Blocks formats (Bedrock, Gemini): message n's unanswered ``calls`` (id, name) answered at the head of the
-    next message when ``replies(next)`` says it takes them, else in a new message right after n."""
+    """Blocks and parts formats (pydantic-ai, Bedrock, Gemini): message n's unanswered ``calls`` (id, name) answered
+    at the head of the next message when ``replies(next)`` says it takes them, else in a new message right after n."""
     after = messages[n + 1] if n + 1 < len(messages) else None
     answered = answered_in(after) if after is not None and replies(after) else set()
     missing = [make(call_id, name) for call_id, name in calls if call_id not in answered]
