@@ -46,8 +46,6 @@ class State:
     color: str | None = None
     #: processes for lint, report and repair (None: by input size)
     jobs: int | None = None
-    #: the command said what an interrupt left (repair: what it committed), so main need not
-    interrupt_said = False
 
 
 def error_line(where: str | None, message: str) -> None:
@@ -112,6 +110,7 @@ def command_parser(name: str) -> Parser:
     module = _command(name)
     parser = Parser(f"threadfix {name}", module.USAGE, module.HELP)
     module.arguments(parser)
+    parser.add_help_option()  # listed last, in every command
     return parser
 
 
@@ -148,7 +147,6 @@ def run(args: list[str]) -> int:
     State.traceback = namespace.traceback
     State.color = check_color(namespace.color)
     State.jobs = namespace.jobs
-    State.interrupt_said = False
     return _command(namespace.command).run(namespace)
 
 
@@ -165,8 +163,6 @@ def main(argv: list[str] | None = None) -> None:
     traceback = "--traceback" in args
     try:
         code = run(args)
-        if code == ExitCode.INTERRUPTED and not State.interrupt_said:
-            note("interrupted; nothing half-written was left behind")
     except ThreadfixError as exc:
         error_line(exc.where, exc.message)
         code = exc.exit_code

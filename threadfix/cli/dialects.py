@@ -22,7 +22,6 @@ Exit codes:
 
 def arguments(parser: Parser) -> None:
     add_global_options(parser, jobs=False)
-    parser.add_help_option()
 
 
 def run(args: Namespace) -> int:

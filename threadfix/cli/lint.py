@@ -55,7 +55,6 @@ def arguments(parser: Parser) -> None:
     add_settings_options(parser)
     add_store_options(parser)
     add_global_options(parser, jobs=True)
-    parser.add_help_option()
 
 
 def _split(values: list[str] | None) -> tuple[str, ...] | None:

@@ -53,7 +53,6 @@ def arguments(parser: Parser) -> None:
     add_settings_options(parser)
     add_store_options(parser)
     add_global_options(parser, jobs=True)
-    parser.add_help_option()
 
 
 def run(args: Namespace) -> int:
@@ -104,7 +103,6 @@ def run(args: Namespace) -> int:
     if reading_stdin and writes and result.stdout is not None and not interrupted:
         sys.stdout.buffer.write(result.stdout)
     if interrupted:
-        State.interrupt_said = True
         done = f"{printer.summary(result, writes=writes)}; " if result.changed else ""  # what was committed, if any
         note(f"interrupted; {done}nothing half-written was left behind")
     elif result.threads or not result.problems:  # a run that read nothing has only its error lines to say

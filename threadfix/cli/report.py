@@ -47,7 +47,6 @@ def arguments(parser: Parser) -> None:
     add_settings_options(parser)
     add_store_options(parser)
     add_global_options(parser, jobs=True)
-    parser.add_help_option()
 
 
 def run(args: Namespace) -> int:

@@ -27,7 +27,6 @@ def arguments(parser: Parser) -> None:
                         help="A rule's code (TF001) or name (dangling-call): print its documentation.")
     add_format(parser, FORMATS)
     add_global_options(parser, jobs=False)
-    parser.add_help_option()
 
 
 def run(args: Namespace) -> int:

@@ -35,7 +35,6 @@ def arguments(parser: Parser) -> None:
                         help="Say what would be restored or refused; write nothing.")
     add_settings_options(parser)
     add_global_options(parser, jobs=False)
-    parser.add_help_option()
 
 
 def run(args: Namespace) -> int:
