@@ -12,7 +12,7 @@ from threadfix import dialects
 from threadfix.dialects.openai_responses import CALL_OUTPUTS, OUTPUT_TYPES
 
 RESPONSES = dialects.get("openai-responses")
-IDS = st.one_of(st.sampled_from(["a", "b", "c", ""]), st.none(), st.integers(0, 2), st.lists(st.just(1), max_size=1))
+IDS = st.one_of(st.sampled_from(["a", "b", "c", "", " "]), st.none(), st.integers(0, 2), st.lists(st.just(1), max_size=1))
 item = st.fixed_dictionaries(
     {"type": st.sampled_from(sorted({*CALL_OUTPUTS, *OUTPUT_TYPES, "message", "reasoning"}))},
     optional={"call_id": IDS, "id": IDS, "execution": st.sampled_from(["server", "client"]),
@@ -41,7 +41,8 @@ def test_the_index_accepts_every_generated_thread_quick_accepted_accepts(convers
 
 
 @given(items=st.lists(st.fixed_dictionaries({"type": st.sampled_from(["message", "function_call", "function_call_output"]),
-                                             "call_id": st.sampled_from(["a", "b", "c"])},
+                                             # a blank id: the planner refuses it, so the index must not accept it
+                                             "call_id": st.sampled_from(["a", "b", "c", "", " ", "\u3000"])},
                                             optional={"id": st.sampled_from(["m1", "m2", "fc_1"])}), max_size=8))
 def test_the_index_agrees_with_quick_accepted_on_string_ids(items) -> None:
     assert bool(_index_accepts(items)) is RESPONSES.quick_accepted(items)

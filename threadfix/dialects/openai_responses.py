@@ -141,7 +141,9 @@ class OpenAIResponses(Dialect):
                 if kind != "tool_search_call" or get("execution") != "server":
                     call_id = get("call_id")
                     name = get("name")
-                    if call_id.__class__ is str and call_id not in opened and kind != "computer_call":
+                    # (a blank id is one the planner refuses: not the common shape quick_accepted vouches for)
+                    if (call_id.__class__ is str and call_id not in opened and kind != "computer_call"
+                            and call_id.strip()):
                         opened[call_id] = kind
                     else:
                         usual = False
