@@ -1,8 +1,9 @@
 """Option values: whole numbers and seconds, read as argparse ``type=`` functions, refused in one line.
 
-Only plain spellings are taken: ASCII digits (a ``+`` and surrounding spaces allowed, as a shell user may type
-them); anything else (``5.0``, ``5_0``, other scripts' digits, ``nan``, ``inf``) is refused by name rather than
-guessed at.
+A whole number is taken only in its plain spelling: ASCII digits (a ``+`` and surrounding spaces allowed, as a
+shell user may type them); anything else (``5.0``, ``5_0``, other scripts' digits) is refused by name rather than
+guessed at. Seconds are read as the command line always read them, by Python's ``float`` over ASCII text
+(``0.5``, ``.5``, ``1e3``), except what is no finite number of seconds of at least 0 (``nan``, ``inf``, ``-1``).
 """
 
 from __future__ import annotations
