@@ -363,8 +363,18 @@ class _ForkedPool:
 
     def _start(self, ledger: LineLedger) -> None:
         tasks_read, tasks_write = os.pipe()
-        results_read, results_write = os.pipe()
-        pid = os.fork()
+        try:
+            results_read, results_write = os.pipe()
+        except OSError:
+            os.close(tasks_read)
+            os.close(tasks_write)
+            raise
+        try:
+            pid = os.fork()
+        except OSError:  # (EAGAIN, ENOMEM): the pool ends the workers it has; these ends are no worker's yet
+            for end in (tasks_read, tasks_write, results_read, results_write):
+                os.close(end)
+            raise
         if pid == 0:  # pragma: no cover - the worker (coverage is not collected in forked processes)
             code = 0
             try:

@@ -733,9 +733,13 @@ def test_a_worker_that_cannot_be_forked_stops_the_run_and_leaves_none_behind(mon
         return pid
 
     monkeypatch.setattr(os, "fork", fork_once)
+    shards = _shards(["a", "b", "c"])
+    descriptors = set(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
     with pytest.raises(parallel.WorkerLost, match="could not start a --jobs worker process"):
-        list(parallel.run_sharded(_shards(["a", "b", "c"]), _sized, 2))
+        list(parallel.run_sharded(shards, _sized, 2))
     assert len(forked) == 1
+    if descriptors is not None:  # the pipes of the worker that was never forked are closed too
+        assert set(os.listdir("/proc/self/fd")) <= descriptors
     with pytest.raises(ChildProcessError):
         os.waitpid(forked[0], os.WNOHANG)
 
