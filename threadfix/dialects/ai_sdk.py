@@ -378,6 +378,6 @@ def _screen() -> Screen:
             return None
         ids = [(p.toolCallId, p.state in OUTPUT_STATES) for m in items for p in m.parts
                if is_tool(p) and p.providerExecuted is not True]
-        return each_answered_once(ids) and all(call_id.strip() for call_id, _ in ids)
+        return each_answered_once(ids)  # (which refuses a blank id, as the planner does)
 
     return Screen(message, settles)

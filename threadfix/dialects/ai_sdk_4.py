@@ -211,6 +211,6 @@ def _screen() -> Screen:
         if not any(map(tools, items[:200])):
             return None
         found = [(i.toolCallId, i.result is not UNSET) for m in items for i in read(m)]
-        return each_answered_once(found) and all(call_id.strip() for call_id, _ in found)
+        return each_answered_once(found)  # (which refuses a blank id, as the planner does)
 
     return Screen(message, settles)
