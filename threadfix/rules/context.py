@@ -24,8 +24,9 @@ from threadfix.rules.marks import marks
 if TYPE_CHECKING:
     from threadfix.failures.classifier import Classification
 
-#: False: no shortcut at all: every rule reads every output, the index's own verdict is not taken, and lint runs every
-#: rule on every thread (the tests compare the two ways on generated stores of every dialect and the sample threads)
+#: False: every rule reads every output, and the index's own verdict is not taken (``quick_accepted`` is asked
+#: instead); ``lint.SKIP_STRUCTURAL_WHEN_ACCEPTED`` is what runs every rule on every thread. The tests turn all the
+#: switches off together (tests/shortcuts.py) and compare on generated stores of every dialect and the sample threads
 FAST = True
 DEFAULT_OVERSIZED_BYTES = 100_000
 #: characters of each output the text rules (secrets, stack traces, paths) read; the rest is not scanned
