@@ -38,7 +38,7 @@ from msgspec.structs import replace
 from threadfix.errors import ConfigError, ThreadfixError
 from threadfix.journal import Entry
 from threadfix.stores.base import Medium
-from threadfix.stores.postgres_layout import RETRIED, Schema, connect, driver, pg_error, q, redact, split_table
+from threadfix.stores.postgres_layout import RETRIED, Schema, connect, driver, pg_error, q, quoted, redact, split_table
 from threadfix.stores.table import ItemRowStore, TableAdapter, TablePart, TableStore, ThreadRowStore, undo_table_entries
 from threadfix.stores.table_layout import Column, Layout, find_layout, shown
 
@@ -78,10 +78,11 @@ class PostgresAdapter(TableAdapter):
         self.Error = psycopg.Error
         # (a value the column refuses, a NUL in jsonb: that thread is left alone, not the batch)
         self.IntegrityError = (psycopg.IntegrityError, psycopg.DataError)
-        #: per table: the statement that locks a thread's parent row, or None for the table's own lock
-        self._parents: dict[str, str | None] = {}
-        #: per (table, column): whether it is jsonb
-        self._jsonb: dict[tuple[str, str], bool] = {}
+        #: the store's table as :func:`open_postgres_store` read it from the catalog, so that nothing reads it again
+        #: while it plans or writes: each column's type (as ``format_type`` spells it), and for one row per item the
+        #: statement that locks a thread's parent row (None: the table's own lock is taken)
+        self.types: dict[str, str] = {}
+        self.parent_lock: str | None = None
 
     def connect(self, *, write: bool) -> Any:
         return connect(self.url, write=write, timeout=self.busy_timeout, search_path=self.search_path)
@@ -91,11 +92,9 @@ class PostgresAdapter(TableAdapter):
 
     def stored_json(self, store: TableStore, column: str, data: bytes) -> bytes:
         """jsonb keeps values, not key order or spacing: new JSON in PostgreSQL's own text form of its value."""
-        conn, where = store._reader(), (store.layout.table, column)
-        if where not in self._jsonb:
-            self._jsonb[where] = Schema(conn).table(where[0]).column(column).type == "jsonb"
-        if not self._jsonb[where]:
+        if self.types[column] != "jsonb":
             return data
+        conn = store._reader()
         try:
             (stored,) = conn.execute("SELECT convert_to(%s::jsonb::text, 'UTF8')", (data.decode("utf-8"),)).fetchone()
         except (UnicodeDecodeError, driver().DataError) as exc:
@@ -105,10 +104,10 @@ class PostgresAdapter(TableAdapter):
     def between(self, conn: Any, store: TableStore, low: Any, high: Any, count: int) -> list[Any] | None:
         """For a timestamp order column: evenly spaced between the two (a millisecond apart after the last one),
         in the column's own precision; None for any other type, or when they would not all fall strictly between."""
-        table, column = store.layout.table, store.layout.order_column
-        kind = Schema(conn).table(table).column(column).type
+        kind = self.types[store.layout.order_column]
         if not kind.startswith("timestamp"):
             return None
+        kind = kind.replace("%", "%%")  # (spelled in the statement's text)
         # (the type as format_type() spells it, from the catalog: a timestamp type, with its precision)
         step = ("%s::{t} + k * interval '1 millisecond'" if high is None else
                 "%s::{t} + (%s::{t} - %s::{t}) * k / (%s + 1)").format(t=kind)
@@ -163,15 +162,10 @@ class PostgresAdapter(TableAdapter):
         layout = store.layout
         if layout.kind != "item":
             return  # the row itself is locked by the compare
-        if layout.table not in self._parents:
-            parent = Schema(conn).parent_of(layout.table, layout.thread_column)
-            self._parents[layout.table] = None if parent is None else (
-                f"SELECT 1 FROM {parent[0]} WHERE {q(parent[1])} = %s FOR UPDATE")
-        statement = self._parents[layout.table]
-        if statement is not None:
-            conn.execute(statement, (key,))
+        if self.parent_lock is not None:
+            conn.execute(self.parent_lock, (key,))
         else:  # (taken once per transaction: the first thread's)
-            conn.execute(f"LOCK TABLE {q(layout.table)} IN SHARE ROW EXCLUSIVE MODE")
+            conn.execute(f"LOCK TABLE {q(layout.table)} IN SHARE ROW EXCLUSIVE MODE", ())
 
 
 def open_postgres_store(url: str, options: Any) -> TableStore:
@@ -187,12 +181,14 @@ def open_postgres_store(url: str, options: Any) -> TableStore:
                 if found is None:
                     raise ConfigError(f"no schema named {shown(space)} (from --table {shown(options.table)})")
                 adapter.search_path = space
-                conn.execute("SELECT set_config('search_path', %s, false)", (q(space),))
+                conn.execute("SELECT set_config('search_path', %s, false)", (quoted(space),))
             options = replace(options, table=table)
         schema = Schema(conn)
         layout, detected = find_layout(schema, options)
-        columns = {c.name: c.type for c in schema.table(layout.table).columns}
+        adapter.types = {c.name: c.type for c in schema.table(layout.table).columns}
         key = schema.table(layout.table).column(layout.rowid)
+        if layout.kind == "item" and (parent := schema.parent_of(layout.table, layout.thread_column)) is not None:
+            adapter.parent_lock = f"SELECT 1 FROM {q(parent[0])}.{q(parent[1])} WHERE {q(parent[2])} = %s FOR UPDATE"
     except psycopg.Error as exc:
         raise adapter.error(exc, adapter.display) from None
     finally:
@@ -207,7 +203,7 @@ def open_postgres_store(url: str, options: Any) -> TableStore:
         layout = replace(layout, preset="openai-agents SQLAlchemySession", required_times=("created_at",))
     scanned = ([layout.rowid, layout.id_column, *layout.time_columns] if layout.kind == "thread" else
                [layout.rowid, layout.order_column, layout.thread_column])
-    adapter.binary_scan = all(columns[c].split("(")[0] in BINARY_SAME for c in scanned if c is not None)
+    adapter.binary_scan = all(adapter.types[c].split("(")[0] in BINARY_SAME for c in scanned if c is not None)
     kind = ThreadRowStore if layout.kind == "thread" else ItemRowStore
     return kind(adapter, layout, options, detected)
 
@@ -240,7 +236,8 @@ def key_cuts(store: TableStore, parts: int) -> list[Any] | None:
     if column is None or parts < 2:
         return None
     conn, table = store._reader(), q(layout.table)
-    (estimate,) = conn.execute("SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)", (table,)).fetchone()
+    (estimate,) = conn.execute("SELECT reltuples FROM pg_class WHERE oid = to_regclass(%s)",
+                               (quoted(layout.table),)).fetchone()
     # (a large table's cut is taken from a sample of its pages: the cut only balances the shares, every key is in one)
     sample = f" TABLESAMPLE SYSTEM ({100 * CUT_SAMPLE / estimate:f})" if estimate > 2 * CUT_SAMPLE else ""
     cuts = [cut for (cut,) in conn.execute(

@@ -138,7 +138,7 @@ def connect(url: str, *, write: bool, timeout: float, search_path: str | None = 
             conn.execute("SELECT set_config('statement_timeout', %s, false)", (f"{int(STATEMENT_TIMEOUT * 1000)}ms",))
         conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{max(1, int(timeout * 1000))}ms",))
         if search_path is not None:
-            conn.execute("SELECT set_config('search_path', %s, false)", (q(search_path),))
+            conn.execute("SELECT set_config('search_path', %s, false)", (quoted(search_path),))
     except psycopg.Error as exc:
         conn.close()
         raise pg_error(exc, url) from None
@@ -159,10 +159,16 @@ def _load_as_text(conn: Any) -> None:
             conn.adapters.register_loader(info.array_oid, AsText)
 
 
+def quoted(name: str) -> str:
+    """An identifier quoted as PostgreSQL reads it, for text bound as a value (``search_path``, ``to_regclass``)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
 def q(name: str) -> str:
-    """An identifier quoted for SQL (only ever called on names read from the catalog); ``%`` doubled, as the
-    driver's placeholders are ``%s``."""
-    return '"' + name.replace('"', '""').replace("%", "%%") + '"'
+    """An identifier quoted for a statement's text (only ever called on names read from the catalog), ``%`` doubled
+    as the driver's placeholders are ``%s``: every statement holding one is run with its parameters, even none
+    (``()``), for psycopg reads ``%%`` as ``%`` only then."""
+    return quoted(name).replace("%", "%%")
 
 
 def split_table(conn: Any, name: str) -> tuple[str | None, str]:
@@ -227,12 +233,13 @@ class Schema:
 
     def sample(self, table: str, columns: Sequence[str], limit: int) -> list[tuple[bytes | None, ...]]:
         select = ", ".join(f"convert_to({q(c)}::text, 'UTF8')" for c in columns)
-        return self.conn.execute(f"SELECT {select} FROM {q(table)} LIMIT {int(limit)}").fetchall()
+        return self.conn.execute(f"SELECT {select} FROM {q(table)} LIMIT {int(limit)}", ()).fetchall()
 
-    def parent_of(self, table: str, column: str) -> tuple[str, str] | None:
-        """The table and column a single-column foreign key of ``table.column`` references, if any."""
+    def parent_of(self, table: str, column: str) -> tuple[str, str, str] | None:
+        """The schema, table and column a single-column foreign key of ``table.column`` references, if any."""
         return self.conn.execute(
-            "SELECT c.confrelid::regclass::text, pa.attname FROM pg_constraint c "
+            "SELECT n.nspname, r.relname, pa.attname FROM pg_constraint c "
+            "JOIN pg_class r ON r.oid = c.confrelid JOIN pg_namespace n ON n.oid = r.relnamespace "
             "JOIN pg_attribute ca ON ca.attrelid = c.conrelid AND ca.attnum = c.conkey[1] "
             "JOIN pg_attribute pa ON pa.attrelid = c.confrelid AND pa.attnum = c.confkey[1] "
             "WHERE c.contype = 'f' AND c.conrelid = %s AND array_length(c.conkey, 1) = 1 AND ca.attname = %s",

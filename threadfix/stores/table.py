@@ -619,7 +619,7 @@ class ItemRowStore(TableStore):
 
     def _orphans(self, conn: Any) -> list[ReadProblem]:
         """Rows of one item that belong to no thread, said once after the threads."""
-        orphans = conn.execute(self._sql.count_orphans).fetchone()[0]
+        orphans = conn.execute(self._sql.count_orphans, ()).fetchone()[0]
         if not orphans:
             return []
         return [ReadProblem(f"{self.display}:{self.layout.table}", f"{orphans} row{'s have' if orphans != 1 else ' has'} "
@@ -1102,7 +1102,7 @@ class _ItemWrite:
         for index in removed:
             self._delete(index)
         if layout.order_unique:  # a sequence over the whole table (indexed alone): go past its end
-            top = self.conn.execute(sql.max_order).fetchone()[0] or 0
+            top = self.conn.execute(sql.max_order, ()).fetchone()[0] or 0
             values = [top + 1 + k for k in range(len(tail))]
         else:
             values = []
