@@ -24,7 +24,7 @@ from threadfix.errors import BusyError, ExitCode, InputError, StoreError, Thread
 from threadfix.journal import Entry, Journal, default_folder
 from threadfix.model import Problem, RepairPlan, Thread, ThreadIndex
 from threadfix.parallel import (
-    Shard, WorkerLost, folder_store, resolve_jobs, run_sharded, shard_stores, sharded, spread_for_store,
+    Shard, WorkerLost, folder_store, plan_run, run_sharded, shard_stores, sharded, spread_for_store,
 )
 from threadfix.repair import RepairOptions, as_written, plan_repair, refusal_reason, waiting_on, waiting_reason
 from threadfix.spill import SpillList
@@ -302,12 +302,10 @@ class RepairRun:
         """Each thread's outcome and each problem (a file, line or store that could not be read), in read order:
         tell them apart with ``isinstance`` (or iterate :meth:`threads`, and read ``result.problems`` after)."""
         options = self.options
-        # (by size: walks folders once)
-        jobs = 1 if "-" in self.specs else resolve_jobs(options.jobs, self.specs, repair=True)
-        spread = sharded(self.specs, jobs, options.store)
+        jobs, shards = plan_run(self.specs, options.jobs, options.store, repair=True)  # (inputs sized once)
         try:
-            if spread is not None:
-                yield from self._sharded(*spread)
+            if shards is not None:
+                yield from self._sharded(jobs, shards)
                 return
             # a table of one item per row may spread its own read over processes: never beside the run's workers
             store_options = replace(options.store, jobs=jobs, spread=spread_for_store)

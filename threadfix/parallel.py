@@ -31,7 +31,7 @@ from threadfix.model import Problem
 from threadfix.stores.base import Shard
 
 if TYPE_CHECKING:
-    from threadfix.stores import Store, StoreOptions
+    from threadfix.stores import Input, Store, StoreOptions
 
 #: shards handed to the workers ahead of the one the parent is taking, per process (the rest wait, unread)
 AHEAD_PER_PROCESS = 2
@@ -57,42 +57,46 @@ class WorkerLost(ThreadfixError):
     written, and the workers' results after it will not come)."""
 
 
-def resolve_jobs(jobs: int | None, specs: Iterable[str], *, repair: bool = False) -> int:
+def resolve_jobs(jobs: int | None, specs: Iterable[str | Input], *, repair: bool = False) -> int:
     """``None`` means automatic: one process for small inputs, every core (at most 8) for large ones (for a repair,
-    from :data:`AUTO_MIN_REPAIR_BYTES`)."""
+    from :data:`AUTO_MIN_REPAIR_BYTES`). ``specs``: paths, or the inputs :func:`sized` found in them."""
     if jobs is not None:
         return max(1, jobs)
-    total = sum(_size(spec) for spec in specs)
+    total = sum(found.size for found in sized(specs))
     floor = AUTO_MIN_REPAIR_BYTES if repair else AUTO_MIN_BYTES
     return 1 if total < floor else max(1, min(os.cpu_count() or 1, 8))
 
 
-def _size(spec: str) -> int:
-    """The bytes of what ``spec`` names that a run may cut (:func:`threadfix.stores.inputs`)."""
-    from threadfix.stores import inputs
+def sized(specs: Iterable[str | Input]) -> list[Input]:
+    """The inputs the paths name, each with the bytes it holds (:func:`threadfix.stores.inputs`: a folder walked, a
+    database asked its size); an input already sized is kept as it is. What :func:`resolve_jobs` and
+    :func:`plan_shards` read, so that a run that asks both walks a folder, or connects to a database, once."""
+    from threadfix.stores import Input, inputs
 
-    return sum(found.size for found in inputs(spec))
+    found: list[Input] = []
+    for spec in specs:
+        found.extend([spec] if isinstance(spec, Input) else inputs(spec))
+    return found
 
 
-def plan_shards(specs: Iterable[str], jobs: int, options: StoreOptions | None = None, by_key: bool = False
+def plan_shards(specs: Iterable[str | Input], jobs: int, options: StoreOptions | None = None, by_key: bool = False
                 ) -> list[Shard]:
     """Every input as parts for ``jobs`` workers, each store cut as it cuts itself (:func:`threadfix.stores.cut`;
     ``by_key``: lint and report may take a table of one item per row by runs of keys, where repair screens it
     first, then cuts what it must read itself: see :meth:`threadfix.stores.Store.parts_to_repair`); a store that
-    does not cut, or one too small to be worth it, is one part. ``options``: how the stores are found, as the
-    command reads them. What an input is (a file, one a folder walk found, a database) is the stores' to say
-    (:func:`threadfix.stores.inputs`): nothing here asks."""
-    from threadfix.stores import StoreOptions, cut, inputs
+    does not cut, or one too small to be worth it, is one part. ``specs``: paths, or the inputs :func:`sized` found
+    in them; ``options``: how the stores are found, as the command reads them. What an input is (a file, one a
+    folder walk found, a database) is the stores' to say (:func:`threadfix.stores.inputs`): nothing here asks."""
+    from threadfix.stores import StoreOptions, cut
 
     shards: list[Shard] = []
-    for spec in specs:
-        for found in inputs(spec):
-            whole = found.whole
-            parts = None
-            if jobs > 1 and found.size >= 2 * MIN_SHARD_BYTES:
-                parts = cut(whole.spec, _parts(found.size, jobs), options or StoreOptions(), by_key)
-            shards.extend([replace(whole, part=part, number=number) for number, part in enumerate(parts)] if parts
-                          else [whole])
+    for found in sized(specs):
+        whole = found.whole
+        parts = None
+        if jobs > 1 and found.size >= 2 * MIN_SHARD_BYTES:
+            parts = cut(whole.spec, _parts(found.size, jobs), options or StoreOptions(), by_key)
+        shards.extend([replace(whole, part=part, number=number) for number, part in enumerate(parts)] if parts
+                      else [whole])
     return shards
 
 
@@ -550,20 +554,31 @@ def shard_stores(shard: Shard, options: StoreOptions, stdin: Any = None,
 
 
 def folder_store(shard: Shard, options: StoreOptions) -> Store:
-    """The store of a file a folder walk found, read whole: read by its suffix, or refused."""
+    """The store of a file a folder walk found, read whole: read by its suffix, or refused; as the walk found it
+    (one of many files: screened from the first)."""
     from threadfix.stores import open_found
 
-    return open_found(shard.spec, shard.refused, options)
+    return open_found(shard.spec, shard.refused, options, many=shard.many)
+
+
+def plan_run(specs: list[str], jobs: int | None, options: StoreOptions | None = None, by_key: bool = False, *,
+             repair: bool = False) -> tuple[int, list[Shard] | None]:
+    """How many processes a run over ``specs`` takes (``jobs``, or automatic: :func:`resolve_jobs`), and its shards
+    when the work is worth spreading over them (None: it stays in this process); ``options`` and ``by_key`` as for
+    :func:`plan_shards`. The inputs are sized once, and only when the answer needs it."""
+    if "-" in specs:
+        return 1, None  # (stdin is read here)
+    found = sized(specs) if jobs is None else specs
+    count = resolve_jobs(jobs, found, repair=repair)
+    if count <= 1:
+        return count, None
+    shards = plan_shards(found, count, options, by_key)
+    return count, shards if len(shards) > 1 else None
 
 
 def sharded(specs: list[str], jobs: int | None, options: StoreOptions | None = None, by_key: bool = False
             ) -> tuple[int, list[Shard]] | None:
     """``(processes, shards)`` when the work is worth spreading over processes, else None (stay in this one);
-    ``options`` and ``by_key`` as for :func:`plan_shards`."""
-    if "-" in specs:
-        return None
-    count = resolve_jobs(jobs, specs)
-    if count <= 1:
-        return None
-    shards = plan_shards(specs, count, options, by_key)
-    return (count, shards) if len(shards) > 1 else None
+    as :func:`plan_run`."""
+    count, shards = plan_run(specs, jobs, options, by_key)
+    return None if shards is None else (count, shards)

@@ -59,3 +59,27 @@ def test_a_folder_says_what_each_of_its_stores_is_as_an_input(tmp_path: Path) ->
     assert found["c.db"] == (False, False, (tmp_path / "c.db").stat().st_size)
     strands = [name for name in found if name.startswith("strands")]
     assert len(strands) == 1 and found[strands[0]] == (False, False, 0)
+
+
+def test_a_sharded_folder_of_many_files_is_read_as_one_process_reads_it(tmp_path: Path, capsys) -> None:
+    """A folder of many thread files has its documents screened from the first (``FolderEntry.many``): so does each
+    ``--jobs`` worker's store of one of them, and the run gives exactly the one-process result."""
+    import json
+
+    from tests.sqlite.dbs import healthy, run_cli, stuck
+    from threadfix.stores import StoreOptions
+    from threadfix.stores.files import SCREEN_FOLDER_FILES
+
+    folder = tmp_path / "threads"
+    folder.mkdir()
+    for n in range(SCREEN_FOLDER_FILES + 8):
+        (folder / f"t{n:03}.json").write_text(json.dumps({"id": f"t{n}", "input": stuck(n) if n % 5 == 0 else healthy(n)}))
+    shards = parallel.plan_shards([str(folder)], 2)
+    assert len(shards) == SCREEN_FOLDER_FILES + 8 and all(shard.many for shard in shards)
+    stores = [store for shard in shards for store in parallel.shard_stores(shard, StoreOptions())]
+    assert all(store.screen_always for store in stores)  # (as the one process's walk opens them)
+
+    args = ["repair", "--dry-run", "--min-age", "0", "--format", "json", str(folder)]
+    one, two = run_cli(["--jobs", "1", *args], capsys), run_cli(["--jobs", "2", *args], capsys)
+    assert one[0] == two[0] == 0 and json.loads(one[1]) == json.loads(two[1])
+    assert one[2] == two[2] and "would repair 8 of 40 threads" in one[2], one[2]

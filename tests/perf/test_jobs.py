@@ -747,17 +747,46 @@ def test_a_worker_that_cannot_be_forked_stops_the_run_and_leaves_none_behind(mon
 def test_auto_repairs_in_one_process_where_lint_takes_every_core(tmp_path, monkeypatch):
     """A screened repair of a few hundred MB is faster in one process (benchmarks/README.md): by default repair
     spreads only from AUTO_MIN_REPAIR_BYTES, lint and report from AUTO_MIN_BYTES."""
+    from threadfix import stores
+
     path = _store(tmp_path / "s.jsonl")
-    monkeypatch.setattr(parallel, "_size", lambda spec: 200 * 1024 * 1024)
+
+    def holding(size):  # (what the path holds as the stores size it, as a large input would)
+        return lambda spec: [stores.Input(parallel.Shard(spec), size)]
+
+    monkeypatch.setattr(stores, "inputs", holding(200 * 1024 * 1024))
     monkeypatch.setattr(parallel.os, "cpu_count", lambda: 2)
     assert parallel.resolve_jobs(None, [str(path)]) == 2
     assert parallel.resolve_jobs(None, [str(path)], repair=True) == 1
-    monkeypatch.setattr(parallel, "_size", lambda spec: parallel.AUTO_MIN_REPAIR_BYTES)
+    monkeypatch.setattr(stores, "inputs", holding(parallel.AUTO_MIN_REPAIR_BYTES))
     assert parallel.resolve_jobs(None, [str(path)], repair=True) == 2
-    asked: list[int | None] = []
-    real = batch.sharded
-    monkeypatch.setattr(batch, "sharded",
-                        lambda specs, jobs, *rest, **kw: asked.append(jobs) or real(specs, jobs, *rest, **kw))
-    monkeypatch.setattr(parallel, "_size", lambda spec: 200 * 1024 * 1024)
+    planned: list[tuple[int | None, int, bool]] = []
+    real = batch.plan_run
+    monkeypatch.setattr(batch, "plan_run", lambda specs, jobs, *rest, **kw: (lambda got: planned.append(
+        (jobs, got[0], got[1] is None)) or got)(real(specs, jobs, *rest, **kw)))
+    monkeypatch.setattr(stores, "inputs", holding(200 * 1024 * 1024))
     _run("repair", "--dry-run", "--min-age", "0", str(path))  # (the store holds a bad line on purpose: exit 2)
-    assert asked == [1]
+    assert planned == [(None, 1, True)]  # (automatic: one process, no shards)
+
+
+def test_a_run_sizes_its_inputs_once(tmp_path, small_shards, monkeypatch):
+    """How many processes and which parts are both decided by what the inputs hold: a folder is walked (a
+    database asked its size) once for both, in lint, report and repair alike."""
+    from threadfix import stores
+
+    folder = tmp_path / "f"
+    folder.mkdir()
+    for name in ("a.jsonl", "b.jsonl"):
+        _store(folder / name)
+    walked: list[str] = []
+    real = stores.inputs
+    monkeypatch.setattr(stores, "inputs", lambda spec: walked.append(spec) or real(spec))
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 2)
+    spread = []
+    real_run = batch.run_sharded
+    monkeypatch.setattr(batch, "run_sharded", lambda shards, work, jobs: spread.append(jobs) or real_run(shards, work, jobs))
+    for command in (["lint"], ["report"], ["repair", "--dry-run", "--min-age", "0"]):
+        walked.clear()
+        _run(*command, str(folder))
+        assert walked == [str(folder)], command
+    assert spread == [2, 2, 2]  # (each spread over processes, on one walk)

@@ -100,7 +100,7 @@ def test_jobs_read_a_folder_of_databases_as_one_process_does(folder: Path, capsy
 
 def test_automatic_jobs_count_the_databases_a_folder_holds(folder: Path) -> None:
     taken = ("app.db", "chats.jsonl", "items.db", "sub/agents.sqlite")
-    assert parallel._size(str(folder)) == sum((folder / name).stat().st_size for name in taken)
+    assert sum(found.size for found in parallel.sized([str(folder)])) == sum((folder / name).stat().st_size for name in taken)
 
 
 def test_a_locked_database_in_a_folder_is_said_and_the_rest_is_repaired(folder: Path, tmp_path: Path) -> None:

@@ -127,10 +127,10 @@ def open_folder_entry(entry: FolderEntry, options: StoreOptions) -> Store:
         return UnopenedDatabase(entry.path, exc, reopen)
 
 
-def open_found(spec: str, refused: str | None, options: StoreOptions) -> Store:
+def open_found(spec: str, refused: str | None, options: StoreOptions, many: bool = False) -> Store:
     """The store of a file a folder walk found (a ``--jobs`` input's, :func:`inputs`), read whole: by its suffix, or
-    refused with ``refused``."""
-    return open_folder_entry(FolderEntry(Path(spec), refused=refused), options)
+    refused with ``refused``; ``many``: one of many thread files in its folder, as the walk found it."""
+    return open_folder_entry(FolderEntry(Path(spec), refused=refused, many=many), options)
 
 
 def iter_stores(specs: Iterable[str], options: StoreOptions, stdin: Any = None,
@@ -178,7 +178,7 @@ def _folder_input(entry: FolderEntry) -> Input:
         return Input(Shard(found))
     if entry.refused is not None:
         return Input(Shard(found, in_folder=True, refused=entry.refused))
-    return Input(Shard(found, in_folder=not entry.database), _file_size(entry.path))
+    return Input(Shard(found, in_folder=not entry.database, many=entry.many), _file_size(entry.path))
 
 
 def _file_size(path: Path) -> int:

@@ -58,6 +58,8 @@ class Shard(Struct, frozen=True):
     #: a file found by walking a folder: read as the walk reads it (by suffix), or refused with this reason
     in_folder: bool = False
     refused: str | None = None
+    #: one of many thread files in its folder, screened from its first byte (:attr:`FolderEntry.many`)
+    many: bool = False
     #: the part's slots in its run's :class:`~threadfix.parallel.LineLedger`: its input's first part's and its own
     slots: tuple[int, int] | None = None
 
