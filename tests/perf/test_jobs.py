@@ -593,6 +593,52 @@ def test_an_input_gone_after_it_was_cut_is_one_problem(tmp_path, small_shards, m
             {"where": str(path), "message": said[0].rpartition(": ")[2], "exit_code": 2}]
 
 
+@pytest.mark.parametrize("replaced", ["jsonl by a database", "database by a document", "table by a framework's"])
+@pytest.mark.parametrize("command", ["lint", "repair"])
+def test_an_input_of_another_kind_after_it_was_cut_is_refused_once(tmp_path, small_shards, monkeypatch, capsys,
+                                                                    replaced, command):
+    """An input replaced after the cut by another kind of store (at the same path) is not read whole by every
+    worker, once per part of the old kind: each refuses its part, and the run says so once, exit 2."""
+    import json
+    import shutil
+    import sqlite3
+
+    from threadfix.cli import main
+
+    if replaced == "jsonl by a database":
+        path, other = _store(tmp_path / "t.jsonl"), _items_database(tmp_path / "other.db")
+    elif replaced == "database by a document":
+        path, other = _database(tmp_path / "t.db"), tmp_path / "other.json"
+        other.write_bytes(orjson.dumps({"id": "doc", "items": _thread(random.Random(1), 1)["items"]}))
+    else:  # (a LangGraph checkpoints database, whose store is cut by runs of thread keys, not row ids)
+        path, other = _database(tmp_path / "t.db"), tmp_path / "checkpoints.db"
+        conn = sqlite3.connect(other)
+        conn.executescript("CREATE TABLE checkpoints (thread_id TEXT, checkpoint_ns TEXT, checkpoint_id TEXT, "
+                           "parent_checkpoint_id TEXT, type TEXT, checkpoint BLOB, metadata BLOB);"
+                           "CREATE TABLE writes (thread_id TEXT, checkpoint_ns TEXT, checkpoint_id TEXT, task_id TEXT, "
+                           "idx INTEGER, channel TEXT, type TEXT, value BLOB);")
+        conn.close()
+    real_plan = parallel.plan_shards
+
+    def cut_then_replaced(*args, **kwargs):
+        shards = real_plan(*args, **kwargs)
+        assert len([shard for shard in shards if shard.spec == str(path)]) > 2
+        shutil.copyfile(other, path)
+        return shards
+
+    monkeypatch.setattr(parallel, "plan_shards", cut_then_replaced)
+    extra = ["--dry-run", "--min-age", "0"] if command == "repair" else []
+    with pytest.raises(SystemExit) as exit_:
+        main(["--jobs", "2", command, "--format", "json", *extra, str(path)])
+    assert exit_.value.code == 2
+    out, err = capsys.readouterr()
+    said = [line for line in err.splitlines() if line.startswith("threadfix: error:")]
+    assert said == [f"threadfix: error: {path}: changed since --jobs cut it into parts: it is no longer the kind of "
+                    "store it was cut as, so none of it was read; run again"], err
+    if command == "lint":
+        assert json.loads(out)["findings"] == []
+
+
 @pytest.mark.parametrize("command", ["lint", "report", "repair"])
 def test_a_database_unreadable_only_for_later_parts_is_still_said(tmp_path, small_shards, monkeypatch, capsys, command):
     """The first part read, the later ones could not open the database: the rows they hold were not read, and

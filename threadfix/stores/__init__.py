@@ -202,6 +202,10 @@ def open_part(spec: str, part: Any, options: StoreOptions, ledger: PartLedger | 
     as a Problem, as :func:`iter_stores` gives it."""
     try:
         for store in medium_of(spec).reopen(spec, options):
+            if not isinstance(part, store.part_types):  # (the input changed kind since the cut, or is gone)
+                refused = store.refusal()
+                yield Problem(refused.where, refused.message)
+                continue
             store.restrict(part, ledger)
             yield store
     except ThreadfixError as exc:

@@ -16,6 +16,11 @@ from threadfix.times import ITEM_TIME_KEYS, THREAD_TIME_KEYS, modified_time, par
 
 
 
+#: what a ``--jobs`` worker says of an input that is now another kind of store than the one cut into its parts
+CHANGED_KIND = ("changed since --jobs cut it into parts: it is no longer the kind of store it was cut as, so none of "
+                "it was read; run again")
+
+
 class ReadProblem(Struct, frozen=True):
     """A file, line or row that could not be read as a thread; the rest of the store goes on."""
 
@@ -221,10 +226,29 @@ class Store(ABC):
         plan was made from keeps those too. Never the thread itself: a change holds no items."""
         return Thread(thread.address, [], locator=thread.locator)
 
+    #: the kinds of ``--jobs`` part its cut makes, the only ones :meth:`restrict` is handed (none: it is read whole)
+    part_types: tuple[type, ...] = ()
+
     def restrict(self, part: Any, ledger: PartLedger | None = None) -> None:
         """Read only ``part`` of the store from now on: a ``--jobs`` worker's share, as the store's own cut made it
-        (:meth:`Medium.cut`, or :meth:`parts_to_repair`). ``ledger``: the part's place in its run's ledger (a byte
-        range learns its first line's number there). A store that does not cut itself is always read whole."""
+        (:meth:`Medium.cut`, or :meth:`parts_to_repair`), one of :attr:`part_types` (any other is refused before
+        this: :meth:`refusal`). ``ledger``: the part's place in its run's ledger (a byte range learns its first
+        line's number there)."""
+
+    def refusal(self) -> ReadProblem:
+        """Why a ``--jobs`` part of another kind than :attr:`part_types` is not read: the input was cut as another
+        kind of store than it is now (a database replaced by a file, or gone), and reading it whole in each worker
+        would read every thread once per part. Its own reason comes first: a store that cannot be found now (gone
+        since the cut) says why as the start of its read does; else that it changed."""
+        if not self.pin():
+            read = iter(self.threads())
+            try:
+                first = next(read, None)
+            finally:
+                getattr(read, "close", lambda: None)()
+            if isinstance(first, ReadProblem):
+                return first
+        return ReadProblem(self.display, CHANGED_KIND)
 
     def pin(self) -> bool:
         """Note what the store holds now, before ``--jobs`` workers read its parts, so that the write of what they

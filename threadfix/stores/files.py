@@ -320,9 +320,10 @@ class FileStore(Store):
         self.fingerprint, self.mtime = Fingerprint.of(st), st.st_mtime
         return True
 
-    def restrict(self, part: Any, ledger: PartLedger | None = None) -> None:
-        if isinstance(part, ByteRange):
-            self.byte_range = (part.start, part.end, FirstLine(self.path, part.start, ledger))
+    part_types = (ByteRange,)
+
+    def restrict(self, part: ByteRange, ledger: PartLedger | None = None) -> None:
+        self.byte_range = (part.start, part.end, FirstLine(self.path, part.start, ledger))
 
     def whole_bytes(self) -> bytes:
         if self.data is not None:

@@ -91,9 +91,10 @@ class FrameworkStore(Store):
         ends = [len(keys) * k // parts for k in range(parts + 1)]
         return [ThreadKeys(tuple(keys[start:end])) for start, end in pairwise(ends)]
 
-    def restrict(self, part: Any, ledger: Any = None) -> None:
-        if isinstance(part, ThreadKeys):
-            self.only = frozenset(part.keys)
+    part_types = (ThreadKeys,)
+
+    def restrict(self, part: ThreadKeys, ledger: Any = None) -> None:
+        self.only = frozenset(part.keys)
 
     def threads(self) -> Iterator[Thread | ReadProblem]:
         try:

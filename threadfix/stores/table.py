@@ -480,9 +480,10 @@ class TableStore(Store):
             self.adapter.check_copy(dest)
         return TableWriter(self, dest)
 
-    def restrict(self, part: Any, ledger: Any = None) -> None:
-        if isinstance(part, TablePart):
-            self.row_range, self.only_keys, self.last_part = part.rows, part.keys, part.last
+    part_types = (TablePart,)
+
+    def restrict(self, part: TablePart, ledger: Any = None) -> None:
+        self.row_range, self.only_keys, self.last_part = part.rows, part.keys, part.last
 
     def _entry(self, thread: Thread, before: bytes, data: bytes, locator: dict[str, Any]) -> Entry:
         layout, *rest = locator.items()
