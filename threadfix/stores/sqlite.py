@@ -159,12 +159,21 @@ class SQLiteMedium(Medium):
         yield open_sqlite_store(Path(spec), options)
 
     def cut(self, spec: str, parts: int, options: Any, by_key: bool) -> list[Any] | None:
-        from threadfix.stores.framework_presets import open_framework_store
-
-        framework = open_framework_store(Path(spec), options)
-        if framework is not None:
-            return framework.cut(parts)  # (by runs of its thread keys: see FrameworkStore.cut)
-        return cut_database(Path(spec), spec, parts, options, by_key)
+        """The database's store, opened once, cut as it cuts itself: a framework's by runs of its thread keys
+        (:meth:`FrameworkStore.cut`), a table by :func:`cut_table`; None (read whole) when it cannot be opened here
+        (a worker says why)."""
+        try:
+            store = open_sqlite_store(Path(spec), options)
+        except (ThreadfixError, sqlite3.Error):
+            return None
+        if not isinstance(store, TableStore):
+            return store.cut(parts)
+        try:
+            return cut_table(store, parts, by_key)
+        except (ThreadfixError, sqlite3.Error):
+            return None
+        finally:
+            store._close()
 
 
 MEDIUM = SQLiteMedium()
@@ -199,49 +208,31 @@ def open_sqlite_store(path: Path, options: Any) -> Store:
     return store
 
 
-def table_cut(path: Path, options: Any, by_key: bool) -> tuple[tuple[int, int] | None, list[Any] | None]:
-    """What ``--jobs`` cuts the database's table by, as ``options`` find it, the database opened once:
+def cut_table(store: TableStore, parts: int, by_key: bool) -> list[TablePart] | None:
+    """A table cut into about ``parts`` parts, as a JSONL file of the database's size would be:
 
-    - one thread per row: its first and last row ids, cut into row id ranges (:attr:`TableStore.row_range`);
-    - with ``by_key``, one item per row with an index that finds its threads by key: the thread keys in key
-      order, cut into runs of keys for lint and report (:attr:`TableStore.only_keys`); threads begun after
-      this are not read (a snapshot);
+    - one thread per row: row id ranges that split its first to last row id evenly (the first and last ranges
+      unbounded, so every row is in one; :attr:`TableStore.row_range`);
+    - with ``by_key`` (lint and report), one item per row with an index that finds its threads by key: runs of
+      its thread keys in key order, as many threads each (:attr:`TableStore.only_keys`); threads begun after this
+      are not read (a snapshot);
 
-    (None, None) for any other table, an empty one, one of more than MAX_THREADS threads or with BLOB keys,
-    or a database that cannot be read here (a worker says why)."""
-    try:
-        store = open_sqlite_store(path, options)
-        if not isinstance(store, TableStore):
-            return None, None  # a framework's store: read whole
-        try:
-            if isinstance(store, ThreadRowStore):
-                low, high = store._reader().execute(store._sql.rowid_bounds).fetchone()
-                return (None if high is None else (low, high)), None
-            if by_key and store.layout.thread_indexed:
-                ends = sqlite_screen.walk_ends(store._reader(), store.layout)
-                return None, None if ends is None else list(map(sqlite_screen.stored_key, ends))
-            return None, None
-        finally:
-            store._close()
-    except (ThreadfixError, sqlite3.Error):
-        return None, None
-
-
-def cut_database(path: Path, spec: str, parts: int, options: Any, by_key: bool) -> list[TablePart] | None:
-    """A table cut into about ``parts`` parts, as a JSONL file of the database's size would be: one of one thread
-    per row into row id ranges that split its first to last row id evenly (the first and last ranges unbounded,
-    so every row is in one); with ``by_key``, one of one item per row into runs of its thread keys, as many
-    threads each. Any other table, or a database that cannot be read here, is read whole (a worker says why)."""
-    bounds, keys = table_cut(path, options, by_key)
-    if bounds is not None:
-        low, high = bounds
+    None for any other table, or an empty one: it is read whole."""
+    if isinstance(store, ThreadRowStore):
+        low, high = store._reader().execute(store._sql.rowid_bounds).fetchone()
+        if high is None:
+            return None
         cuts = sorted({low + (high - low) * k // parts for k in range(1, min(parts, high - low + 1))})
         edges: list[int | None] = [None, *cuts, None]
         return [TablePart(rows=(after, through)) for after, through in pairwise(edges)] if cuts else None
-    if not keys or parts < 2:
+    if not (by_key and store.layout.thread_indexed) or parts < 2:
         return None
-    ends = [len(keys) * k // parts for k in range(parts + 1)]
-    return [TablePart(keys=tuple(keys[start:end]), last=end == len(keys)) for start, end in pairwise(ends)
+    ends = sqlite_screen.walk_ends(store._reader(), store.layout)
+    keys = None if ends is None else list(map(sqlite_screen.stored_key, ends))
+    if not keys:
+        return None
+    bounds = [len(keys) * k // parts for k in range(parts + 1)]
+    return [TablePart(keys=tuple(keys[start:end]), last=end == len(keys)) for start, end in pairwise(bounds)
             if end > start]
 
 

@@ -342,8 +342,13 @@ def _order_key(value: Any) -> tuple[int, Any]:
     return (2, value) if isinstance(value, str) else (3, value)
 
 
+def _last_key(rows: list[tuple[Any, ...]]) -> Any:
+    """Where a keyset read resumes by default: after the key that leads its chunk's last row."""
+    return rows[-1][0]
+
+
 def _keyset(adapter: TableAdapter, conn: Any, first: str, after: str, size: int,
-            resume: Callable[[list[tuple[Any, ...]]], Any] = lambda rows: rows[-1][0], start: tuple[Any, ...] = (),
+            resume: Callable[[list[tuple[Any, ...]]], Any] = _last_key, start: tuple[Any, ...] = (),
             upto: tuple[Any, ...] = ()) -> Iterator[list[tuple[Any, ...]]]:
     """Rows in chunks, each its own short read transaction (fetched whole, so no read stays open between
     chunks): ``first`` takes ``(*upto, size)``, ``after`` takes ``(resume(previous chunk), *upto, size)``; ``start``:
@@ -526,7 +531,8 @@ class ThreadRowStore(TableStore):
     def _thread_rows(self, conn: Any, screen: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
         """Each row's thread (within :attr:`row_range`); ``screen``: rows :mod:`.settle` settles as Settled."""
         settles = settle.Screener(self.dialect) if screen else None
-        for rows in self._sql.thread_row_chunks(self.adapter, conn, self.row_range):
+        sql = self._sql
+        for rows in sql.keyset(self.adapter, conn, sql.chunks, self.row_range, THREAD_CHUNK):
             yield from self._row_threads(rows, settles)
 
     def _row_threads(self, rows: list[tuple[Any, ...]], settles: Callable[[bytes], Settled | None] | None
@@ -663,8 +669,7 @@ class ItemRowStore(TableStore):
         only the threads of keys in ``window`` when given."""
         sql, adapter = self._sql, self.adapter
         size = STREAM_CHUNK * adapter.chunk_scale
-        first, after, *bounds = sql.windowed(sql.stream, window)
-        for rows in _keyset(adapter, conn, first, after, size, _after_whole_threads(size), *bounds):
+        for rows in sql.keyset(adapter, conn, sql.stream, window, size, _after_whole_threads(size)):
             groups = [(key, list(group)) for key, group in groupby(rows, key=_THREAD)]
             if len(rows) == size:
                 cut_key = groups.pop()[0]
@@ -677,8 +682,7 @@ class ItemRowStore(TableStore):
         """The thread column leads an index: walk its keys in chunks (those in ``window`` when given), then read
         each thread by key (streams)."""
         sql, adapter = self._sql, self.adapter
-        first, after, *bounds = sql.windowed(sql.keys, window)
-        for keys in _keyset(adapter, conn, first, after, ID_CHUNK, lambda rows: rows[-1][0], *bounds):
+        for keys in sql.keyset(adapter, conn, sql.keys, window, ID_CHUNK):
             for (key,) in keys:
                 yield from self._item_thread(key, adapter.scan(conn, sql.items_by_key, (key,)), -(2**63))
 
@@ -877,6 +881,17 @@ class _Sql:
         """``count`` placeholders, comma-separated."""
         return ", ".join([self.p] * count)
 
+    @staticmethod
+    def keyset(adapter: TableAdapter, conn: Any, statements: dict[bool, tuple[str, str]], window: tuple[Any, Any] | None,
+               size: int, resume: Callable[[list[tuple[Any, ...]]], Any] = _last_key) -> Iterator[list[tuple[Any, ...]]]:
+        """A keyset read in chunks of ``size`` (:func:`_keyset`) kept to the keys ``(after, through]`` of ``window``
+        (None: all; either end None: unbounded there): ``statements[bounded]`` are its first and following
+        statements, ``bounded`` when they also take a ``through`` bound."""
+        low, high = window if window is not None else (None, None)
+        first, after = statements[high is not None]
+        return _keyset(adapter, conn, first, after, size, resume, () if low is None else (low,),
+                       () if high is None else (high,))
+
 
 class _ThreadSql(_Sql):
     def __init__(self, adapter: TableAdapter, layout: Layout) -> None:
@@ -886,27 +901,14 @@ class _ThreadSql(_Sql):
         ident = q(layout.id_column) if layout.id_column else r
         body, kind = adapter.json_bytes(js), adapter.json_type(js)
         head = f"SELECT {r}, {ident}, {body}, {kind}{self.times} FROM {t}"
-        self.thread_chunk_first = f"{head} ORDER BY {r} LIMIT {p}"
-        self.thread_chunk_after = f"{head} WHERE {r} > {p} ORDER BY {r} LIMIT {p}"
-        self.thread_chunk_upto = f"{head} WHERE {r} <= {p} ORDER BY {r} LIMIT {p}"
-        self.thread_chunk_between = f"{head} WHERE {r} > {p} AND {r} <= {p} ORDER BY {r} LIMIT {p}"
+        #: the rows in row id order, in chunks (:meth:`keyset`): each row's id, key, JSON bytes, how it is stored and
+        #: time columns; with its ``through`` bound too, for a --jobs share of row ids
+        self.chunks: dict[bool, tuple[str, str]] = {
+            bounded: (f"{head}{' WHERE ' + upto if upto else ''} ORDER BY {r} LIMIT {p}",
+                      f"{head} WHERE {r} > {p}{' AND ' + upto if upto else ''} ORDER BY {r} LIMIT {p}")
+            for bounded, upto in ((False, ""), (True, f"{r} <= {p}"))}
         self.thread_row = f"SELECT {ident}, {body}, {kind} FROM {t} WHERE {r} = {p}"
         self.update_json = f"UPDATE {t} SET {js} = {p} WHERE {r} = {p}"
-
-    def thread_row_chunks(self, adapter: TableAdapter, conn: Any, window: tuple[int | None, int | None] | None
-                          ) -> Iterator[list[tuple[Any, ...]]]:
-        """A table of one thread per row, in row id order, in keyset chunks: row id, key, JSON bytes, how it is
-        stored, time columns; within ``window`` (row ids ``(after, through]``, None: unbounded) when given."""
-        after, through = window if window is not None else (None, None)
-        if through is None:
-            first, following, upper = self.thread_chunk_first, self.thread_chunk_after, ()
-        else:
-            first, following, upper = self.thread_chunk_upto, self.thread_chunk_between, (through,)
-        statement, lower = (first, ()) if after is None else (following, (after,))
-        rows = adapter.scan(conn, statement, (*lower, *upper, THREAD_CHUNK))
-        while rows:
-            yield rows
-            rows = adapter.scan(conn, following, (rows[-1][0], *upper, THREAD_CHUNK))
 
 
 class _ItemSql(_Sql):
@@ -943,15 +945,6 @@ class _ItemSql(_Sql):
         #: where the item and the order are in a full row (the row id is at 0)
         self.item_index = 1 + columns.index(layout.item_column)
         self.order_index = 1 + columns.index(layout.order_column) if layout.order_column else 0
-
-    @staticmethod
-    def windowed(statements: dict[bool, tuple[str, str]], window: tuple[Any, Any] | None
-                 ) -> tuple[str, str, tuple[Any, ...], tuple[Any, ...]]:
-        """A keyset read in thread key order (:attr:`stream` or :attr:`keys`) kept to the keys ``(after, through]``
-        of ``window`` (None: all): its first and following statements, and its ``start`` and ``upto`` (:func:`_keyset`)."""
-        low, high = window if window is not None else (None, None)
-        first, after = statements[high is not None]
-        return first, after, (() if low is None else (low,)), (() if high is None else (high,))
 
     def items_in(self, count: int) -> str:
         return f"{self._items_head} WHERE {self.rowid} IN ({self.marks(count)})"
