@@ -17,7 +17,7 @@ from threadfix.errors import UnrewritableError
 from threadfix.model import Address, Thread
 from threadfix.stores import settle
 from threadfix.stores.base import LineNumbering, ReadProblem, Settled
-from threadfix.stores.document import NO_THREAD, FileContainer, Span, encode_document, split_container, thread_id
+from threadfix.stores.document import NO_THREAD, Document, FileContainer, Span, encode_document, split_container, thread_id
 
 
 class Lines:
@@ -83,11 +83,9 @@ class Bounded:
         self.close()
 
 
-class ThreadLines:
-    """JSONL with a thread per line: each line is a JSON document, written back as one."""
-
-    def encode(self, thread: Thread, new_items: list[Any]) -> bytes:
-        return encode_document(thread, new_items)
+class ThreadLines(Document):
+    """JSONL with a thread per line: each line is a JSON document, written back as one (its byte range is the
+    line without its newline, so the document's encoding is the line's)."""
 
 
 THREAD_LINES = ThreadLines()
