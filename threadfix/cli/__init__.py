@@ -124,7 +124,8 @@ def parse(args: list[str]) -> Namespace:
     """The values of ``args``: the command's name (``command``), its options, and the global options."""
     from argparse import ArgumentError
 
-    from threadfix.cli.parser import UsageError, glued, said
+    from threadfix.cli.parser import glued, said
+    from threadfix.errors import UsageError
 
     root = build_parser()
     words = glued(args, root.valued_options(), stop_at_word=True)
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = run(args)
     except ThreadfixError as exc:
-        error_line(exc.where, exc.message)
+        error_line(exc.where, exc.message + exc.suffix)
         code = exc.exit_code
     except KeyboardInterrupt:
         note("interrupted; nothing half-written was left behind")
@@ -175,12 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit as exc:  # --help, --version
         code = exc.code
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
-        from threadfix.cli.parser import UsageError
-
-        if isinstance(exc, UsageError):
-            error_line(None, f"{exc} (see --help)")
-            code = ExitCode.ERROR
-        elif isinstance(exc, OSError) and exc.errno is not None:
+        if isinstance(exc, OSError) and exc.errno is not None:
             where = getattr(exc, "filename", None)
             error_line(where, os.strerror(exc.errno).lower())
             if where == STDOUT:
