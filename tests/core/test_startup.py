@@ -236,3 +236,44 @@ def test_a_small_run_compiles_at_import_only_the_patterns_it_uses(tmp_path: Path
     expected = {"lint": {"threadfix.secrets": 5, "threadfix.rules.internals_leaked": 6}, "repair": {}}[args[0]]
     assert {name: at_import.count(name) for name in set(at_import) - {"threadfix.failures.classifier"}} == expected
     assert at_import.count("threadfix.failures.classifier") <= 3
+
+
+#: a small run in a fresh interpreter as the console script runs it (``main()``, the words in sys.argv), counting
+#: the cyclic collector's passes while it runs; then main given its words by a caller, and the threshold after it
+RUN_AND_COUNT_COLLECTIONS = """
+import gc, sys
+passes = []
+gc.callbacks.append(lambda phase, info: passes.append(info["generation"]) if phase == "start" else None)
+from threadfix.cli import main
+before, words, default = len(passes), sys.argv[1:], gc.get_threshold()
+sys.argv[1:] = words
+try:
+    main()
+except SystemExit:
+    pass
+during = len(passes) - before
+gc.set_threshold(*default)
+try:
+    main(words)
+except SystemExit:
+    pass
+sys.stdout.flush()
+sys.stderr.write(f"\\nPASSES {during} THRESHOLD {gc.get_threshold() == default}\\n")
+"""
+
+
+@pytest.mark.parametrize("args", [
+    ("--help",),
+    ("lint", "--format", "json", "--exit-zero"),
+    ("repair", "--dry-run", "--min-age", "0", "--format", "json"),
+])
+def test_the_collector_leaves_start_up_alone_in_threadfixs_own_process(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """At CPython's threshold of 700 the cyclic collector walked start-up's long-lived objects (modules, functions,
+    classes) some 30 times in a small lint, a tenth of its time (issue #28): in threadfix's own process the threshold
+    is threadfix.cli.GC_THRESHOLD, and a small run makes no pass; a caller that hands main its words keeps its own."""
+    (tmp_path / "threads.jsonl").write_bytes(SAMPLE.read_bytes().replace(b"\n", b"") + b"\n")
+    paths = () if args == ("--help",) else ("threads.jsonl",)
+    done = subprocess.run([sys.executable, "-c", RUN_AND_COUNT_COLLECTIONS, *args, *paths], capture_output=True,
+                          text=True, timeout=60, check=False, cwd=tmp_path)
+    assert done.stdout.strip(), done.stderr  # the command did run
+    assert done.stderr.splitlines()[-1] == "PASSES 0 THRESHOLD True"
