@@ -29,7 +29,7 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from threadfix.errors import ConfigError
+from threadfix.errors import ConfigError, UsageError, did_you_mean
 
 CONFIG_FILE = "threadfix.toml"
 PYPROJECT = "pyproject.toml"
@@ -49,15 +49,33 @@ class Key(Struct, frozen=True):
 
 # --------------------------------------------------------------------------- value readers
 # Each takes the raw TOML value and the place to name in an error ("pyproject.toml: [tool.threadfix.lint] ...").
+# A bound (a whole number's least value, seconds' range) is defined once, here, and read two ways: from the file
+# (the TOML value, ``__call__``) and from the command line (the option's text, ``text``; cli/values.py). The
+# command line's spelling is its own: a whole number only in its plain spelling, ASCII digits (a ``+`` and spaces
+# around them allowed, as a shell user may type them), anything else (``5.0``, ``5_0``, other scripts' digits)
+# refused by name rather than guessed at; seconds read by Python's ``float`` over ASCII text (``0.5``, ``.5``,
+# ``1e3``), as the command line always read them.
 
 
-def _int(minimum: int) -> Callable[[Any, str], int]:
-    def read(value: Any, where: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise ConfigError(f"{where} must be an integer of at least {minimum}, not {value!r}")
+class _Whole:
+    """A whole number of at least ``minimum``."""
+
+    __slots__ = ("minimum",)
+
+    def __init__(self, minimum: int) -> None:
+        self.minimum = minimum
+
+    def __call__(self, value: Any, where: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < self.minimum:
+            raise ConfigError(f"{where} must be an integer of at least {self.minimum}, not {value!r}")
         return value
 
-    return read
+    def text(self, text: str, flag: str) -> int:
+        import re
+
+        if re.fullmatch(r"\s*\+?[0-9]+\s*", text, re.ASCII) and int(text) >= self.minimum:
+            return int(text)
+        raise UsageError(f"{flag} must be a whole number of at least {self.minimum}, not {text!r}")
 
 
 def _strings(value: Any, where: str) -> tuple[str, ...]:
@@ -115,15 +133,36 @@ def _text(value: Any, where: str) -> str:
     return value
 
 
-def _seconds(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ConfigError(f"{where} must be a number of seconds of at least 0, not {value!r}")
-    return float(value)
+class _Seconds:
+    """A finite number of seconds of at least 0 (``nan`` and ``inf`` are no time to wait)."""
+
+    __slots__ = ()
+
+    def __call__(self, value: Any, where: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+            raise ConfigError(f"{where} must be a number of seconds of at least 0, not {value!r}")
+        return float(value)
+
+    def text(self, text: str, flag: str) -> float:
+        try:
+            number = float(text) if text.isascii() else -1.0
+        except ValueError:
+            number = -1.0
+        if 0 <= number < math.inf:
+            return number
+        raise UsageError(f"{flag} must be a number of seconds of at least 0, not {text!r}")
+
+
+_seconds = _Seconds()
+
+
+#: ``--color`` and the ``color`` key
+COLORS = ("auto", "always", "never")
 
 
 def _color(value: Any, where: str) -> str:
-    if value not in ("auto", "always", "never"):
-        raise ConfigError(f"{where} must be one of auto, always, never, not {value!r}")
+    if value not in COLORS:
+        raise ConfigError(f"{where} must be one of {', '.join(COLORS)}, not {value!r}")
     return value
 
 
@@ -135,9 +174,9 @@ SHARED: dict[str, Key] = {key.name: key for key in (
                                       "a thread with an open call to one is waiting, its open calls pending"),
     Key("answer-waiting", _bool, "answer the calls a thread's format marks as waiting (an approval requested) "
                                  "even at the end of their thread, for when the answer will never come"),
-    Key("max-doc-mb", _int(1), "the largest single JSON document or JSONL line to parse, in MiB"),
+    Key("max-doc-mb", _Whole(1), "the largest single JSON document or JSONL line to parse, in MiB"),
     Key("busy-timeout", _seconds, "SQLite: seconds to wait for the app's write lock"),
-    Key("jobs", _int(1), "processes to spread large inputs over"),
+    Key("jobs", _Whole(1), "processes to spread large inputs over"),
     Key("color", _color, "auto, always or never"),
 )}
 _READS_STORES = ("min-age", "leave-tools", "max-doc-mb", "busy-timeout", "jobs", "color")
@@ -150,10 +189,10 @@ SECTIONS: dict[str, dict[str, Key]] = {
         Key("ignore", _selectors, "rule codes (by prefix) or names to leave out"),
         Key("fail-on", _severity, "the least severe finding that fails the run: error, warning or info"),
         SHARED["min-age"], SHARED["leave-tools"], SHARED["answer-waiting"],
-        Key("oversized-bytes", _int(1), "outputs larger than this are oversized (TF203)"),
-        Key("stuck-turns", _int(1), "later user turns that make a dangling call a stuck thread (TF007)"),
-        Key("retry-storm", _int(2), "failures in a row of one tool that make a retry storm (TF206)"),
-        Key("scan-chars", _int(1), "characters of each output the text rules read"),
+        Key("oversized-bytes", _Whole(1), "outputs larger than this are oversized (TF203)"),
+        Key("stuck-turns", _Whole(1), "later user turns that make a dangling call a stuck thread (TF007)"),
+        Key("retry-storm", _Whole(2), "failures in a row of one tool that make a retry storm (TF206)"),
+        Key("scan-chars", _Whole(1), "characters of each output the text rules read"),
         *(SHARED[name] for name in _READS_STORES[2:]),
     )},
     "repair": {key.name: key for key in (
@@ -165,7 +204,7 @@ SECTIONS: dict[str, dict[str, Key]] = {
     )},
     "report": {key.name: key for key in (
         Key("by", _text, "the main table: tool, kind, thread or day"),
-        Key("top", _int(1), "rows per table"),
+        Key("top", _Whole(1), "rows per table"),
         *(SHARED[name] for name in _READS_STORES),
     )},
     "undo": {"color": SHARED["color"]},
@@ -246,11 +285,8 @@ def _read_section(values: dict[str, Any], keys: dict[str, Key], where: str, path
 
 
 def _unknown(what: str, name: str, known: Mapping[str, Any]) -> str:
-    import difflib  # only to word a refusal
-
-    close = difflib.get_close_matches(name, list(known), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"unknown {what}{hint}; known: {', '.join(known)}"
+    hint = did_you_mean(name, known)
+    return f"unknown {what}{f' ({hint})' if hint else ''}; known: {', '.join(known)}"
 
 
 def _table(path: Path) -> dict[str, Any] | None:

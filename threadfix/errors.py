@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import IntEnum
 
 
@@ -29,6 +29,8 @@ class ThreadfixError(Exception):
     """An error a user can act on: printed as one line ``threadfix: error: <where>: <what>``."""
 
     exit_code = ExitCode.ERROR
+    #: what the one line ends with after the message (a usage error points at ``--help``)
+    suffix = ""
 
     def __init__(self, message: str, where: str | None = None) -> None:
         super().__init__(message)
@@ -57,5 +59,22 @@ class ConfigError(ThreadfixError):
     """A bad option or configuration value."""
 
 
+class UsageError(ThreadfixError):
+    """A command line threadfix cannot run (an unknown option, a value out of bounds): one line naming the option
+    or value, pointing at ``--help``."""
+
+    suffix = " (see --help)"
+
+
 class UnrewritableError(ThreadfixError):
     """A thread whose JSON cannot be written back without altering values (big ints, -0, duplicate keys)."""
+
+
+def did_you_mean(name: str, known: Iterable[str], *, most: int = 1, show: Callable[[str], str] = repr,
+                 joined: str = ", ") -> str:
+    """``did you mean 'x'?`` naming the (at most ``most``) known names closest to ``name``, or "" when none is close:
+    the hint of every refusal of an unknown name (a command, an option, a settings key or table)."""
+    import difflib  # only to word a refusal
+
+    close = difflib.get_close_matches(name, list(known), n=most)
+    return f"did you mean {joined.join(map(show, close))}?" if close else ""

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import re
 
+from threadfix.patterns import Lazy
+
 #: Provider and platform key formats, JWTs, PEM private keys and bearer tokens. A token must not be
-#: glued to a preceding word character ("task-management-service" is not an ``sk-`` key).
-SECRET = re.compile(
+#: glued to a preceding word character ("task-management-service" is not an ``sk-`` key). Compiled once text
+#: may hold one (:func:`may_hold_secret`): most runs never need it.
+SECRET = Lazy(
     r"(?<![A-Za-z0-9_\-])"
     r"(?:sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}"
     r"|AKIA[0-9A-Z]{16}"

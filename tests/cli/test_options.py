@@ -180,3 +180,36 @@ def test_an_input_error_beats_a_busy_store() -> None:
     assert ExitCode.worst([ExitCode.BUSY, ExitCode.ERROR, ExitCode.FINDINGS]) == ExitCode.ERROR
     assert ExitCode.worst([ExitCode.BUSY, ExitCode.FINDINGS]) == ExitCode.BUSY
     assert ExitCode.worst([]) == ExitCode.OK
+
+
+
+#: every option whose value has a bound, with its settings key: (command, option, key's table, key, the bound's words)
+BOUNDED = [("lint", "--jobs", "tool.threadfix", "jobs", "whole number of at least 1"),
+           ("lint", "--max-doc-mb", "tool.threadfix", "max-doc-mb", "whole number of at least 1"),
+           ("lint", "--oversized-bytes", "tool.threadfix.lint", "oversized-bytes", "whole number of at least 1"),
+           ("report", "--top", "tool.threadfix.report", "top", "whole number of at least 1"),
+           ("lint", "--busy-timeout", "tool.threadfix", "busy-timeout", "number of seconds of at least 0")]
+
+
+@pytest.mark.parametrize(("command", "option", "table", "key", "bound"), BOUNDED)
+@pytest.mark.parametrize("value", ["-1", "0", "1", "2", "0.5", "nan", "inf", "-inf", "1e400"])
+def test_an_option_and_its_settings_key_share_one_bound(capsysbinary, here: Path, command: str, option: str,
+                                                       table: str, key: str, bound: str, value: str) -> None:
+    """The review's finding: the command line and the settings file checked the same bounds twice, and the file let
+    `busy-timeout = inf` (and nan) through where --busy-timeout refused it. Now a value the file takes (as a TOML
+    number) the option takes (as text), and a value one refuses the other refuses, each in its own words."""
+    (here / "pyproject.toml").write_text(f"[{table}]\n{key} = {value}\n")
+    by_file = threadfix(capsysbinary, command, "s.jsonl")
+    (here / "pyproject.toml").unlink()
+    by_option = threadfix(capsysbinary, command, option, value, "s.jsonl")
+    refused = by_option[0] == 2
+    assert refused == (value in ("-1", "nan", "inf", "-inf", "1e400") or (value in ("0", "0.5") and "whole" in bound))
+    if refused:
+        assert by_option == (2, "", f"threadfix: error: {option} {'must be a ' + bound}, not {value!r} (see --help)\n")
+        assert by_file[:2] == (2, "")
+        in_file = bound.replace("whole number", "integer")
+        shown = "inf" if value == "1e400" else value
+        assert by_file[2].endswith(f"pyproject.toml: [{table}] {key} must be a{'n' * ('whole' in bound)} {in_file}, "
+                                   f"not {shown}\n"), by_file
+    else:
+        assert by_file == by_option

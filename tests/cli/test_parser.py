@@ -231,3 +231,15 @@ def test_help_keeps_each_bound_default_and_required_argument(command: str) -> No
         assert "--top N Rows per table (at least 1). Default: 10." in text
     if command == "lint":
         assert "(TF203); at least 1. Default: 100000." in text
+
+
+@pytest.mark.parametrize("argv", [["lint", "--jobs", "0", "a"], ["lnit", "a"], ["lint", "--selct", "x", "a"]])
+def test_a_refused_command_line_is_a_threadfix_error_of_exit_2(argv: list[str]) -> None:
+    """A usage error is one of the ThreadfixError family, with its exit code, printed by the family's one rule (its
+    message, then what it points at: ``--help``), not a case of its own in the handler of surprises."""
+    from threadfix.errors import ExitCode, ThreadfixError
+
+    with pytest.raises(ThreadfixError) as refused:
+        parse(argv)
+    assert isinstance(refused.value, UsageError) and refused.value.exit_code == ExitCode.ERROR
+    assert cli(*argv).stderr == f"threadfix: error: {refused.value.message}{refused.value.suffix}\n"

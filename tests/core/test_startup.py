@@ -177,5 +177,103 @@ def test_a_small_run_imports_nothing_it_does_not_use(tmp_path: Path, args: tuple
     modules = set(done.stderr.splitlines()[-1].split()[1:])
     assert "threadfix.batch" in modules and done.stdout.strip(), done.stderr  # the command did run
     assert [name for name in NOT_FOR_A_SMALL_RUN if imported(modules, name)] == []
-    if args[0] == "repair":  # repair never classifies an existing output
-        assert "threadfix.failures.classifier" not in modules
+    assert [name for name in NOT_FOR_A_SMALL[args[0]] if imported(modules, name)] == []
+
+
+#: what each small run has no use for beyond :data:`NOT_FOR_A_SMALL_RUN`: lint scans with Hyperscan only once a run
+#: has read a MiB of text and prints no diff; repair never classifies an existing output, runs no rule and masks
+#: no secret (its lines hold ids and tool names, made terminal-safe), and imports the diff only with --diff
+NOT_FOR_A_SMALL = {
+    "lint": ("hyperscan", "threadfix.render.diff"),
+    "repair": ("hyperscan", "threadfix.render.diff", "threadfix.failures.classifier", "threadfix.verdicts",
+               "threadfix.secrets", "threadfix.rules", "threadfix.lint", "threadfix.render.lint"),
+}
+
+
+#: a small run, listing each regular expression compiled by the code of a module of threadfix as it is imported
+#: (``<module>``), and whether the patterns compiled on first use (:mod:`threadfix.patterns`) were compiled
+RUN_AND_LIST_COMPILES = """
+import re, sys
+compile_, at_import = re.compile, []
+def spy(pattern, flags=0):
+    frame = sys._getframe(1)
+    if frame.f_code.co_name == "<module>" and frame.f_globals.get("__name__", "").startswith("threadfix"):
+        at_import.append(frame.f_globals["__name__"])
+    return compile_(pattern, flags)
+re.compile = spy
+from threadfix.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+sys.stdout.flush()
+lazy = {"threadfix.secrets": "SECRET", "threadfix.rules.internals_leaked": "_IMPLEMENTATION_PATH",
+        "threadfix.render.safe": "_UNSAFE"}
+def compiled(pattern):
+    return isinstance(pattern, re.Pattern) or "search" in vars(pattern)
+used = sorted(f"{name}.{attribute}" for name, attribute in lazy.items()
+              if name in sys.modules and compiled(getattr(sys.modules[name], attribute)))
+sys.stderr.write("\\nCOMPILED " + " ".join(sorted(at_import)) + "\\nUSED " + " ".join(used) + "\\n")
+"""
+
+
+@pytest.mark.parametrize("args", [
+    ("lint", "--format", "json", "--exit-zero"),
+    ("repair", "--dry-run", "--min-age", "0", "--format", "json"),
+])
+def test_a_small_run_compiles_at_import_only_the_patterns_it_uses(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """No regular expression a small run does not need is compiled as its module is imported (issue #28): the secret
+    pattern, the leaked-path pattern and the terminal-safe one wait for a text that needs them. What is compiled at
+    import is what every lint uses: the secret rule's and the leak rule's cheap tests, made on every thread's text
+    until a run has read enough to compile Hyperscan's one pass, and the classifier's few table builders."""
+    (tmp_path / "threads.jsonl").write_bytes(SAMPLE.read_bytes().replace(b"\n", b"") + b"\n")
+    done = subprocess.run([sys.executable, "-c", RUN_AND_LIST_COMPILES, *args, "threads.jsonl"], capture_output=True,
+                          text=True, timeout=60, check=False, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.strip(), done.stderr  # the command did run
+    lines = done.stderr.splitlines()
+    at_import = lines[-2].split()[1:]
+    assert lines[-1].split() == ["USED"]  # a thread with no secret and no installed path: neither pattern compiled
+    expected = {"lint": {"threadfix.secrets": 5, "threadfix.rules.internals_leaked": 6}, "repair": {}}[args[0]]
+    assert {name: at_import.count(name) for name in set(at_import) - {"threadfix.failures.classifier"}} == expected
+    assert at_import.count("threadfix.failures.classifier") <= 3
+
+
+#: a small run in a fresh interpreter as the console script runs it (``main()``, the words in sys.argv), counting
+#: the cyclic collector's passes while it runs; then main given its words by a caller, and the threshold after it
+RUN_AND_COUNT_COLLECTIONS = """
+import gc, sys
+passes = []
+gc.callbacks.append(lambda phase, info: passes.append(info["generation"]) if phase == "start" else None)
+from threadfix.cli import main
+before, words, default = len(passes), sys.argv[1:], gc.get_threshold()
+sys.argv[1:] = words
+try:
+    main()
+except SystemExit:
+    pass
+during = len(passes) - before
+gc.set_threshold(*default)
+try:
+    main(words)
+except SystemExit:
+    pass
+sys.stdout.flush()
+sys.stderr.write(f"\\nPASSES {during} THRESHOLD {gc.get_threshold() == default}\\n")
+"""
+
+
+@pytest.mark.parametrize("args", [
+    ("--help",),
+    ("lint", "--format", "json", "--exit-zero"),
+    ("repair", "--dry-run", "--min-age", "0", "--format", "json"),
+])
+def test_the_collector_leaves_start_up_alone_in_threadfixs_own_process(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """At CPython's threshold of 700 the cyclic collector walked start-up's long-lived objects (modules, functions,
+    classes) some 30 times in a small lint, a tenth of its time (issue #28): in threadfix's own process the threshold
+    is threadfix.cli.GC_THRESHOLD, and a small run makes no pass; a caller that hands main its words keeps its own."""
+    (tmp_path / "threads.jsonl").write_bytes(SAMPLE.read_bytes().replace(b"\n", b"") + b"\n")
+    paths = () if args == ("--help",) else ("threads.jsonl",)
+    done = subprocess.run([sys.executable, "-c", RUN_AND_COUNT_COLLECTIONS, *args, *paths], capture_output=True,
+                          text=True, timeout=60, check=False, cwd=tmp_path)
+    assert done.stdout.strip(), done.stderr  # the command did run
+    assert done.stderr.splitlines()[-1] == "PASSES 0 THRESHOLD True"

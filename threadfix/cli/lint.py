@@ -7,8 +7,8 @@ import sys
 from threadfix.cli import State, describe_store, error_line, note, stdout_is_terminal, use_color
 from threadfix.cli.options import (add_format, add_global_options, add_min_age, add_paths, add_settings_options,
                                    add_store_options, add_waiting_options, check_format, command_settings, one_stdin,
-                                   option_value, store_args)
-from threadfix.cli.values import whole
+                                   option_value, store_options)
+from threadfix.cli.values import by_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def arguments(parser: Parser) -> None:
     add_min_age(parser, "0", "lint reads only: it reports what is stored now; give repair's 10m to see what repair "
                              "would touch")
     add_waiting_options(parser, answer=True)
-    parser.add_argument("--oversized-bytes", metavar="BYTES", type=whole("--oversized-bytes", 1), help=(
+    parser.add_argument("--oversized-bytes", metavar="BYTES", type=by_key("oversized-bytes", "lint"), help=(
         "Outputs larger than this many bytes are oversized (TF203); at least 1. Default: 100000."))
     add_settings_options(parser)
     add_store_options(parser)
@@ -85,7 +85,7 @@ def run(args: Namespace) -> int:
     options = LintOptions(**values)
 
     with progress_line("linting") as progress:
-        lint_run = LintRun(args.paths, options, store_args(args).options(found), progress=progress, jobs=State.jobs,
+        lint_run = LintRun(args.paths, options, store_options(args, found), progress=progress, jobs=State.jobs,
                            on_store=describe_store)
         formatter = FORMATTERS[args.output_format](sys.stdout.buffer, lint_run.rules)
         formatter.color = use_color(stdout_is_terminal())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from threadfix.cli.values import seconds, whole
+from threadfix.cli.values import by_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the stores package is imported when a command runs, not to build --help
@@ -63,7 +63,6 @@ def add_settings_options(parser: Parser) -> None:
 # root parser sets their defaults, a command's parser leaves them unset (argparse.SUPPRESS), so a value given
 # before the command stands unless the same option is given again after it.
 
-COLORS = ("auto", "always", "never")
 COLOR_HELP = ("Colour: auto (on a terminal, unless NO_COLOR is set), always or never. Styles output; never changes "
               "what is printed. Default: auto.")
 JOBS_HELP = ("Processes to spread large inputs over (at least 1). Default: one below 64 MB of input (1 GiB for "
@@ -78,30 +77,30 @@ def add_global_options(parser: Parser, *, jobs: bool, root: bool = False) -> Non
     parser.add_argument("--color", metavar="WHEN", default=None if root else SUPPRESS, help=COLOR_HELP)
     parser.add_argument("--traceback", action="store_true", default=False if root else SUPPRESS, help=TRACEBACK_HELP)
     if jobs:
-        parser.add_argument("-j", "--jobs", metavar="N", type=whole("--jobs", 1), default=None if root else SUPPRESS,
+        parser.add_argument("-j", "--jobs", metavar="N", type=by_key("jobs"), default=None if root else SUPPRESS,
                             help=JOBS_HELP)
 
 
 def check_color(value: str | None) -> str | None:
-    if value is not None and value not in COLORS:
-        from threadfix.errors import ConfigError
+    if value is not None:
+        from threadfix.config import COLORS
 
-        raise ConfigError(f"unknown --color {value!r}; choose one of: {', '.join(COLORS)}")
+        check_format(value, COLORS, "--color")
     return value
 
 
-#: the options of every command that reads stores. ``--max-doc-mb`` and ``--busy-timeout`` default to None (not
-#: given) so that a settings file can set them; their defaults are:
-DEFAULT_MAX_DOC_MB, DEFAULT_BUSY_TIMEOUT = 256, 5.0
+#: the options of every command that reads stores, by field name. ``--max-doc-mb`` and ``--busy-timeout`` default
+#: to None (not given) so that a settings file can set them; the stores' own defaults (:class:`StoreOptions`) stand
+#: when neither does
 STORE_OPTIONS = ("dialect", "max_doc_mb", "table", "id_column", "json_column", "thread_column", "order_column",
                  "item_column", "busy_timeout")
 
 
 def add_store_options(parser: Parser) -> None:
-    """The options of every command that reads stores, declared once; :func:`store_args` gathers them."""
+    """The options of every command that reads stores, declared once; :func:`store_options` reads them."""
     parser.add_argument("--dialect", metavar="NAME", help=(
         "Read every thread as this format instead of sniffing it (see `threadfix dialects`)."))
-    parser.add_argument("--max-doc-mb", metavar="MIB", type=whole("--max-doc-mb", 1), help=(
+    parser.add_argument("--max-doc-mb", metavar="MIB", type=by_key("max-doc-mb"), help=(
         "Largest single JSON document or JSONL line to parse, in MiB (at least 1). Default: 256."))
     parser.add_argument("--table", metavar="TABLE", help=f"{DB}the table holding threads or items.")
     parser.add_argument("--id-column", metavar="COLUMN", help=f"{DB}the thread id column (one row per thread).")
@@ -113,26 +112,8 @@ def add_store_options(parser: Parser) -> None:
                         help=f"{DB}the column ordering items within a thread (one row per item).")
     parser.add_argument("--item-column", metavar="COLUMN",
                         help=f"{DB}the JSON column holding one item (one row per item).")
-    parser.add_argument("--busy-timeout", metavar="SECONDS", type=seconds("--busy-timeout"), help=(
+    parser.add_argument("--busy-timeout", metavar="SECONDS", type=by_key("busy-timeout"), help=(
         f"{DB}seconds to wait for the app's write lock (PostgreSQL: lock_timeout), at least 0. Default: 5."))
-
-
-def store_args(args: Namespace) -> StoreArgs:
-    return StoreArgs({name: getattr(args, name) for name in STORE_OPTIONS})
-
-
-class StoreArgs:
-    """The store options as given on the command line; :meth:`options` completes them from the settings."""
-
-    def __init__(self, given: dict[str, Any]) -> None:
-        self.given = given
-
-    def options(self, settings: dict[str, Any], *, writable: bool = False) -> StoreOptions:
-        values = dict(self.given)
-        for name, default in (("max_doc_mb", DEFAULT_MAX_DOC_MB), ("busy_timeout", DEFAULT_BUSY_TIMEOUT)):
-            if values[name] is None:
-                values[name] = settings.get(name, default)
-        return store_options(**values, writable=writable)
 
 
 def command_settings(command: str, config: str | Path | None = None, isolated: bool = False) -> dict[str, Any]:
@@ -158,25 +139,30 @@ def option_value(key: str, value: Any, flag: str | None = None) -> Any:
     return None if value is None else settings.SHARED[key].read(value, flag or f"--{key}")
 
 
-def store_options(*, dialect: str | None, max_doc_mb: int = DEFAULT_MAX_DOC_MB, table: str | None = None,
-                  id_column: str | None = None, json_column: str | None = None, thread_column: str | None = None,
-                  order_column: str | None = None, item_column: str | None = None,
-                  busy_timeout: float = DEFAULT_BUSY_TIMEOUT, writable: bool = False) -> StoreOptions:
+def store_options(args: Namespace, settings: dict[str, Any], *, writable: bool = False) -> StoreOptions:
+    """The store options given on the command line, else in the settings (``max-doc-mb``, ``busy-timeout``), else
+    the stores' own defaults."""
     from threadfix import dialects
     from threadfix.stores import StoreOptions
 
-    if dialect is not None:
-        dialects.get(dialect)  # a ConfigError naming the known dialects
-    return StoreOptions(max_doc_bytes=max_doc_mb * 2**20, dialect=dialect, table=table, id_column=id_column,
-                        json_column=json_column, thread_column=thread_column, order_column=order_column,
-                        item_column=item_column, busy_timeout=busy_timeout, writable=writable)
+    given = {name: getattr(args, name) for name in STORE_OPTIONS}
+    for name in ("max_doc_mb", "busy_timeout"):
+        if given[name] is None:
+            given[name] = settings.get(name)
+    if given["dialect"] is not None:
+        dialects.get(given["dialect"])  # a ConfigError naming the known dialects
+    max_doc_mb = given.pop("max_doc_mb")
+    if max_doc_mb is not None:
+        given["max_doc_bytes"] = max_doc_mb * 2**20
+    return StoreOptions(**{name: value for name, value in given.items() if value is not None}, writable=writable)
 
 
-def check_format(value: str, allowed: tuple[str, ...]) -> str:
+def check_format(value: str, allowed: tuple[str, ...], flag: str = "--format") -> str:
+    """``value`` when it is one of ``allowed``, else one line naming ``flag`` and every value it takes."""
     if value not in allowed:
         from threadfix.errors import ConfigError
 
-        raise ConfigError(f"unknown --format {value!r}; choose one of: {', '.join(allowed)}")
+        raise ConfigError(f"unknown {flag} {value!r}; choose one of: {', '.join(allowed)}")
     return value
 
 

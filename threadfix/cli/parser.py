@@ -3,8 +3,8 @@
 argparse starts in about 2 ms where typer (and the click it bundles) took 30-40 ms of every run (issue #28).
 What argparse does differently from the conventions users rely on is settled here, once:
 
-- a usage error is one line (``UsageError``, which :func:`threadfix.cli.main` prints with ``threadfix: error:``
-  and exit 2), never argparse's usage block and ``prog: error:``;
+- a usage error is one line (:class:`threadfix.errors.UsageError`, which :func:`threadfix.cli.main` prints with
+  ``threadfix: error:`` and exit 2), never argparse's usage block and ``prog: error:``;
 - options and paths mix in any order (``lint a.jsonl --select TF0 b.jsonl``), and an option's value may start
   with a dash (``--min-age -5m`` is refused as a negative duration, not as an unknown option ``-5m``);
 - prefixes of long options are not taken for the option (``--sel``), so adding an option never changes what an
@@ -20,16 +20,14 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from threadfix.errors import UsageError, did_you_mean
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # (typing itself costs a small run a millisecond or more)
     from typing import Any, NoReturn
 
 #: the metavar-free spelling argparse would give a parser's usage line; each parser states its own instead
 HELP_HELP = "Show this message and exit."
-
-
-class UsageError(Exception):
-    """A command line threadfix cannot run: one line naming the option or value, exit 2."""
 
 
 class Formatter(argparse.HelpFormatter):
@@ -129,13 +127,11 @@ class Parser(argparse.ArgumentParser):
                 raise UsageError(self.unknown_option(word))
 
     def unknown_option(self, given: str) -> str:
-        import difflib
-
         name = given.partition("=")[0] if given.startswith("--") else given[:2]
         known = [s.removeprefix("--") for action in self._actions for s in action.option_strings if s.startswith("--")]
-        close = difflib.get_close_matches(name.removeprefix("--"), known, n=2) if name.startswith("--") else []
-        hint = f"; did you mean {' or '.join('--' + option for option in close)}?" if close else ""
-        return f"no such option {name}{hint}"
+        hint = did_you_mean(name.removeprefix("--"), known, most=2, show=lambda option: f"--{option}", joined=" or ") \
+            if name.startswith("--") else ""
+        return f"no such option {name}{'; ' + hint if hint else ''}"
 
 
 def said(exc: argparse.ArgumentError) -> str:
@@ -185,11 +181,8 @@ class Commands(argparse.Action):
     def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: Any = None) -> None:
         name, rest = values[0], values[1:]
         if name not in self.known:
-            import difflib
-
-            close = difflib.get_close_matches(name, list(self.known))
-            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
-            raise UsageError(f"no such command {name!r}{hint}")
+            hint = did_you_mean(name, self.known, most=3)
+            raise UsageError(f"no such command {name!r}{'; ' + hint if hint else ''}")
         setattr(namespace, self.dest, name)
         self.load(name).parse_into(rest, namespace)
 

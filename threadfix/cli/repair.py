@@ -7,7 +7,7 @@ import sys
 from threadfix.cli import State, describe_store, error_line, note
 from threadfix.cli.options import (add_format, add_global_options, add_min_age, add_paths, add_settings_options,
                                    add_store_options, add_waiting_options, check_format, command_settings, one_stdin,
-                                   option_value, store_args)
+                                   option_value, store_options)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def run(args: Namespace) -> int:
         repair=RepairOptions(drop_orphans=args.drop_orphans or found.get("drop_orphans", False),
                              reason=args.reason if args.reason is not None else found.get("reason"),
                              answer_waiting=args.answer_waiting or found.get("answer_waiting", False)),
-        store=store_args(args).options(found, writable=writes),
+        store=store_options(args, found, writable=writes),
         dry_run=not writes, keep_bytes=args.diff, output=output,
         min_age=min_age_seconds if min_age_seconds is not None else found.get("min_age", DEFAULT_MIN_AGE),
         leave_tools=leave_tools if leave_tools is not None else found.get("leave_tools", ()),

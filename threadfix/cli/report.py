@@ -7,8 +7,8 @@ import sys
 from threadfix.cli import State, describe_store, error_line, stdout_is_terminal, use_color
 from threadfix.cli.options import (add_format, add_global_options, add_min_age, add_paths, add_settings_options,
                                    add_store_options, add_waiting_options, check_format, command_settings, one_stdin,
-                                   option_value, store_args)
-from threadfix.cli.values import whole
+                                   option_value, store_options)
+from threadfix.cli.values import by_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,7 +40,8 @@ def arguments(parser: Parser) -> None:
     add_paths(parser)
     parser.add_argument("--by", metavar="TABLE", help=(
         "The main table: tool, kind, thread (the stuck ones, worst first) or day. Default: tool."))
-    parser.add_argument("--top", metavar="N", type=whole("--top", 1), help="Rows per table (at least 1). Default: 10.")
+    parser.add_argument("--top", metavar="N", type=by_key("top", "report"),
+                        help="Rows per table (at least 1). Default: 10.")
     add_format(parser, FORMATS)
     add_min_age(parser, "0", "report reads only, as lint: it counts what is stored now")
     add_waiting_options(parser, answer=False)
@@ -71,7 +72,7 @@ def run(args: Namespace) -> int:
         error_line(problem.where, problem.message)
 
     with progress_line("reading") as progress:
-        result = report_paths(list(args.paths), store_args(args).options(found), keep=top, jobs=State.jobs,
+        result = report_paths(list(args.paths), store_options(args, found), keep=top, jobs=State.jobs,
                               on_problem=on_problem, progress=progress, on_store=describe_store,
                               min_age=min_age_seconds if min_age_seconds is not None else found.get("min_age", 0.0),
                               leave_tools=leave_tools if leave_tools is not None else found.get("leave_tools", ()))

@@ -1,42 +1,25 @@
-"""Option values: whole numbers and seconds, read as argparse ``type=`` functions, refused in one line.
+"""Option values read by their settings key, so that an option and its key share one bound (issue #28 review).
 
-A whole number is taken only in its plain spelling: ASCII digits (a ``+`` and surrounding spaces allowed, as a
-shell user may type them); anything else (``5.0``, ``5_0``, other scripts' digits) is refused by name rather than
-guessed at. Seconds are read as the command line always read them, by Python's ``float`` over ASCII text
-(``0.5``, ``.5``, ``1e3``), except what is no finite number of seconds of at least 0 (``nan``, ``inf``, ``-1``).
+``--jobs 0`` is refused as ``jobs = 0`` is, by the bound :mod:`threadfix.config` defines once; the command line
+keeps its own spelling of a value (see the readers there) and its own words (``must be a whole number``). The
+settings module is imported only when such an option is given: ``--help`` and ``--version`` never read one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from threadfix.cli.parser import UsageError
-
-
-def whole(flag: str, minimum: int) -> Callable[[str], int]:
-    """The value of an option that takes a whole number of at least ``minimum`` (``--jobs 2``)."""
-    import re
-
-    def read(text: str) -> int:
-        if re.fullmatch(r"\s*\+?[0-9]+\s*", text, re.ASCII):
-            number = int(text)
-            if number >= minimum:
-                return number
-        raise UsageError(f"{flag} must be a whole number of at least {minimum}, not {text!r}")
-
-    return read
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
-def seconds(flag: str) -> Callable[[str], float]:
-    """The value of an option that takes a number of seconds of at least 0 (``--busy-timeout 0.5``)."""
+def by_key(name: str, section: str | None = None) -> Callable[[str], Any]:
+    """An argparse ``type=``: the text of option ``--NAME`` read by settings key ``name`` (of ``section``'s table,
+    else a key every command shares)."""
 
-    def read(text: str) -> float:
-        try:
-            number = float(text) if text.isascii() else -1.0
-        except ValueError:
-            number = -1.0
-        if 0 <= number < float("inf"):
-            return number
-        raise UsageError(f"{flag} must be a number of seconds of at least 0, not {text!r}")
+    def read(text: str) -> Any:
+        from threadfix import config
+
+        return (config.SECTIONS[section] if section else config.SHARED)[name].read.text(text, f"--{name}")
 
     return read

@@ -105,6 +105,7 @@ from msgspec import Struct
 
 from threadfix.failures.dangling import MARKER, MARKER_KEY, clip
 from threadfix.failures.kinds import Kind
+from threadfix.patterns import Lazy as _Lazy  # this module holds some 200 patterns: a run reaches a few
 
 __all__ = ["Classification", "classify", "could_be_failure", "output_text", "refusal_payload"]
 
@@ -122,26 +123,6 @@ FIX_CHARS = 500
 _MAX_DEPTH = 6
 _MAX_PARTS = 64
 _LINE_CHARS = 400
-
-
-class _Lazy:
-    """A regular expression compiled on its first use.
-
-    This module holds some 200 patterns; compiling them at import cost every lint and report run tens of
-    milliseconds, though a run over ordinary outputs reaches only a few of them.
-    """
-
-    def __init__(self, source: str, flags: int = 0) -> None:
-        self.source = source
-        self.flags = flags
-
-    def __getattr__(self, name: str) -> Any:
-        # Reached only until the first use, which binds the compiled pattern's methods on the instance:
-        # every later call is an ordinary attribute hit.
-        pattern = re.compile(self.source, self.flags)
-        for method in ("match", "search", "fullmatch", "finditer", "findall", "sub"):
-            setattr(self, method, getattr(pattern, method))
-        return getattr(pattern, name)
 
 
 class Classification(Struct, frozen=True):

@@ -23,7 +23,7 @@ def _lines(data: bytes) -> list[str]:
 
 def unified_diff(address: str, before: bytes, after: bytes, context: int = 3) -> str:
     """The diff of one thread, labelled with its address."""
-    import difflib  # only with --diff: every run imports this module (issue #28)
+    import difflib
 
     label = terminal_safe(address, None)
     return "".join(difflib.unified_diff(_lines(before), _lines(after), f"{label} (before)", f"{label} (after)", n=context))

@@ -9,7 +9,6 @@ import orjson
 
 from threadfix.batch import Problem, RunResult, ThreadOutcome
 from threadfix.model import Edit, Loc, Skip
-from threadfix.render.diff import unified_diff
 from threadfix.repair import id_label, refusal_reason
 from threadfix.render.safe import terminal_safe
 
@@ -76,6 +75,8 @@ class RepairPrinter:
         if self.fmt in ("json", "jsonl"):
             self._json(outcome)
         elif self.diff and outcome.before is not None and outcome.after is not None:
+            from threadfix.render.diff import unified_diff  # only with --diff (issue #28)
+
             self.out.write(unified_diff(outcome.address, outcome.before, outcome.after))
         else:
             self._text(outcome)

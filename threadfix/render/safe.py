@@ -7,13 +7,15 @@ goes through :func:`terminal_safe` and is rendered as plain ``Text``, never as m
 
 from __future__ import annotations
 
-import re
+from threadfix.patterns import Lazy
 
-from threadfix.secrets import mask_secrets
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 #: C0 controls (including newline and tab), DEL, C1 controls, bidi overrides/isolates, line/paragraph
 #: separators and the BOM: everything that can move the cursor, change the terminal or reorder text.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]")
+_UNSAFE = Lazy("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]")
 DEFAULT_WIDTH = 160
 
 
@@ -36,5 +38,7 @@ def terminal_safe(text: object, limit: int | None = DEFAULT_WIDTH) -> str:
 
 def safe_excerpt(text: object, limit: int = 120) -> str:
     """Untrusted text for a report or finding: secrets masked, terminal-safe, short."""
+    from threadfix.secrets import mask_secrets  # (report's: a repair prints none, and need not import it)
+
     value = text if isinstance(text, str) else str(text)
     return terminal_safe(mask_secrets(value[: limit * 8]), limit)

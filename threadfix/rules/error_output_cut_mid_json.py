@@ -1,21 +1,21 @@
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from threadfix.model import Finding, Severity
+from threadfix.patterns import Lazy
 from threadfix.rules.base import Rule, call_label, quoted
 
 if TYPE_CHECKING:
     from threadfix.rules.context import Context
 
 #: an object whose first key names an error (the shapes tools and the seed projects write)
-_JSON_START = re.compile(r"\s*[\[{]")
+_JSON_START = Lazy(r"\s*[\[{]")
 _NAMES = ("error", "errors", "err", "exception", "fault", "kind", "subcode", "isError", "is_error")
-_ERROR_OBJECT = re.compile(r'\s*\{\s*"(?:' + "|".join(_NAMES) + r')"\s*:')
+_ERROR_OBJECT = Lazy(r'\s*\{\s*"(?:' + "|".join(_NAMES) + r')"\s*:')
 
 
 class ErrorOutputCutMidJson(Rule):

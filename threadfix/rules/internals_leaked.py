@@ -5,6 +5,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from threadfix.model import Finding, Output, Severity
+from threadfix.patterns import Lazy
 from threadfix.rules import marks
 from threadfix.rules.base import Rule, call_label, quoted
 
@@ -12,8 +13,8 @@ if TYPE_CHECKING:
     from threadfix.rules.context import Context
 
 #: Where a tool's own code lives (an installed package, a deployed app, a runtime), as opposed to a path
-#: the model asked about. Matched in error outputs only.
-_IMPLEMENTATION_PATH = re.compile(
+#: the model asked about. Matched in error outputs only, once :func:`_may_leak` lets one through.
+_IMPLEMENTATION_PATH = Lazy(
     r"(?<![\w.~-])(?:"
     r"/(?:srv|opt|app|var/task|var/www|var/lib|usr/lib|usr/local/lib|workspace)/[^\s\"'<>|:]+"
     r"|(?:[A-Za-z]:\\|/)(?:[^\s\"'<>|:]*?[/\\])?"
