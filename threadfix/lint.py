@@ -43,6 +43,10 @@ _RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 #: Structural rules are not run on a thread the dialect's quick check accepts: they read only the plan and the
 #: provider's check, both empty there. False runs them anyway (the tests compare the two).
 SKIP_STRUCTURAL_WHEN_ACCEPTED = True
+#: Threads of a JSONL file of Responses threads are read by a typed decode that indexes an accepted thread without
+#: building its items (:mod:`threadfix.stores.typed_read`); any other thread is read in full. False reads
+#: every thread in full (the tests compare the two).
+TYPED_READ = True
 
 
 class ThreadResult(Struct):
@@ -163,12 +167,13 @@ class LintRun:
 
     def results(self) -> Iterator[ThreadResult | Problem]:
         now = self.options.now if self.options.now is not None else time.time()
+        typed = TYPED_READ
         parts = scan_parts(list(self.specs), self.jobs, self.store, partial(_lint_part, options=self.options, now=now),
-                           on_store=self.on_store)
+                           on_store=self.on_store, indexed=typed)
         if parts is None:
             # a store that spreads its own read (PostgreSQL key ranges over connections) takes --jobs itself
             store = structs.replace(self.store, jobs=self.jobs) if self.jobs else self.store
-            found = lint_scanned(scan(self.specs, store, self.stdin, on_store=self.on_store), self.rules,
+            found = lint_scanned(scan(self.specs, store, self.stdin, on_store=self.on_store, indexed=typed), self.rules,
                                  self.options, now)
         else:
             found = (result for _, results in parts for result in results)

@@ -101,7 +101,6 @@ class Context:
     def __init__(self, thread: Thread, dialect: Dialect | None, index: ThreadIndex | None, options: LintOptions,
                  now: float) -> None:
         self.thread = thread
-        self.items: Sequence[Any] = thread.items
         self.address: Address = thread.address
         self.dialect = dialect
         self.index = index if index is not None else ThreadIndex((), ())
@@ -113,6 +112,11 @@ class Context:
         self._texts: dict[int, str] = {}
         #: the shortcuts are taken (False: every rule reads every output; see :data:`FAST`)
         self.fast = FAST
+
+    @once
+    def items(self) -> Sequence[Any]:
+        """The thread's items (read on first use: a thread a typed read indexed reads them only if a rule asks)."""
+        return self.thread.items
 
     @once
     def recent(self) -> bool:
