@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
@@ -239,16 +238,8 @@ class Context:
         through :func:`read_arguments`, which decides what they are.
         """
         loads, error = orjson.loads, orjson.JSONDecodeError
-        calls = self.index.calls
-        if self.fast:
-            arguments = list(map(_ARGUMENTS, calls))
-            try:  # the common thread, in C: every call's arguments a string that parses to an object
-                if set(map(type, arguments)) <= _STR and set(map(type, map(loads, arguments))) <= _DICT:
-                    return []
-            except error:  # a call whose arguments are not JSON: the loop below says which
-                pass
         unusual = []
-        for call in calls:
+        for call in self.index.calls:
             raw = call.arguments
             if raw.__class__ is str:
                 try:
@@ -372,8 +363,6 @@ class Context:
         return self.failure(output) is not None
 
 
-_ARGUMENTS = attrgetter("arguments")
-_STR, _DICT = frozenset({str}), frozenset({dict})
 #: the part types whose text is all output_text reads of them
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
 #: what a part with more than its type and text counts for in :func:`_parts_read`'s characters: more than any limit
