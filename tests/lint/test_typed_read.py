@@ -148,3 +148,24 @@ def test_lint_finds_the_same_with_and_without_the_typed_read_on_hostile_lines(tm
     assert run() == fast
     problems = [entry for entry in fast if isinstance(entry[1], str)]
     assert problems, "the spoiled lines the full read refuses are reported"
+
+
+def _indexed_threads(scanned) -> int:
+    """A --jobs worker's count of the threads of its part that came indexed from the typed read."""
+    return sum(isinstance(entry.thread, IndexedThread) for entry in scanned if hasattr(entry, "thread"))
+
+
+def test_jobs_workers_read_their_parts_through_the_typed_read_too(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from threadfix import parallel
+    from threadfix.batch import scan_parts
+    from threadfix.stores import StoreOptions
+
+    monkeypatch.setattr(parallel, "MIN_SHARD_BYTES", 256 * 1024)  # several parts (the workers are forked with it)
+    generate = benchmark_store.generator()
+    store = tmp_path / "threads.jsonl"
+    store.write_bytes(generate.make_batch(generate.DEFAULT_SEED, 0, 200).jsonl)
+    parts = scan_parts([str(store)], 2, StoreOptions(), _indexed_threads, indexed=True)
+    assert parts is not None
+    counts = [count for _, count in parts]
+    assert len(counts) > 1 and all(counts), counts  # every part, in its worker, read lines the typed way
