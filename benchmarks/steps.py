@@ -7,6 +7,7 @@ process per tree and round, the trees' order reversed every other round), and pr
 best and the median of the per-round ratios:
 
   floor    floor (i)'s loop (floors.jsonl_orjson): read lines, orjson.loads, collect ids
+  read     lint's read alone: every thread read, its dialect sniffed and its index built (`scan`)
   lint     LintRun over the store, file to findings, every rule (what `lint --jobs 1` does)
   rules    the rules alone, over threads read and indexed beforehand
 
@@ -27,7 +28,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-STEPS = ("floor", "lint", "rules")
+STEPS = ("floor", "read", "lint", "rules")
 
 _CHILD = r"""
 import gc, json, sys, time
@@ -54,8 +55,18 @@ def lint():
         pass
 
 
-scanned = list(scan([store], StoreOptions()))
+try:  # as lint reads (a tree from before lint's typed read has no such argument)
+    read = lambda: scan([store], StoreOptions(), indexed=True)
+    scanned = list(read())
+except TypeError:
+    read = lambda: scan([store], StoreOptions())
+    scanned = list(read())
 rules, options = select_rules(("TF",)), LintOptions()
+
+
+def only_read():
+    for _ in read():
+        pass
 
 
 def only_rules():
@@ -63,7 +74,7 @@ def only_rules():
         lint_thread(thread, rules, options, 0.0)
 
 
-steps = {"floor": lambda: jsonl_orjson(data), "lint": lint, "rules": only_rules}
+steps = {"floor": lambda: jsonl_orjson(data), "read": only_read, "lint": lint, "rules": only_rules}
 for step in steps.values():
     step()  # warm: the page cache, the rules' compiled patterns
 print(json.dumps({name: min(timed(step) for _ in range(repeat)) for name, step in steps.items()}))

@@ -21,7 +21,7 @@ from tests.report import storegen
 from threadfix import lint, report, verdicts
 from threadfix.rules import context, marks
 
-SWITCHES = ((lint, "SKIP_STRUCTURAL_WHEN_ACCEPTED"), (context, "FAST"), (marks, "FAST"), (report, "FAST"),
+SWITCHES = ((lint, "SKIP_STRUCTURAL_WHEN_ACCEPTED"), (lint, "TYPED_READ"), (context, "FAST"), (marks, "FAST"), (report, "FAST"),
             (verdicts, "FAST"))
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_threads"
 

@@ -31,6 +31,7 @@ from threadfix.spill import SpillList
 from threadfix.stores import MEDIA, ReadProblem, Store, StoreOptions, iter_stores, medium_of, open_stores  # noqa: F401 - re-exported
 from threadfix.stores.atomic import crashpoint, folder_unsynced, fsync_folder, sync_temps
 from threadfix.stores.base import Change, Settled, StoreWriter
+from threadfix.stores.jsonl import IndexedThread
 
 DEFAULT_MIN_AGE = 600.0
 BUSY_ATTEMPTS = 3
@@ -181,6 +182,8 @@ class RunResult(Struct):
 def resolve_dialect(thread: Thread, forced: str | None) -> Dialect | None:
     """The dialect a thread is read with: forced by the user or the store, else sniffed."""
     name = forced or thread.dialect
+    if isinstance(thread, IndexedThread) and name in (None, thread.sniffed):
+        return dialects.get(thread.sniffed)  # what a sniff of its items gives (and a check of them against it)
     if not name:
         return dialects.sniff(thread.items)
     dialect = dialects.get(name)
@@ -202,9 +205,11 @@ class Scanned(Struct, frozen=True):
 
 
 def scan(specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], options: StoreOptions = StoreOptions(),
-         stdin: Any = None, on_store: Callable[[Store], None] | None = None) -> Iterator[Scanned | Problem]:
-    """Every thread of every store, indexed by its dialect, read-only; unreadable parts as Problems."""
-    return scan_stores(iter_stores(as_paths(specs), options, stdin, on_store), options)
+         stdin: Any = None, on_store: Callable[[Store], None] | None = None, indexed: bool = False
+         ) -> Iterator[Scanned | Problem]:
+    """Every thread of every store, indexed by its dialect, read-only; unreadable parts as Problems. ``indexed``:
+    through :meth:`Store.threads_indexed` (lint's read: accepted threads indexed from a typed read)."""
+    return scan_stores(iter_stores(as_paths(specs), options, stdin, on_store), options, indexed)
 
 
 def _described(parts: Iterable[tuple[Shard, Any]], options: StoreOptions, on_store: Callable[[Any], None]
@@ -223,14 +228,15 @@ def _described(parts: Iterable[tuple[Shard, Any]], options: StoreOptions, on_sto
         yield shard, result
 
 
-def scan_stores(stores: Iterable[Store | Problem], options: StoreOptions = StoreOptions()) -> Iterator[Scanned | Problem]:
+def scan_stores(stores: Iterable[Store | Problem], options: StoreOptions = StoreOptions(), indexed: bool = False
+                ) -> Iterator[Scanned | Problem]:
     """:func:`scan` over stores already opened (a ``--jobs`` worker's byte range of a file)."""
     for store in stores:
         if isinstance(store, Problem):
             yield store
             continue
         try:
-            for thread in store.threads():
+            for thread in store.threads_indexed() if indexed else store.threads():
                 if isinstance(thread, ReadProblem):
                     yield Problem(thread.where, thread.message)
                     continue
@@ -249,7 +255,8 @@ def scan_stores(stores: Iterable[Store | Problem], options: StoreOptions = Store
 
 
 def scan_parts(specs: list[str], jobs: int | None, options: StoreOptions, work: Callable[[Iterator[Scanned | Problem]], Any],
-               by_key: bool = True, on_store: Callable[[Store], None] | None = None) -> Iterator[tuple[Shard, Any]] | None:
+               by_key: bool = True, on_store: Callable[[Store], None] | None = None, indexed: bool = False
+               ) -> Iterator[tuple[Shard, Any]] | None:
     """``work(scanned)`` over each ``--jobs`` part of the inputs, in worker processes, as lint and report run it:
     ``(part, its result)`` in input order; None when the input is not worth spreading (the caller scans it in
     this process). ``work`` must be picklable (a module-level function, or a partial of one); a generator's
@@ -259,14 +266,16 @@ def scan_parts(specs: list[str], jobs: int | None, options: StoreOptions, work: 
     if spread is None:
         return None
     processes, shards = spread
-    parts = zip(shards, run_sharded(shards, partial(_scan_part, work=work, options=options), processes))
+    parts = zip(shards, run_sharded(shards, partial(_scan_part, work=work, options=options, indexed=indexed),
+                                    processes))
     # what one process says as it opens each store, said once here, in the same place (issue #22)
     return parts if on_store is None else _described(parts, options, on_store)
 
 
-def _scan_part(shard: Shard, *, work: Callable[[Iterator[Scanned | Problem]], Any], options: StoreOptions) -> Any:
+def _scan_part(shard: Shard, *, work: Callable[[Iterator[Scanned | Problem]], Any], options: StoreOptions,
+               indexed: bool = False) -> Any:
     """A ``--jobs`` worker of :func:`scan_parts`: ``work`` over the threads of one part."""
-    result = work(scan_stores(shard_stores(shard, options), options))
+    result = work(scan_stores(shard_stores(shard, options), options, indexed))
     return list(result) if isinstance(result, Iterator) else result
 
 

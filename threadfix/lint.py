@@ -23,8 +23,8 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from functools import lru_cache, partial
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
 from msgspec import Struct, field, structs
 
@@ -43,6 +43,10 @@ _RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 #: Structural rules are not run on a thread the dialect's quick check accepts: they read only the plan and the
 #: provider's check, both empty there. False runs them anyway (the tests compare the two).
 SKIP_STRUCTURAL_WHEN_ACCEPTED = True
+#: Threads of a JSONL file of Responses threads are read by a typed decode that indexes an accepted thread without
+#: building its items (:mod:`threadfix.stores.typed_read`); any other thread is read in full. False reads
+#: every thread in full (the tests compare the two).
+TYPED_READ = True
 
 
 class ThreadResult(Struct):
@@ -96,13 +100,15 @@ class LintSummary(Struct):
         return ExitCode.OK
 
 
-def lint_thread(scanned: Scanned, rules: Sequence[Rule], options: LintOptions, now: float | None = None) -> ThreadResult:
+def lint_thread(scanned: Scanned, rules: Sequence[Rule] | RuleSplit, options: LintOptions,
+                now: float | None = None) -> ThreadResult:
     """Every finding of ``rules`` in one scanned thread, in item order."""
     now = now if now is not None else options.now if options.now is not None else time.time()
     ctx = Context(scanned.thread, scanned.dialect, scanned.index, options, now)
     known = scanned.dialect is not None
     findings: list[Finding] = []
-    every, content = _applicable(tuple(rules), known)
+    split = rules if isinstance(rules, RuleSplit) else RuleSplit.of(rules)
+    every, content = (split.known, split.known_content) if known else (split.unknown, split.unknown_content)
     for rule in content if len(content) < len(every) and SKIP_STRUCTURAL_WHEN_ACCEPTED and ctx.accepted else every:
         findings.extend(rule.check(ctx))
     findings.sort(key=_order)
@@ -114,11 +120,21 @@ def lint_thread(scanned: Scanned, rules: Sequence[Rule], options: LintOptions, n
     return ThreadResult(scanned.thread.address, scanned.dialect.name if known else None, findings, recent, waiting)
 
 
-@lru_cache(maxsize=64)
-def _applicable(rules: tuple[Rule, ...], known: bool) -> tuple[tuple[Rule, ...], tuple[Rule, ...]]:
-    """The rules that read a thread of a known format (or of none), and those of them that are not structural."""
-    every = tuple(rule for rule in rules if rule.on_unknown_format is not known)
-    return every, tuple(rule for rule in every if not rule.structural)
+class RuleSplit(NamedTuple):
+    """The selected rules split once per run: those that read a thread of a known format (or of none), and of
+    those, the ones that are not structural (all a thread the dialect accepts is given)."""
+
+    known: tuple[Rule, ...]
+    known_content: tuple[Rule, ...]
+    unknown: tuple[Rule, ...]
+    unknown_content: tuple[Rule, ...]
+
+    @classmethod
+    def of(cls, rules: Sequence[Rule]) -> RuleSplit:
+        known = tuple(rule for rule in rules if not rule.on_unknown_format)
+        unknown = tuple(rule for rule in rules if rule.on_unknown_format)
+        return cls(known, tuple(rule for rule in known if not rule.structural), unknown,
+                   tuple(rule for rule in unknown if not rule.structural))
 
 
 def _on_line(finding: Finding, line: int | None) -> Finding:
@@ -163,12 +179,13 @@ class LintRun:
 
     def results(self) -> Iterator[ThreadResult | Problem]:
         now = self.options.now if self.options.now is not None else time.time()
+        typed = TYPED_READ
         parts = scan_parts(list(self.specs), self.jobs, self.store, partial(_lint_part, options=self.options, now=now),
-                           on_store=self.on_store)
+                           on_store=self.on_store, indexed=typed)
         if parts is None:
             # a store that spreads its own read (PostgreSQL key ranges over connections) takes --jobs itself
             store = structs.replace(self.store, jobs=self.jobs) if self.jobs else self.store
-            found = lint_scanned(scan(self.specs, store, self.stdin, on_store=self.on_store), self.rules,
+            found = lint_scanned(scan(self.specs, store, self.stdin, on_store=self.on_store, indexed=typed), self.rules,
                                  self.options, now)
         else:
             found = (result for _, results in parts for result in results)
@@ -189,12 +206,13 @@ class LintRun:
 def lint_scanned(scanned: Iterable[Scanned | Problem], rules: Sequence[Rule], options: LintOptions,
                  now: float) -> Iterator[ThreadResult | Problem]:
     """:func:`lint_thread` over scanned threads; a thread the rules choke on becomes a Problem."""
+    split = RuleSplit.of(rules)
     for entry in scanned:
         if isinstance(entry, Problem):
             yield entry
             continue
         try:
-            yield lint_thread(entry, rules, options, now)
+            yield lint_thread(entry, split, options, now)
         except Exception as exc:  # noqa: BLE001 - one thread's surprise must not stop a gigabyte batch
             message = (str(exc) if isinstance(exc, NotInFormat)
                        else f"internal error while linting ({type(exc).__name__}: {exc}); please report it")

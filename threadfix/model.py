@@ -121,8 +121,8 @@ class ThreadIndex(Struct, frozen=True):
     model_turns: tuple[int, ...] = ()
     length: int = 0
     #: True when the dialect's index, on its way through the items, saw what its ``quick_accepted`` says True to
-    #: (lint and report then skip that second pass); None: not seen, ask that check
-    accepted: bool | None = None
+    #: (lint and report then skip that second pass); False: not seen, ask that check
+    accepted: bool = False
 
 
 class Thread(Struct):

@@ -115,7 +115,7 @@ class OpenAIResponses(Dialect):
         previous: Any = None  # the kind of the item before, None when it was not an object
         # quick_accepted on the way, on what the loop reads anyway: each call's id opened once, each output's
         # closing an open call it answers; anything rarer (a server-side tool, an id that is not a string, a
-        # computer call, an item that is not an object) is left to that check (accepted None)
+        # computer call, an item that is not an object) is left to that check (accepted False)
         opened: dict[str, str] = {}
         answered: set[str] = set()
         usual = True
@@ -183,8 +183,7 @@ class OpenAIResponses(Dialect):
                     else is_threadfix_output(content),
                 ))
         accepted = usual and len(answered) == len(opened) and _unique_ids(items)
-        return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items),
-                           accepted if accepted else None)
+        return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items), bool(accepted))
 
     def quick_healthy(self, items: Sequence[Any]) -> bool:
         return _quick(items, unique_ids=False)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 from msgspec import Struct
@@ -91,6 +91,21 @@ class once:  # noqa: N801 - used as a decorator, like the functools one it stand
         return value
 
 
+class OutputsRead(NamedTuple):
+    """What :attr:`Context._outputs_read`'s one pass over the outputs gives each rule that reads them."""
+
+    #: every output's text (:attr:`Context.texts`)
+    texts: list[str]
+    #: those the cut-JSON rule reads closely (:attr:`Context.closer`)
+    closer: Sequence[Output]
+    #: those the wire flags or threadfix wrote (:attr:`Context.marked`)
+    marked: Sequence[Output]
+    #: those the oversized rule measures (:attr:`Context.unsized`)
+    unsized: Sequence[Output]
+    #: those the empty rule reads closely (:attr:`Context.blank_led`)
+    blank_led: Sequence[Output]
+
+
 class NotInFormat(Exception):
     """The thread's items broke its dialect's own code: reported for the thread, the batch goes on."""
 
@@ -101,7 +116,6 @@ class Context:
     def __init__(self, thread: Thread, dialect: Dialect | None, index: ThreadIndex | None, options: LintOptions,
                  now: float) -> None:
         self.thread = thread
-        self.items: Sequence[Any] = thread.items
         self.address: Address = thread.address
         self.dialect = dialect
         self.index = index if index is not None else ThreadIndex((), ())
@@ -113,6 +127,11 @@ class Context:
         self._texts: dict[int, str] = {}
         #: the shortcuts are taken (False: every rule reads every output; see :data:`FAST`)
         self.fast = FAST
+
+    @once
+    def items(self) -> Sequence[Any]:
+        """The thread's items (read on first use: a thread a typed read indexed reads them only if a rule asks)."""
+        return self.thread.items
 
     @once
     def recent(self) -> bool:
@@ -251,42 +270,41 @@ class Context:
     @once
     def texts(self) -> list[str]:
         """:meth:`text` of every output, in index order."""
-        return self._outputs_read[0]
+        return self._outputs_read.texts
 
     @once
     def closer(self) -> Sequence[Output]:
         """The outputs the cut-JSON rule reads closely (TF202), in index order: all but those whose text (one string,
         or a list of text parts) is led by a character that is neither whitespace nor a bracket: such an output does
         not start like JSON."""
-        return self._outputs_read[1]
+        return self._outputs_read.closer
 
     @once
     def blank_led(self) -> Sequence[Output]:
         """The outputs the empty rule reads closely (TF207), in index order: those of :attr:`closer` whose text is
         empty or led by whitespace, and those that are neither one string nor text parts."""
-        return self._outputs_read[4]
+        return self._outputs_read.blank_led
 
     @once
     def unsized(self) -> Sequence[Output]:
         """The outputs the oversized rule (TF203) measures, in index order: all but one string, or text parts of
         nothing but a type and a text, of at most a quarter of ``oversized_bytes`` characters (at most 4 bytes a
         character)."""
-        return self._outputs_read[3]
+        return self._outputs_read.unsized
 
     @once
     def marked(self) -> Sequence[Output]:
         """The outputs the wire flags (``is_error``, a status) or threadfix wrote (what TF201 and TF902 read), in
         index order."""
-        return self._outputs_read[2]
+        return self._outputs_read.marked
 
     @once
-    def _outputs_read(self) -> tuple[list[str], Sequence[Output], Sequence[Output], Sequence[Output], Sequence[Output]]:
-        """One pass over the outputs for every rule that reads them: :attr:`texts`, :attr:`closer`, :attr:`marked`,
-        :attr:`unsized`, :attr:`blank_led`."""
+    def _outputs_read(self) -> OutputsRead:
+        """One pass over the outputs for every rule that reads them."""
         outputs = self.index.outputs
         limit, short = self.options.scan_chars, self.options.oversized_bytes // 4
         if not self.fast:
-            return [self.text(output) for output in outputs], outputs, outputs, outputs, outputs
+            return OutputsRead([self.text(output) for output in outputs], outputs, outputs, outputs, outputs)
         texts: list[str] = []
         closer: list[Output] = []
         marked: list[Output] = []
@@ -319,7 +337,7 @@ class Context:
                     unsized.append(output)
             if output.by_threadfix or output.is_error is not None or output.status is not None:
                 marked.append(output)
-        return texts, closer, marked, unsized, blank_led
+        return OutputsRead(texts, closer, marked, unsized, blank_led)
 
     @once
     def all_text(self) -> str:

@@ -184,6 +184,11 @@ class Store(ABC):
     def threads(self) -> Iterator[Thread | ReadProblem]:
         """Every thread in store order; unreadable parts as ReadProblems."""
 
+    def threads_indexed(self) -> Iterator[Thread | ReadProblem]:
+        """:meth:`threads` for lint: a store that can index a healthy thread from a typed read may give it as a
+        thread that knows its index and reads its items only when asked (a JSONL file of Responses threads)."""
+        return self.threads()
+
     def threads_to_repair(self) -> Iterator[Thread | ReadProblem | Settled]:
         """:meth:`threads` for repair: a store that can tell healthy threads from cheaper facts than their
         items (SQLite extracting two fields per row) may give them as :class:`Settled` counts."""

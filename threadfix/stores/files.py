@@ -134,13 +134,16 @@ class FileStore(Store):
     def threads(self) -> Iterator[Thread | ReadProblem]:
         return self._read(screen=False)
 
+    def threads_indexed(self) -> Iterator[Thread | ReadProblem]:
+        return self._read(screen=False, typed=True)
+
     def threads_to_repair(self) -> Iterator[Thread | ReadProblem | Settled]:
         """:meth:`threads`, except that healthy threads (JSONL lines; documents, once a run has read enough of them)
         may come as :class:`Settled` counts, told from a few fields of their items by their dialect's screen
         (:mod:`.settle`)."""
         return self._read(screen=True)
 
-    def _read(self, screen: bool) -> Iterator[Thread | ReadProblem | Settled]:
+    def _read(self, screen: bool, typed: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
         if self.data is not None:
             yield from self._read_bytes(self.data, screen)
             return
@@ -167,10 +170,12 @@ class FileStore(Store):
             if self.jsonl and self.byte_range is not None:
                 start, end, numbering = self.byte_range
                 yield from reader.byte_range(handle, start, end, numbering,
-                                             screen=screen and settle.screens_documents(self.dialect, end - start))
+                                             screen=screen and settle.screens_documents(self.dialect, end - start),
+                                             typed=typed)
             elif self.jsonl:
                 yield from reader.lines(Lines(handle, self.max_doc_bytes),
-                                        screen=screen and settle.screens_documents(self.dialect, st.st_size))
+                                        screen=screen and settle.screens_documents(self.dialect, st.st_size),
+                                        typed=typed)
             else:
                 if (problem := self._too_large(st.st_size, "document")) is not None:
                     yield problem
@@ -392,7 +397,7 @@ class RefusedFile(FileStore):
         super().__init__(path, str(path))
         self.reason = reason
 
-    def _read(self, screen: bool) -> Iterator[Thread | ReadProblem | Settled]:  # every read: threads and repair's
+    def _read(self, screen: bool, typed: bool = False) -> Iterator[Thread | ReadProblem | Settled]:  # every read: threads and repair's
         yield ReadProblem(self.display, self.reason)
 
 
@@ -405,7 +410,7 @@ class UnopenedDatabase(FileStore):
         self.error = error
         self._reopen = reopen
 
-    def _read(self, screen: bool) -> Iterator[Thread | ReadProblem | Settled]:
+    def _read(self, screen: bool, typed: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
         raise self.error
         yield  # (a generator, as every read is)
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from threadfix import jsonio
 from threadfix.errors import UnrewritableError
-from threadfix.model import Address, Thread
-from threadfix.stores import settle
+from threadfix.model import Address, Thread, ThreadIndex
+from threadfix.stores import settle, typed_read
 from threadfix.stores.base import LineNumbering, ReadProblem, Settled
 from threadfix.stores.document import NO_THREAD, Document, FileContainer, Span, encode_document, split_container, thread_id
 
@@ -137,8 +137,8 @@ class JsonlReader:
         self.dialect = dialect
         self.adopt = adopt
 
-    def byte_range(self, handle: Any, start: int, end: int, numbering: LineNumbering, screen: bool
-                   ) -> Iterator[Thread | ReadProblem | Settled]:
+    def byte_range(self, handle: Any, start: int, end: int, numbering: LineNumbering, screen: bool,
+                   typed: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
         """A ``--jobs`` byte range of a file of threads (one per line: a file of items is never cut).
 
         Its first line's number is one past the newlines before it, which other processes are reading: the
@@ -163,14 +163,18 @@ class JsonlReader:
             shift = numbering.first_line(lines) - 1
         finally:
             numbering.abandon()  # (when the range could not be read through: the ranges after it count for themselves)
-        yield from self.lines(((number + shift, offset, line) for number, offset, line in held), mode="threads")
+        yield from self.lines(((number + shift, offset, line) for number, offset, line in held), mode="threads",
+                              typed=typed)
 
     def lines(self, lines: Iterable[tuple[int, int, bytes | None]], screen: bool = False,
-              mode: str | None = None) -> Iterator[Thread | ReadProblem | Settled]:
+              mode: str | None = None, typed: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
         """JSONL lines as :class:`Lines` gives them. ``mode``: "threads" (one per line) or "items" (the file is one
         thread), None to tell from the first line read. ``screen``: once the lines are known to be threads,
-        those :mod:`.settle` settles come as Settled."""
+        those :mod:`.settle` settles come as Settled. ``typed``: threads a typed read indexes
+        (:mod:`threadfix.stores.typed_read`) come as :class:`IndexedThread`, their items read only if asked
+        for (lint's read)."""
         settles = settle.Screener(self.dialect) if screen else None
+        read_typed = typed_read.typed_read if typed and self.dialect in (None, typed_read.DIALECT) else None
         display = self.display
         items_of: ItemLines | None = None
         if mode == "threads":
@@ -190,6 +194,17 @@ class JsonlReader:
             bom = len(line) - len(body)
             if settles is not None and mode == "threads" and (settled := settles(body)) is not None:
                 yield settled
+                continue
+            if read_typed is not None and mode != "items" and (read := read_typed(body)) is not None:
+                if mode is None:  # an object holding items, or an array of them: a thread per line
+                    mode = "threads"
+                    self.adopt(THREAD_LINES)
+                end = _end(line)
+                yield IndexedThread(
+                    address=Address(display, line=number, key=None if read.thread_id is None else f"id={read.thread_id}"),
+                    items=None, items_key=read.items_key, raw=line[bom:end],  # type: ignore[arg-type]
+                    mtime=self.mtime, dialect=self.dialect, locator=Span(start + bom, start + end), indexed=read.index,
+                )
                 continue
             try:
                 value = jsonio.loads(body)
@@ -211,9 +226,7 @@ class JsonlReader:
                     yield ReadProblem(f"{display}:{number}", NO_THREAD)
                     continue
                 items, container, key = parts
-                end = len(line)
-                while line[end - 1] in b"\r\n":  # what rstrip(b"\r\n") would cut, without copying the line
-                    end -= 1
+                end = _end(line)
                 yield Thread(
                     address=Address(display, line=number, key=_id_label(container)), items=items,
                     document=container, items_key=key, raw=line[bom:end], mtime=self.mtime,
@@ -231,6 +244,47 @@ class JsonlReader:
         elif mode == "broken":
             yield ReadProblem(display, "its lines are the items of one thread and some could not be read, so it "
                               "is left alone")
+
+
+def _end(line: bytes) -> int:
+    """Where a line ends without its newline: what rstrip(b"\r\n") would cut, without copying the line."""
+    end = len(line)
+    while line[end - 1] in b"\r\n":
+        end -= 1
+    return end
+
+
+class IndexedThread(Thread):
+    """A thread line a typed read indexed (:mod:`threadfix.stores.typed_read`): an accepted Responses thread
+    whose index is :attr:`indexed`. Its items and document are read in full from :attr:`raw` only when something
+    asks for them (lint's rules do not, on an accepted thread), so it is every bit the thread a full read gives."""
+
+    #: the index the typed read built (what ``OpenAIResponses().index(items)`` gives)
+    indexed: ThreadIndex | None = None
+    #: (items, document) once read in full
+    full: Any = None
+    #: the dialect a sniff of its items names
+    sniffed = typed_read.DIALECT
+
+    @property  # type: ignore[override]
+    def items(self) -> list[Any]:
+        return self._full()[0]
+
+    @property  # type: ignore[override]
+    def document(self) -> dict[str, Any] | None:
+        return self._full()[1]
+
+    def _full(self) -> tuple[list[Any], dict[str, Any] | None, str | None]:
+        if self.full is None:
+            parts = split_container(jsonio.loads(self.raw))
+            assert parts is not None  # the typed read decoded an object holding items, or an array
+            self.full = parts
+        return self.full
+
+    def index(self, dialect: Any) -> ThreadIndex:
+        if self.indexed is not None and dialect.name == self.sniffed and not self.waiting_calls:
+            return self.indexed
+        return super().index(dialect)
 
 
 def content(line: bytes, start: int) -> bytes | None:
