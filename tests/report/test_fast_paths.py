@@ -67,3 +67,31 @@ def test_a_timeless_thread_is_one_whose_items_give_no_time(items: list) -> None:
         assert all(report_module._item_time(item) is None for item in items if isinstance(item, dict))
     else:
         assert not all(isinstance(item, dict) and item.keys().isdisjoint(ITEM_TIME_KEYS) for item in items)
+
+
+@given(items=st.lists(st.one_of(
+    st.dictionaries(st.sampled_from((*ITEM_TIME_KEYS, "type")), TIME_VALUES, max_size=3),
+    st.sampled_from(["created_at", 3, None]), st.lists(st.sampled_from(["time", "x"]), max_size=2)), max_size=5),
+    messages=st.lists(st.integers(-7, 7), max_size=6),
+    document=st.one_of(st.none(), st.dictionaries(st.sampled_from(("created_at", "updated_at", "id")), TIME_VALUES,
+                                                  max_size=2)))
+def test_calls_by_day_is_each_calls_day_in_turn(items: list, messages: list[int], document) -> None:
+    """The one pass over the calls' messages gives each call's own day, messages outside the thread included (a
+    negative index is no message of the thread, as an index past its end is not), and the thread's day is the
+    one read from its container and all of its items."""
+    from threadfix.model import Call
+
+    with_document = dict(document) if document is not None else None
+    thread = Thread(Address("t.jsonl", 0), items, document=with_document)
+    calls = tuple(Call(f"c{i}", "tool", "function_call", (message, -1)) for i, message in enumerate(messages))
+    times = report_module._Times(thread)
+    moment = thread.last_changed(fallback=False)
+    if moment is None and with_document:
+        moment = next((t for key in report_module.THREAD_START_KEYS
+                       if (t := parse_time(with_document.get(key))) is not None), None)
+    assert times.thread_day == report_module.day_of(moment)
+    by_day: dict = {}
+    for call in calls:
+        day = report_module._Times(thread).of(call.at)
+        by_day[day] = by_day.get(day, 0) + 1
+    assert dict(times.calls_by_day(calls)) == by_day
