@@ -601,25 +601,37 @@ def day_of(moment: float | None) -> str | None:
 
 QUOTED_VALUE_CHARS = 34
 _SPACE = re.compile(r"\s")
-#: (regex, mask, text every match holds: one of these, or () when there is none to test); a mask whose
-#: text is absent is not tried, which spares most messages most of the regexes
-_MASKS: tuple[tuple[re.Pattern[str], Any, tuple[str, ...]], ...] = tuple(
-    (re.compile(pattern, flags), mask, holds) for pattern, mask, flags, holds in (
-        (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>", re.I, ("-",)),
-        (r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b", "<time>", 0, ("-",)),
-        (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<time>", 0, (":",)),
-        (r"\b[a-z][a-z0-9+.-]*://\S+", "<url>", re.I, ("://",)),
-        (r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b", "<email>", 0, ("@",)),
-        (r"\b(?=[\w.-]*\d)[a-z0-9-]+(?:\.[a-z0-9-]+){2,}(?::\d+)?\b", "<host>", re.I, (".",)),
+_DIGIT = re.compile(r"\d")
+#: "0x", or eight characters of the hex mask's class (under its flags): in every text the hex mask changes
+_HEXY = re.compile(r"0x|[0-9a-f]{8}", re.I)
+
+
+def _holding(*needles: str) -> Callable[[str], bool]:
+    return lambda text: any(needle in text for needle in needles)
+
+
+#: (regex, mask, a cheap test true of every text the regex matches in); a mask whose test fails on the text as
+#: the masks before it left it is not tried, which spares most messages most of the regexes
+_MASKS: tuple[tuple[re.Pattern[str], Any, Callable[[str], Any]], ...] = tuple(
+    (re.compile(pattern, flags), mask, may_match) for pattern, mask, flags, may_match in (
+        (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>", re.I, lambda t: t.count("-") > 3),
+        (r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b", "<time>", 0,
+         lambda t: t.count("-") > 1),
+        (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<time>", 0, lambda t: t.count(":") > 1),
+        (r"\b[a-z][a-z0-9+.-]*://\S+", "<url>", re.I, _holding("://")),
+        (r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b", "<email>", 0, _holding("@")),
+        (r"\b(?=[\w.-]*\d)[a-z0-9-]+(?:\.[a-z0-9-]+){2,}(?::\d+)?\b", "<host>", re.I,
+         lambda t: t.count(".") > 1 and _DIGIT.search(t) is not None),
         # a quoted name or value varies; a quoted sentence (a nested message) is kept, its ids masked below
         (r"\"[^\"\n]{0,200}\"|(?<!\w)'[^'\n]{0,200}'(?!\w)|`[^`\n]{0,200}`",
          lambda m: "<str>" if len(m.group()) <= QUOTED_VALUE_CHARS or not _SPACE.search(m.group()) else m.group(), 0,
-         ('"', "'", "`")),
-        (r"(?:\b[A-Za-z]:|~|\.{1,2})?(?:[\\/][\w.@~+-]+)+[\\/]?|\b[\w.-]+(?:/[\w.@~+-]+)+", "<path>", 0, ("/", "\\")),
-        (r"\b0x[0-9a-f]+\b|\b(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{8,}\b", "<hex>", re.I, ()),
-        (r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])\w+(?:[_-]\w+)+\b|\b(?=\w*\d)(?=\w*[A-Za-z])\w{8,}\b", "<id>", 0, ()),
-        (r"[-+]?\b\d+(?:[.,]\d+)*", "<n>", 0, ()),
-        (r"\s+", " ", 0, ()),
+         _holding('"', "'", "`")),
+        (r"(?:\b[A-Za-z]:|~|\.{1,2})?(?:[\\/][\w.@~+-]+)+[\\/]?|\b[\w.-]+(?:/[\w.@~+-]+)+", "<path>", 0, _holding("/", "\\")),
+        (r"\b0x[0-9a-f]+\b|\b(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{8,}\b", "<hex>", re.I, _HEXY.search),
+        (r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])\w+(?:[_-]\w+)+\b|\b(?=\w*\d)(?=\w*[A-Za-z])\w{8,}\b", "<id>", 0, _DIGIT.search),
+        (r"[-+]?\b\d+(?:[.,]\d+)*", "<n>", 0, _DIGIT.search),
+        # one space for one space changes nothing; every other whitespace character is not printable
+        (r"\s+", " ", 0, lambda t: "  " in t or not t.isprintable()),
     )
 )
 PATTERN_CHARS = 160
@@ -628,8 +640,8 @@ PATTERN_CHARS = 160
 @lru_cache(maxsize=2048)  # the same error text comes back again and again (a rate limit, a timeout)
 def pattern_of(text: str) -> str:
     """The message with what varies between occurrences masked, so the same error groups together."""
-    for regex, mask, holds in _MASKS:
-        if not holds or any(needed in text for needed in holds):
+    for regex, mask, may_match in _MASKS:
+        if not FAST or may_match(text):
             text = regex.sub(mask, text)
     return clip(text.strip(), PATTERN_CHARS)
 

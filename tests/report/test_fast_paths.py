@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from threadfix import dialects
@@ -14,16 +14,28 @@ from threadfix.report import OTHER_TOOLS, PATTERN_CHARS, Report, pattern_of
 from threadfix.stores.base import ITEM_TIME_KEYS, parse_time
 
 # what the masks look for, and text around it
-PIECES = ("-", ":", "://", "@", ".", '"', "'", "`", "/", "\\", "0x", "12", "2024-01-02", "12:30:45", "a1b2c3d4",
-          "550e8400-e29b-41d4-a716-446655440000", "user@host.io", "http://h/x", " ", "\n", "é", "٣", "x_1")
+PIECES = ("-", ":", "://", "@", ".", '"', "'", "`", "/", "\\", "0x", "0X1F", "12", "2024-01-02", "12:30:45", "a1b2c3d4",
+          "DEADBEEF", "deadbeef", "550e8400-e29b-41d4-a716-446655440000", "user@host.io", "http://h/x", "a.b.c1", " ", "  ",
+          "\n", "\t", "\u00a0", "\u2003", "\x1f", "é", "٣", "٣٤:٥٦:٧٨", "x_1", "ſ", "K")
 
 
+@settings(max_examples=500)
 @given(text=st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=3)), max_size=10).map("".join))
 def test_pattern_of_is_every_mask_in_turn(text: str) -> None:
+    """Each mask's cheap test holds wherever its regex would change the text: skipping the masks it rules out
+    gives the pattern every mask in turn gives."""
     unguarded = text
     for regex, mask, _ in report_module._MASKS:
         unguarded = regex.sub(mask, unguarded)
     assert pattern_of(text) == clip(unguarded.strip(), PATTERN_CHARS)
+
+
+@settings(max_examples=500)
+@given(text=st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=3)), max_size=10).map("".join))
+def test_each_masks_test_holds_wherever_its_regex_changes_the_text(text: str) -> None:
+    for regex, mask, may_match in report_module._MASKS:
+        if regex.sub(mask, text) != text:
+            assert may_match(text), regex.pattern
 
 
 TIME_VALUES = st.one_of(st.none(), st.integers(0, 2_000_000_000_000), st.sampled_from(["2024-05-06T07:08:09Z", "x", ""]),
