@@ -63,8 +63,8 @@ NO_CALL = "(no call)"
 BREAKDOWNS = ("tool", "kind", "thread", "day")
 #: keys a thread's container may carry for when it started (the update keys come first)
 THREAD_START_KEYS = ("created_at", "createdAt", "timestamp", "created", "time", "started_at")
-#: False: no shortcut (every call's and output's day looked up, the dialect's quick check asked, the index's own
-#: verdict not taken); the tests compare the two ways
+#: False: no shortcut (every call's and output's day looked up one by one, the dialect's quick check asked, the
+#: index's own verdict not taken, every message mask tried); the tests compare the two ways
 FAST = True
 
 
