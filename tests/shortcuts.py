@@ -2,8 +2,8 @@
 
 The shortcuts: structural rules skipped on threads the dialect accepts (``lint``), the rules' pre-checks and shared
 output pass (``rules.context``), the index's own acceptance seen on its way (``rules.context``, ``report``), report's
-C-level counting and timeless threads (``report``), classifications cached by text (``verdicts``), the text rules'
-one pass over a thread's outputs (``rules.marks``).
+C-level counting, calls' days read from their messages and the message masks' tests (``report``), classifications
+cached by text (``verdicts``), the text rules' one pass over a thread's outputs (``rules.marks``).
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from functools import lru_cache, partial
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from msgspec import Struct, field
@@ -38,7 +39,7 @@ from threadfix.failures import clip, info
 from threadfix.failures.classifier import Classification, output_text
 from threadfix.failures.dangling import TOOL_NAME_CHARS
 from threadfix.failures.kinds import Kind
-from threadfix.model import Action, Edit, Loc, Output, RepairPlan, Thread, ThreadIndex
+from threadfix.model import Action, Call, Edit, Loc, Output, RepairPlan, Thread, ThreadIndex
 from threadfix.repair import plan_repair, waiting_on
 from threadfix.stores import Store, StoreOptions
 from threadfix.times import ITEM_TIME_KEYS, modified_time, parse_time
@@ -62,8 +63,8 @@ NO_CALL = "(no call)"
 BREAKDOWNS = ("tool", "kind", "thread", "day")
 #: keys a thread's container may carry for when it started (the update keys come first)
 THREAD_START_KEYS = ("created_at", "createdAt", "timestamp", "created", "time", "started_at")
-#: False: no shortcut (every call's and output's day looked up, the dialect's quick check asked, the index's own
-#: verdict not taken); the tests compare the two ways
+#: False: no shortcut (every call's and output's day looked up one by one, the dialect's quick check asked, the
+#: index's own verdict not taken, every message mask tried); the tests compare the two ways
 FAST = True
 
 
@@ -239,13 +240,16 @@ class Report(Struct):
         """Count calls per tool and day; returns the tool of each call id."""
         calls = index.calls
         if FAST:
-            # C-level passes: counted by name, first seen first; each id's first call names its tool (the dict
-            # is built backwards so the first wins); a None id is a key no output looks up
+            # C-level passes: counted by name, first seen first; each id's first call names its tool (where an id
+            # comes twice the dict is built again backwards, so the first wins); a None id is no output's: no key
             names = list(map(_NAME, calls))
             per_tool: dict[str, int] = Counter(names)
-            tool_of = dict(zip(reversed(list(map(_CALL_ID, calls))), reversed(names)))
-            per_day: dict[str | None, int] = ({times.thread_day: len(calls)} if times.uniform
-                                              else Counter(times.of(call.at) for call in calls))
+            ids = list(map(_CALL_ID, calls))
+            tool_of = dict(zip(ids, names))
+            if len(tool_of) < len(ids):
+                tool_of = dict(zip(reversed(ids), reversed(names)))
+            tool_of.pop(None, None)  # type: ignore[call-overload]
+            per_day = times.calls_by_day(calls)
         else:
             tool_of = {}
             per_tool = {}  # counted here, then added once per tool (first seen first, as one by one)
@@ -271,16 +275,17 @@ class Report(Struct):
         outputs = index.outputs
         totals.outputs += len(outputs)
         if FAST:
-            # outputs counted per tool in C-level passes (first seen first, as one by one); a None id is no call's
-            get = tool_of.get
-            tools = [NO_CALL if call_id is None else get(call_id, NO_CALL) for call_id in map(_CALL_ID, outputs)]
+            # outputs counted per tool in C-level passes (first seen first, as one by one; a None id is no key of
+            # tool_of), then asked of the classifier in one C-level pass, and only failures looked at again
+            tools = list(map(tool_of.get, map(_CALL_ID, outputs), repeat(NO_CALL)))
             for name, count in Counter(tools).items():
                 self._tool(name).outputs += count
             ours = sum(map(_BY_THREADFIX, outputs))
-            for output, tool in zip(outputs, tools):
-                found = failure_of(output.content, output.is_error, output.status)
-                if found is not None:
-                    self._add_failure(found, output, self._tool(tool), thread, times, tool)
+            found = list(map(failure_of, map(_CONTENT, outputs), map(_IS_ERROR, outputs), map(_STATUS, outputs)))
+            if found.count(None) < len(found):
+                for at in [at for at, verdict in enumerate(found) if verdict is not None]:
+                    tool = tools[at]
+                    self._add_failure(found[at], outputs[at], self._tool(tool), thread, times, tool)
         else:
             ours = 0
             for output in outputs:
@@ -289,9 +294,9 @@ class Report(Struct):
                 stats = self._tool(tool)
                 stats.outputs += 1
                 ours += output.by_threadfix
-                found = failure_of(output.content, output.is_error, output.status)
-                if found is not None:
-                    self._add_failure(found, output, stats, thread, times, tool)
+                failure = failure_of(output.content, output.is_error, output.status)
+                if failure is not None:
+                    self._add_failure(failure, output, stats, thread, times, tool)
         totals.threadfix_outputs += ours
         totals.repaired_threads += ours > 0
 
@@ -379,6 +384,8 @@ class Report(Struct):
 
     def _tool(self, name: str) -> ToolStats:
         """A tool's tally; once :data:`MAX_TOOLS` tools have one, new tools share :data:`OTHER_TOOLS`."""
+        if FAST and (stats := self.tools.get(name)) is not None:
+            return stats  # a name that is a key is its own clip (clip is idempotent): the common case, one lookup
         name = clip(name, TOOL_NAME_CHARS)
         stats = self.tools.get(name)
         if stats is None:
@@ -512,20 +519,17 @@ def _report_part(scanned: Iterable[Scanned | Problem], *, keep: int, judged: dic
 class _Times:
     """The day of a thread and of its items, read lazily: each message's time is looked up at most once."""
 
-    __slots__ = ("items", "thread_day", "_by_message", "uniform")
+    __slots__ = ("items", "thread_day", "_by_message")
 
     def __init__(self, thread: Thread) -> None:
-        self.items = thread.items
-        #: no item carries a time of its own (most threads): every item's day is the thread's
-        self.uniform = FAST and _timeless(self.items)
+        self.items = items = thread.items
         # the store's exact time (a row's time column), else the thread's and its last items' own; never
         # a file's mtime, which says when the file was written, not when its threads happened
-        if self.uniform:  # its items hold no time: only the store's and the container's can say
-            moment = thread.exact_time()
-            if moment is None:
-                moment = modified_time(thread.document, [], None)
-        else:
-            moment = thread.last_changed(fallback=False)
+        moment = thread.exact_time()
+        if moment is None:
+            # what Thread.last_changed reads: the container and the last three items (none of which holds a time,
+            # in most threads: then the container alone, without a lookup of every time key in each)
+            moment = modified_time(thread.document, [] if FAST and _timeless(items[-3:]) else items, None)
         if moment is None and thread.document:
             moment = next((t for key in THREAD_START_KEYS if (t := parse_time(thread.document.get(key))) is not None), None)
         self.thread_day = day_of(moment)
@@ -533,8 +537,6 @@ class _Times:
 
     def of(self, at: Loc) -> str | None:
         """The day of the message at ``at``: its own time, else the thread's."""
-        if self.uniform:
-            return self.thread_day
         message = at[0]
         if message not in self._by_message:
             item = self.items[message] if 0 <= message < len(self.items) else None
@@ -542,8 +544,21 @@ class _Times:
             self._by_message[message] = day_of(moment) if moment is not None else self.thread_day
         return self._by_message[message]
 
+    def calls_by_day(self, calls: tuple[Call, ...]) -> dict[str | None, int]:
+        """How many of ``calls`` fall on each day: one C-level pass over their messages' keys when none holds
+        a time (most threads), so each is on the thread's day; else each call's day in turn."""
+        items = self.items
+        try:
+            # an index past the end raises; a negative one reads another item, whose answer is only ever
+            # "look at each" or the thread's day, what of() gives a message outside the thread
+            if _timeless(map(items.__getitem__, map(_MESSAGE, map(_AT, calls)))):
+                return {self.thread_day: len(calls)} if calls else {}
+        except IndexError:
+            pass
+        return Counter(map(self.of, map(_AT, calls)))
 
-def _timeless(items: list[Any]) -> bool:
+
+def _timeless(items: Iterable[Any]) -> bool:
     """No item is an object with a time key (one C-level pass over the items' keys)."""
     try:
         return all(map(_TIME_KEYS.isdisjoint, items))
@@ -555,6 +570,11 @@ _TIME_KEYS = frozenset(ITEM_TIME_KEYS)
 _NAME = attrgetter("name")
 _CALL_ID = attrgetter("call_id")
 _BY_THREADFIX = attrgetter("by_threadfix")
+_CONTENT = attrgetter("content")
+_IS_ERROR = attrgetter("is_error")
+_STATUS = attrgetter("status")
+_AT = attrgetter("at")
+_MESSAGE = itemgetter(0)
 
 
 def _item_time(item: dict[str, Any]) -> float | None:
@@ -581,25 +601,37 @@ def day_of(moment: float | None) -> str | None:
 
 QUOTED_VALUE_CHARS = 34
 _SPACE = re.compile(r"\s")
-#: (regex, mask, text every match holds: one of these, or () when there is none to test); a mask whose
-#: text is absent is not tried, which spares most messages most of the regexes
-_MASKS: tuple[tuple[re.Pattern[str], Any, tuple[str, ...]], ...] = tuple(
-    (re.compile(pattern, flags), mask, holds) for pattern, mask, flags, holds in (
-        (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>", re.I, ("-",)),
-        (r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b", "<time>", 0, ("-",)),
-        (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<time>", 0, (":",)),
-        (r"\b[a-z][a-z0-9+.-]*://\S+", "<url>", re.I, ("://",)),
-        (r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b", "<email>", 0, ("@",)),
-        (r"\b(?=[\w.-]*\d)[a-z0-9-]+(?:\.[a-z0-9-]+){2,}(?::\d+)?\b", "<host>", re.I, (".",)),
+_DIGIT = re.compile(r"\d")
+#: "0x", or eight characters of the hex mask's class (under its flags): in every text the hex mask changes
+_HEXY = re.compile(r"0x|[0-9a-f]{8}", re.I)
+
+
+def _holding(*needles: str) -> Callable[[str], bool]:
+    return lambda text: any(needle in text for needle in needles)
+
+
+#: (regex, mask, a cheap test true of every text the regex matches in); a mask whose test fails on the text as
+#: the masks before it left it is not tried, which spares most messages most of the regexes
+_MASKS: tuple[tuple[re.Pattern[str], Any, Callable[[str], Any]], ...] = tuple(
+    (re.compile(pattern, flags), mask, may_match) for pattern, mask, flags, may_match in (
+        (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>", re.I, lambda t: t.count("-") > 3),
+        (r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b", "<time>", 0,
+         lambda t: t.count("-") > 1),
+        (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<time>", 0, lambda t: t.count(":") > 1),
+        (r"\b[a-z][a-z0-9+.-]*://\S+", "<url>", re.I, _holding("://")),
+        (r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b", "<email>", 0, _holding("@")),
+        (r"\b(?=[\w.-]*\d)[a-z0-9-]+(?:\.[a-z0-9-]+){2,}(?::\d+)?\b", "<host>", re.I,
+         lambda t: t.count(".") > 1 and _DIGIT.search(t) is not None),
         # a quoted name or value varies; a quoted sentence (a nested message) is kept, its ids masked below
         (r"\"[^\"\n]{0,200}\"|(?<!\w)'[^'\n]{0,200}'(?!\w)|`[^`\n]{0,200}`",
          lambda m: "<str>" if len(m.group()) <= QUOTED_VALUE_CHARS or not _SPACE.search(m.group()) else m.group(), 0,
-         ('"', "'", "`")),
-        (r"(?:\b[A-Za-z]:|~|\.{1,2})?(?:[\\/][\w.@~+-]+)+[\\/]?|\b[\w.-]+(?:/[\w.@~+-]+)+", "<path>", 0, ("/", "\\")),
-        (r"\b0x[0-9a-f]+\b|\b(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{8,}\b", "<hex>", re.I, ()),
-        (r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])\w+(?:[_-]\w+)+\b|\b(?=\w*\d)(?=\w*[A-Za-z])\w{8,}\b", "<id>", 0, ()),
-        (r"[-+]?\b\d+(?:[.,]\d+)*", "<n>", 0, ()),
-        (r"\s+", " ", 0, ()),
+         _holding('"', "'", "`")),
+        (r"(?:\b[A-Za-z]:|~|\.{1,2})?(?:[\\/][\w.@~+-]+)+[\\/]?|\b[\w.-]+(?:/[\w.@~+-]+)+", "<path>", 0, _holding("/", "\\")),
+        (r"\b0x[0-9a-f]+\b|\b(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{8,}\b", "<hex>", re.I, _HEXY.search),
+        (r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])\w+(?:[_-]\w+)+\b|\b(?=\w*\d)(?=\w*[A-Za-z])\w{8,}\b", "<id>", 0, _DIGIT.search),
+        (r"[-+]?\b\d+(?:[.,]\d+)*", "<n>", 0, _DIGIT.search),
+        # one space for one space changes nothing; every other whitespace character is not printable
+        (r"\s+", " ", 0, lambda t: "  " in t or not t.isprintable()),
     )
 )
 PATTERN_CHARS = 160
@@ -608,8 +640,8 @@ PATTERN_CHARS = 160
 @lru_cache(maxsize=2048)  # the same error text comes back again and again (a rate limit, a timeout)
 def pattern_of(text: str) -> str:
     """The message with what varies between occurrences masked, so the same error groups together."""
-    for regex, mask, holds in _MASKS:
-        if not holds or any(needed in text for needed in holds):
+    for regex, mask, may_match in _MASKS:
+        if not FAST or may_match(text):
             text = regex.sub(mask, text)
     return clip(text.strip(), PATTERN_CHARS)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from threadfix import dialects
@@ -14,16 +14,28 @@ from threadfix.report import OTHER_TOOLS, PATTERN_CHARS, Report, pattern_of
 from threadfix.stores.base import ITEM_TIME_KEYS, parse_time
 
 # what the masks look for, and text around it
-PIECES = ("-", ":", "://", "@", ".", '"', "'", "`", "/", "\\", "0x", "12", "2024-01-02", "12:30:45", "a1b2c3d4",
-          "550e8400-e29b-41d4-a716-446655440000", "user@host.io", "http://h/x", " ", "\n", "é", "٣", "x_1")
+PIECES = ("-", ":", "://", "@", ".", '"', "'", "`", "/", "\\", "0x", "0X1F", "12", "2024-01-02", "12:30:45", "a1b2c3d4",
+          "DEADBEEF", "deadbeef", "550e8400-e29b-41d4-a716-446655440000", "user@host.io", "http://h/x", "a.b.c1", " ", "  ",
+          "\n", "\t", "\u00a0", "\u2003", "\x1f", "é", "٣", "٣٤:٥٦:٧٨", "x_1", "ſ", "K")
 
 
+@settings(max_examples=500)
 @given(text=st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=3)), max_size=10).map("".join))
 def test_pattern_of_is_every_mask_in_turn(text: str) -> None:
+    """Each mask's cheap test holds wherever its regex would change the text: skipping the masks it rules out
+    gives the pattern every mask in turn gives."""
     unguarded = text
     for regex, mask, _ in report_module._MASKS:
         unguarded = regex.sub(mask, unguarded)
     assert pattern_of(text) == clip(unguarded.strip(), PATTERN_CHARS)
+
+
+@settings(max_examples=500)
+@given(text=st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=3)), max_size=10).map("".join))
+def test_each_masks_test_holds_wherever_its_regex_changes_the_text(text: str) -> None:
+    for regex, mask, may_match in report_module._MASKS:
+        if regex.sub(mask, text) != text:
+            assert may_match(text), regex.pattern
 
 
 TIME_VALUES = st.one_of(st.none(), st.integers(0, 2_000_000_000_000), st.sampled_from(["2024-05-06T07:08:09Z", "x", ""]),
@@ -67,3 +79,31 @@ def test_a_timeless_thread_is_one_whose_items_give_no_time(items: list) -> None:
         assert all(report_module._item_time(item) is None for item in items if isinstance(item, dict))
     else:
         assert not all(isinstance(item, dict) and item.keys().isdisjoint(ITEM_TIME_KEYS) for item in items)
+
+
+@given(items=st.lists(st.one_of(
+    st.dictionaries(st.sampled_from((*ITEM_TIME_KEYS, "type")), TIME_VALUES, max_size=3),
+    st.sampled_from(["created_at", 3, None]), st.lists(st.sampled_from(["time", "x"]), max_size=2)), max_size=5),
+    messages=st.lists(st.integers(-7, 7), max_size=6),
+    document=st.one_of(st.none(), st.dictionaries(st.sampled_from(("created_at", "updated_at", "id")), TIME_VALUES,
+                                                  max_size=2)))
+def test_calls_by_day_is_each_calls_day_in_turn(items: list, messages: list[int], document) -> None:
+    """The one pass over the calls' messages gives each call's own day, messages outside the thread included (a
+    negative index is no message of the thread, as an index past its end is not), and the thread's day is the
+    one read from its container and all of its items."""
+    from threadfix.model import Call
+
+    with_document = dict(document) if document is not None else None
+    thread = Thread(Address("t.jsonl", 0), items, document=with_document)
+    calls = tuple(Call(f"c{i}", "tool", "function_call", (message, -1)) for i, message in enumerate(messages))
+    times = report_module._Times(thread)
+    moment = thread.last_changed(fallback=False)
+    if moment is None and with_document:
+        moment = next((t for key in report_module.THREAD_START_KEYS
+                       if (t := parse_time(with_document.get(key))) is not None), None)
+    assert times.thread_day == report_module.day_of(moment)
+    by_day: dict = {}
+    for call in calls:
+        day = report_module._Times(thread).of(call.at)
+        by_day[day] = by_day.get(day, 0) + 1
+    assert dict(times.calls_by_day(calls)) == by_day
