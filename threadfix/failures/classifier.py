@@ -1433,7 +1433,11 @@ _NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:[\
 # Text laid out as a document or a listing: Markdown, code, a grep hit, a numbered line, a commit listed by
 # its abbreviated hash (``git log --oneline``: "5f0082a fix: ... lint error (#267)", groq/groq-python).
 # (Bold and a second code span anywhere are found by _described with ``in`` and a count, not a scan.)
-_DESCRIBED_TEXT = _Lazy(r"[#>|*`]|-(?!\d)|[\w./-]+:\d+[:-]|\d+\.\s|(?=[0-9]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,40}\s")
+# A line numbered as grep -n prints one of a single file ("247:        error(g_(...", "956:error. For
+# example ...") is a listing too; a status and its phrase ("429: Too Many Requests") has one space between.
+_DESCRIBED_TEXT = _Lazy(
+    r"[#>|*`]|-(?!\d)|[\w./-]+:\d+[:-]|\d+\.\s|(?=[0-9]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,40}\s|\d{1,7}[:-](?=[^\d\s]|\s\s)"
+)
 # A text that opens as JSON data is read by structure; a word quoted in a line is a value, not a report.
 _JSON_STARTS = frozenset({'{"', "{'", "{}", '[{', '["', "[[", "[]"})
 _QUOTES = frozenset({'"', "'", "`"})
