@@ -468,6 +468,10 @@ _TRUNCATED = _signal(
     Kind.TRUNCATED,
     ("truncated", r"\btruncated\b[^.\n]{0,60}?max[_ ]?tokens"), ("cut off", r"\bcut off\b[^.\n]{0,60}?max[_ ]?tokens"),
     r"\bstop_reason[\"' :=]{1,4}max_tokens\b",
+    # A reply stopped at its output limit, said in words: Claude Code's "response exceeded the 32000 output
+    # token maximum" (anthropics/claude-code issues), "was cut off because it reached the token limit".
+    ("output token", r"\bexceeded (?:the |its )?(?:\d+ )?output tokens? (?:maximum|limit)"),
+    ("cut off", r"\bcut off\b[^.\n]{0,60}?\b(?:output )?token limit"),
 )
 _MALFORMED = _signal(
     Kind.MALFORMED_ARGUMENTS,
@@ -598,7 +602,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"no such file or directory", r"\benoent\b", r"filenotfound(?:error|exception)\b", r"nosuchfileexception",
         r"command not found", r"\bnot found\b", r"does not exist", r"doesn't exist", r"nosuch(?:key|bucket|file)",
         r"resourcenotfound", r"notfound(?:error|exception)\b", r"cannot find (?:module|file|path)",
-        r"\bno such (?:table|column|key|bucket|host|user|container|image|process|device)\b", r"no matching \w+ found",
+        r"\bno such (?:file|table|column|key|bucket|host|user|container|image|process|device)\b", r"no matching \w+ found",
         # git's "pathspec 'x' did not match any files" and "unknown revision or path", Python's "No module named x".
         r"\bdid not match any (?:files?|file\(s\))", r"\bunknown revision\b", r"\bno module named\b",
     ),
