@@ -625,6 +625,23 @@ _SIGNALS: tuple[_Signal, ...] = (
     ),
 )
 _STRONG_SIGNALS = _SIGNALS[:-1]
+_WEAK_INVALID = _SIGNALS[-1]
+
+# The order a careful reader names a failure in when its words and its HTTP status say different things
+# (the corpus's labelling rules, first match wins): the words decide over the status when they name a
+# kind that comes first ("403 Forbidden: invalid api key" is a bad key, a 503 "upstream connect error or
+# disconnect/reset" a network failure, "500 - Token limit ... exceeded" the limit), the status otherwise.
+# The general words about bad input never outrank a status.
+_PRECEDENCE: dict[Kind, int] = {
+    kind: rank
+    for rank, kind in enumerate((
+        Kind.ABORTED, Kind.CANCELLED, Kind.USAGE_LIMIT_REACHED, Kind.USAGE_POOL_EXHAUSTED, Kind.CONCURRENCY_LIMIT,
+        Kind.GLOBAL_RATE_LIMIT, Kind.RATE_LIMITED, Kind.NETWORK_ERROR, Kind.SERVICE_UNAVAILABLE, Kind.TIMEOUT,
+        Kind.UNAUTHORIZED, Kind.PERMISSION_DENIED, Kind.MALFORMED_ARGUMENTS, Kind.TRUNCATED, Kind.RENDER_LIMITED,
+        Kind.BEHAVIOR_VERSION_UNSUPPORTED, Kind.NOT_FOUND, Kind.NOT_IMPLEMENTED, Kind.INVALID_ARGUMENTS,
+        Kind.CUSTOM, Kind.TERMINAL_ERROR, Kind.EXECUTION, Kind.UNKNOWN, Kind.SUCCESS,
+    ))
+}
 
 # An HTTP status ranks below the limit signals and what only a stored call suffers, above everything else.
 _HTTP_RANK = _SIGNALS.index(_TIMEOUT)
@@ -1148,19 +1165,20 @@ def _find_signal(text: str, signals: Sequence[_Signal] = _SIGNALS, low: str | No
             picked.extend(ats)
     picked.sort()
     flat = index.flat
+    status: _Hit | None = None
     for at in picked:
         literal, alternative, signal = flat[at]
         if literal in low:
             if signal is None:
-                hit = _http_hit(text)
-                if hit is not None:
-                    return hit
+                status = _http_hit(text)
                 continue
             match = alternative.search(low)  # type: ignore[union-attr]
             if match is not None:
+                if status is not None and (signal is _WEAK_INVALID or _PRECEDENCE[signal.kind] > _PRECEDENCE[status.kind]):
+                    return status
                 said = text[match.start() : match.end()]
                 return _Hit(signal.kind, signal.label or f"text says '{_quote(said)}'")
-    return None
+    return status
 
 
 def _exit_code(line: str) -> int | None:
