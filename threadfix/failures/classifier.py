@@ -616,6 +616,10 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bunrecognized (?:option|arguments?)\b", r"\b(?:invalid|unknown) option\b",
         r"\bunprocessable\b", r"\bis not of type\b", r"\bis not valid under\b", r"context[_ ]length[_ ]exceeded",
         r"prompt is too long", r"\bexpected \w+, (?:got|received)\b",
+        # A command line the program cannot run (GNU's usage errors: "missing operand", "option requires an
+        # argument -- 'f'", then "Try 'cut --help' for more information.").
+        r"\b(?:missing|extra) (?:\w+ )?operand\b", r"\boption requires an argument\b",
+        ("--help", r"\btry '[^'\n]{1,80}--help' for more information"),
     ),
     # Last and weakest: words about bad input in general ("Invalid URL", "script is required"). An uncaught
     # exception's message is not read for them ("ValueError: invalid literal for int()" is the tool's crash).
@@ -1174,7 +1178,7 @@ def _find_signal(text: str, signals: Sequence[_Signal] = _SIGNALS, low: str | No
                 continue
             match = alternative.search(low)  # type: ignore[union-attr]
             if match is not None:
-                if status is not None and (signal is _WEAK_INVALID or _PRECEDENCE[signal.kind] > _PRECEDENCE[status.kind]):
+                if status is not None and (signal is _WEAK_INVALID or _PRECEDENCE[signal.kind] >= _PRECEDENCE[status.kind]):
                     return status
                 said = text[match.start() : match.end()]
                 return _Hit(signal.kind, signal.label or f"text says '{_quote(said)}'")
@@ -1652,24 +1656,112 @@ def _instructs(sentence: str, match: re.Match[str], nominal: bool) -> bool:
     return nominal or len(sentence[space : match.start()].split()) > 2
 
 
-def _long(text: str) -> bool:
-    """True when ``text`` is too long to be a message and no status or space leads it: _stated_failure's
-    first test, inline for the common case (a trailing newline is common)."""
-    size = end = len(text)
-    if size <= STATED_CHARS or text[0] in "45" or text[0].isspace():
-        return False
-    while end > size - _EDGE and text[end - 1].isspace():
-        end -= 1
-    return end > size - _EDGE and end > STATED_CHARS
-
-
 def _clear(text: str, first: str) -> bool:
-    """True when an unframed ``text`` surely states no failure: too long to be a
-    message, or no failure word where _stated_failure reads, or neither a message nor led by a status; and
-    no error line where _error_line looks."""
-    if not (_long(text) or _no_stated_word(first[:_STATED_REACH])) and _message(text):
+    """True when an unframed ``text`` surely states no failure (``_unframed_reading`` would say None, told
+    with its cheap tests only): too long to be a message, or no failure word where _stated_failure reads,
+    or neither a message nor led by a status; no error line where _error_line looks; and no program's
+    diagnostic line first."""
+    if not (_past_message(text) or _no_stated_word(first[:_STATED_REACH])) and _message(text):
         return False
-    return _no_error_line(text)
+    return _no_error_line(text) and not _may_be_diagnostic(first)
+
+
+# A program's own diagnostic, written as the GNU coding standards have a program write one: its name, a
+# colon, then the message, an operand first when there is one (bzip2's "notes.txt: bad magic number",
+# expr's "division by zero", tr's "missing operand" with "Try 'tr --help' for more information." after it).
+# The name is a command's (lower case, no dot or space); a field of a listing ("name: ...", "version: ...")
+# or a title's type ("fix: ...") is not one, nor is a line of a listing whose other lines name other keys.
+_PROGRAM_LINE = _Lazy(r"([a-z][a-z0-9_+-]{0,30}): (?=[^\s:])")
+_KEY_LINE = _Lazy(r"\s*([A-Za-z][\w.+-]{0,30}):(?:\s|$)")
+_NOT_PROGRAMS = frozenset(
+    {
+        "usage", "warning", "warn", "note", "hint", "info", "debug", "notice", "tip", "todo", "fixme", "feat",
+        "fix", "chore", "docs", "doc", "refactor", "perf", "style", "revert", "test", "tests", "build", "ci",
+        "deps", "release", "message", "msg", "status", "code", "type", "title", "name", "version", "description",
+        "summary", "reason", "detail", "details", "result", "output", "answer", "question", "example", "see",
+        "source", "date", "author", "subject", "from", "to", "step", "task", "goal", "context", "input", "prompt",
+        "response", "request", "user", "assistant", "system", "model", "tool", "function", "path", "file", "url",
+        "id", "key", "value", "label", "tags", "category", "action", "comment", "reply", "q", "a",
+    }
+)
+# What programs say in the same form when nothing failed: make's "Nothing to be done for 'all'." and "'x' is
+# up to date.", tar's "Removing leading `/' from member names", make -w's directory changes.
+_INFORMATIONAL = _Lazy(r"\b(?:nothing to be done|is up to date|removing leading|entering directory|leaving directory)\b")
+# The words a complaint is made of, one of which a diagnostic holds (as \b splits words, lower-cased): what
+# is wrong, missing, not what was expected, or refused; and GNU's "Try 'x --help'" after a usage error.
+_DEFECT_WORDS = frozenset(
+    token.encode()
+    for token in {
+        "not", "no", "non", "bad", "missing", "unknown", "unexpected", "unexpectedly", "too", "invalid", "cannot",
+        "can", "couldn", "failed", "failure", "fail", "error", "errors", "ignored", "illegal", "unrecognized",
+        "unsupported", "refused", "denied", "zero", "empty", "wrong", "corrupt", "corrupted", "truncated",
+        "premature", "prematurely", "expected", "requires", "required", "overflow", "exceeded", "exceeds", "unable",
+        "mismatch", "unmatched", "unterminated", "garbage", "nonexistent", "exists", "already", "help", "only",
+        "undefined", "unterminated", "incomplete", "incompatible", "ambiguous", "conflict", "conflicting",
+    }
+)
+_CODE_IN_LINE = _Lazy(r"\w\[|\s#\s")
+#: A diagnostic is a few lines: the message, a hint or two after a blank line.
+_DIAGNOSTIC_LINES = 5
+
+
+def _may_be_diagnostic(first: str) -> bool:
+    """False when ``first`` surely is no program's diagnostic line (a shortcut for _diagnostic)."""
+    return first.find(": ", 1, 34) > 0 and "a" <= first[:1] <= "z"
+
+
+def _diagnostic(stripped: str, first: str) -> _Verdict | None:
+    """A failure a program reports in its own diagnostic form (``_PROGRAM_LINE``), or None: a short text
+    (``stripped``, whose first line is ``first``) whose message is words, not a value."""
+    found = _PROGRAM_LINE.match(first)
+    if found is None or found.group(1) in _NOT_PROGRAMS:
+        return None
+    if len(stripped) > STATED_CHARS or stripped.count("\n") >= _DIAGNOSTIC_LINES:
+        return None
+    name, message = found.group(1), first[found.end() :]
+    if " " not in message or message[:1].isdigit() or message.endswith(":") or _CODE_IN_LINE.search(message):
+        return None  # a value, a heading, a line of code ("my_list: Annotated[list[int], ...]  # Valid: ...")
+    for line in stripped.splitlines()[1:]:
+        key = _KEY_LINE.match(line)
+        if key is not None and key.group(1) != name:
+            return None  # a listing of fields ("name: x" then "version: 2")
+    folded = _folded(message)
+    if _DEFECT_WORDS.isdisjoint(_words(_folded(stripped))):
+        return None  # it names no defect: file's "notes: ASCII text" is a result in the same form
+    if _INFORMATIONAL.search(folded) or _describes(folded) or _described(message) or _quotes_in_prose(message) or _TITLE_TAG.match(_folded(first)):
+        return None
+    basis = f"a diagnostic of '{_quote(name, 32)}'"
+    hit = _find_signal(stripped)
+    if hit is None:
+        return _Verdict(Kind.EXECUTION, basis, message=stripped, generic=True)
+    return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, retry_after=_retry_in_text(stripped),
+                    message=stripped)
+
+
+def _unframed_reading(text: str, first: str) -> _Verdict | None:
+    """What an unframed ``text`` states, or None when it states nothing (a result): a failure in its first
+    sentence (_stated_failure), an error line among its first few (_error_line), a program's diagnostic
+    (_diagnostic). ``first`` is ``_first_line(text)``.
+
+    The one reading of such text, for classify's common path and _from_text alike; each test is made once
+    (_stated_failure reads only a short message or a text a status leads, and then only when a word of
+    _STATED_TOKENS is in its reach: both are told here, before it is called).
+    """
+    verdict = None
+    stripped = "" if _past_message(text) else text.strip()
+    if stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
+        reach = first[:_STATED_REACH]
+        words = _words(reach if reach.isascii() else _folded(reach))
+        if not _no_stated_word(reach, words):
+            verdict = _stated_failure(text, first, worded=True, words=words, stripped=stripped)
+    if verdict is None:
+        # _no_error_line, inline: an error line starts at a newline (a one-line text has none).
+        at = text.find("\n", 0, _ERROR_LINE_PROBE)
+        if at >= 0 and not _no_error_line(text, at):
+            verdict = _error_line(text)
+    if verdict is None and stripped and _may_be_diagnostic(first):
+        verdict = _diagnostic(stripped, first)
+    return verdict
 
 
 def _no_error_line(text: str, at: int | None = None) -> bool:
@@ -1727,10 +1819,7 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
     if first is None:
         first = _first_line(text)
     if wire.flag is None and (unframed if unframed is not None else _unframed(text, first)):
-        verdict = None if _long(text) else _stated_failure(text, first)
-        if verdict is None and not _no_error_line(text):
-            verdict = _error_line(text)
-        return verdict or _NO_SIGNAL
+        return _unframed_reading(text, first) or _NO_SIGNAL
     head = text[:HEAD_CHARS]
     last = _last_line(text)
     last_stripped = last.strip()
@@ -1757,7 +1846,7 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
         elif (lead := _STATUS_LEAD.match(first)) is not None and _short_message(text):
             basis = f"starts with HTTP status {lead.group(1)}"
         else:
-            return _stated_failure(text, first) or _error_line(text) or _success("no error signal")
+            return _unframed_reading(text, first) or _NO_SIGNAL
     else:
         basis = wire.basis
     if exit_code:
@@ -2431,28 +2520,11 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
         lead = content[:1]
         if lead != "{" and lead != "[" and lead and (not lead.isspace() or _opening(content) not in ("{", "[", "")):
             wire = _NO_WIRE
-            # could_be_failure's test, inline: a text it rejects is a result at once.
             first = _first_line(content)
             if _unframed(content, first):
-                # _clear and _from_text's reading of unframed text in one: each test once (_message is
-                # the first test _stated_failure makes, so it is not made before it here).
-                verdict = None
-                stripped = "" if _past_message(content) else content.strip()
-                # _stated_failure reads only a short message or a text a status leads (_message's shape,
-                # the cheap part of it), and then only when a word of _STATED_TOKENS is in its reach.
-                if stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
-                    reach = first[:_STATED_REACH]
-                    words = _words(reach if reach.isascii() else _folded(reach))
-                    if not _no_stated_word(reach, words):
-                        verdict = _stated_failure(content, first, worded=True, words=words, stripped=stripped)
+                verdict = _unframed_reading(content, first)
                 if verdict is None:
-                    # _no_error_line, inline: an error line starts at a newline (a one-line text has none).
-                    at = content.find("\n", 0, _ERROR_LINE_PROBE)
-                    if at < 0 or _no_error_line(content, at):
-                        return _NO_SIGNAL_RESULT
-                    verdict = _error_line(content)
-                    if verdict is None:
-                        return _NO_SIGNAL_RESULT
+                    return _NO_SIGNAL_RESULT
             else:
                 verdict = _from_text(content, wire, first, False)
                 if verdict is _NO_SIGNAL:
