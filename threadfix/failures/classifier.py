@@ -1226,21 +1226,10 @@ _ERROR_LINE = _Lazy(r"(?:[^\s:]{1,200}:\d+:\d+: )?(?:ERROR|Error|error|FATAL|fat
 #: The line is looked for in the first five lines and 600 characters.
 _ERROR_LINE_REACH = 5
 _ERROR_LINE_PROBE = 600
-# Starts with a literal newline, so the search jumps from line to line.
-_ERROR_LINE_AT = _Lazy(r"\n(?:ERROR|Error|error|FATAL|fatal)")
-# A compiler's diagnostic (``file.c:1:21: error: ...``), looked for only where "error: " is in the probe.
-_COMPILER_LINE_AT = _Lazy(r"\n[^\s:]{1,200}:\d+:\d+: (?:fatal )?error:")
+# Starts with a literal newline, so the search jumps from line to line: an error line's word, or a
+# compiler's diagnostic (``file.c:1:21: error: ...``).
+_ERROR_LINE_AT = _Lazy(r"\n(?:ERROR|Error|error|FATAL|fatal|[^\s:]{1,200}+:\d+:\d+: (?:fatal )?error:)")
 _ENVIRONMENT_KINDS = frozenset({Kind.TIMEOUT, Kind.CANCELLED})
-
-
-def _error_line_at(text: str, at: int = 0) -> re.Match[str] | None:
-    """The newline before the first line from ``at`` on, within the probe, that may be an error line."""
-    found = _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE)
-    if text.find("error: ", at, _ERROR_LINE_PROBE) >= 0:
-        compiled = _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE if found is None else found.start())
-        if compiled is not None:
-            return compiled
-    return found
 
 
 def _error_line(text: str) -> _Verdict | None:
@@ -1248,7 +1237,7 @@ def _error_line(text: str) -> _Verdict | None:
 
     The first line was read as the frame already; the search jumps from newline to newline.
     """
-    found = _error_line_at(text)
+    found = _ERROR_LINE_AT.search(text, 0, _ERROR_LINE_PROBE)
     if found is None or text.startswith("```"):  # a fenced block: a document quoting output
         return None
     if text.count("\n", 0, found.start()) >= _ERROR_LINE_REACH:
@@ -1554,29 +1543,15 @@ def _past_message(text: str) -> bool:
     return start < _EDGE and end > size - _EDGE and end - start > STATED_CHARS and text[start] not in "45"
 
 
-def _stated_failure(
-    text: str, first: str | None = None, worded: bool = False, words: list[bytes] | None = None,
-    stripped: str | None = None,
-) -> _Verdict | None:
+def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) -> _Verdict | None:
     """A failure an unflagged, unframed text states in words, or None (see _STATED).
 
-    ``first`` is ``_first_line(text)`` when known; ``worded``: the caller found a word of _STATED_TOKENS
-    where it is looked for; ``words``: ``_words`` of that reach folded, when the caller split them;
-    ``stripped``: ``text.strip()``, when the caller made it.
+    _unframed_reading calls it only for a text that is not past a message (``stripped`` is
+    ``text.strip()``) and holds a word of _STATED_TOKENS in the reach of its first line ``first``
+    (``words``: ``_words`` of that reach folded).
     """
-    if _past_message(text):
-        return None
     # The failure word must stand in the first sentence, within _STATED_REACH characters: the first line's.
-    if first is None:
-        first = _first_line(text)
     reach = first[:_STATED_REACH]
-    if not worded:
-        if words is None:
-            words = _words(reach if reach.isascii() else _folded(reach))
-        if _no_stated_word(reach, words):
-            return None
-    if stripped is None:
-        stripped = text.strip()
     if len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES:
         said = stripped
     elif _LEADING_STATUS.match(text):
@@ -1586,9 +1561,7 @@ def _stated_failure(
     low = _folded(reach)
     end = _SENTENCE_END.search(low)
     if end is None:
-        sentence = low
-        if words is None:
-            words = _words(sentence)
+        sentence = low  # its words are the reach's, at hand
     else:
         sentence = low[: end.start()]
         words = _words(sentence)
@@ -1748,12 +1721,16 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
     _STATED_TOKENS is in its reach: both are told here, before it is called).
     """
     verdict = None
-    stripped = "" if _past_message(text) else text.strip()
+    lead = text[:1]
+    if len(text) > STATED_CHARS + 2 * _EDGE and not lead.isspace() and lead not in "45" and not text[-_EDGE:].isspace():
+        stripped = ""  # _past_message, told at once for the common long text: no run of spaces to strip
+    else:
+        stripped = "" if _past_message(text) else text.strip()
     if stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
         reach = first[:_STATED_REACH]
         words = _words(reach if reach.isascii() else _folded(reach))
         if not _no_stated_word(reach, words):
-            verdict = _stated_failure(text, first, worded=True, words=words, stripped=stripped)
+            verdict = _stated_failure(text, first, words, stripped)
     if verdict is None:
         # _no_error_line, inline: an error line starts at a newline (a one-line text has none).
         at = text.find("\n", 0, _ERROR_LINE_PROBE)
@@ -1765,13 +1742,12 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
 
 
 def _no_error_line(text: str, at: int | None = None) -> bool:
-    """``_error_line_at(text) is None``, with the fewest calls: an error line starts at a newline (a
-    one-line text has none), and a compiler's needs "error: " in the probe. ``at``: the first newline's
-    index, when the caller found it."""
+    """True when no line of the probe may be an error line (_ERROR_LINE_AT), with the fewest calls: an
+    error line starts at a newline, so a one-line text has none. ``at``: the first newline's index, when
+    the caller found it."""
     if at is None:
         at = text.find("\n", 0, _ERROR_LINE_PROBE)
-    return at < 0 or _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None and (
-        text.find("error: ", at, _ERROR_LINE_PROBE) < 0 or _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None)
+    return at < 0 or _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None
 
 
 def _message(text: str) -> bool:
@@ -1787,18 +1763,12 @@ def _message(text: str) -> bool:
 def could_be_failure(content: object) -> bool:
     """False only when ``classify(content)`` (no flag, no status) surely says success; True means "read it".
 
-    A few literal tests on the first and last lines of a text, no pattern over the whole: a caller that
-    classifies many outputs (lint, report) may skip every output this rejects, and classify itself starts
-    with the same test. Anything but a string that cannot open as JSON is left to classify (True).
-    tests/failures/test_could_be_failure.py holds it to classify over the corpus and generated text.
+    A few literal tests on the first and last lines of a text, no pattern over the whole (:func:`screen`):
+    a caller that classifies many outputs (lint, report) may skip every output this rejects. Anything but
+    a string that cannot open as JSON is left to classify (True). tests/failures/test_could_be_failure.py
+    holds it to classify over the corpus and generated text.
     """
-    if type(content) is not str:
-        return True
-    lead = content[:1]
-    if not lead or lead == "{" or lead == "[" or (lead.isspace() and _opening(content) in ("{", "[", "")):
-        return True
-    first = _first_line(content)
-    return not (_unframed(content, first) and _clear(content, first))
+    return type(content) is not str or screen(content) is not None
 
 
 def _short_message(text: str) -> bool:
@@ -2515,26 +2485,62 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
     a store or a dialect can produce.
     """
     if type(content) is str and is_error is None and status is None:
-        # Most outputs: plain text with no flag. A text that cannot open as JSON goes straight to the
-        # text reading (_parsed would say None); the same verdict, without the dispatch.
-        lead = content[:1]
-        if lead != "{" and lead != "[" and lead and (not lead.isspace() or _opening(content) not in ("{", "[", "")):
-            wire = _NO_WIRE
+        if _plain(content):
+            # Most outputs: plain text with no flag, read as text at once (_parsed would say None).
             first = _first_line(content)
-            if _unframed(content, first):
-                verdict = _unframed_reading(content, first)
-                if verdict is None:
-                    return _NO_SIGNAL_RESULT
-            else:
-                verdict = _from_text(content, wire, first, False)
-                if verdict is _NO_SIGNAL:
-                    return _NO_SIGNAL_RESULT
-        else:
-            wire = _NO_WIRE
-            verdict = _classify(content, wire, 0)
+            return _plain_text(content, first, _unframed(content, first))
+        wire = _NO_WIRE
     else:
         wire = _wire(is_error, status)
-        verdict = _classify(content, wire, 0)
+    return _classification(_classify(content, wire, 0), wire)
+
+
+def _plain(content: str) -> bool:
+    """True when a text cannot open as JSON (what _parsed would parse): it is read as text at once."""
+    lead = content[:1]
+    return lead != "{" and lead != "[" and lead != "" and (not lead.isspace() or _opening(content) not in ("{", "[", ""))
+
+
+def _plain_text(content: str, first: str, unframed: bool) -> Classification:
+    """classify() of plain text with no flag, from its first line ``first`` and ``_unframed`` on."""
+    if unframed:
+        verdict = _unframed_reading(content, first)
+        if verdict is None:
+            return _NO_SIGNAL_RESULT
+    else:
+        verdict = _from_text(content, _NO_WIRE, first, False)
+    return _classification(verdict, _NO_WIRE)
+
+
+def screen(content: str) -> tuple[str, bool] | None:
+    """None when ``classify(content)`` (a string, no flag, no status) surely says success; else what the
+    reading goes on from, for :func:`classify_screened`: the first line and whether the text is unframed
+    (("", False) for a text that may open as JSON, read whole).
+
+    could_be_failure's test, for a caller that classifies what it does not reject without reading the
+    first line again (threadfix.verdicts, which looks in its cache in between).
+    """
+    if not _plain(content):
+        return _READ_WHOLE
+    first = _first_line(content)
+    unframed = _unframed(content, first)
+    if unframed and _clear(content, first):
+        return None
+    return first, unframed
+
+
+def classify_screened(content: str, screened: tuple[str, bool]) -> Classification:
+    """``classify(content)`` for a text :func:`screen` passed as ``screened``."""
+    if screened is _READ_WHOLE:
+        return _classification(_classify(content, _NO_WIRE, 0), _NO_WIRE)
+    return _plain_text(content, *screened)
+
+
+_READ_WHOLE = ("", False)
+
+
+def _classification(verdict: _Verdict, wire: _Wire) -> Classification:
+    """The Classification a verdict read under ``wire`` gives (a status may name a generic failure's kind)."""
     if verdict.kind is Kind.SUCCESS:
         if wire.flag:
             verdict = _Verdict(Kind.UNKNOWN, f"{wire.basis}; cause not recognised", generic=True)
