@@ -366,23 +366,24 @@ _REASONS = (
 )
 
 _STATUS_NUMBER = _Lazy(r"[45][0-9][0-9]")
+# A short message led by an HTTP status and a capitalised word that opens a phrase, as providers and
+# proxies write them (continuedev/continue #10442, anthropics/claude-code #236, continuedev/continue #9942):
+# "429 Too many tokens, please wait", "402 This request requires more credits", "401 status code (no body)".
+# One word alone ("412 README.md", wc's count) or a lower-case one ("500 rows", "404 files") is no message.
+# What follows the status, case-sensitive wherever it is read: in _HTTP_STATUS's last alternative and in
+# _STATUS_LEAD.
+_STATUS_PHRASE = r"(?-i:(?:\s*[-:]\s*|\s+)[\"']?[A-Z][a-z]+(?:'[a-z]+)?[,.]?\s+[\"']?[A-Za-z]|\s+status code\b)"
 _HTTP_STATUS = _Lazy(
     r"\bHTTP(?:/\d(?:\.\d)?)?(?:Error)?[\s:=]*(?:(?:status|error|code)\s*:?\s*)?(?P<a>[1-5]\d\d)\b"
     r"|\b(?:status(?:[ _-]?code)?|error[ _-]?code|response[ _-]?code|http[ _-]?status|statusCode|returned error)"
     r"[\"']?\s*[:=]?\s*[\"']?(?P<b>[45]\d\d)\b"
     rf"|(?:^|[\s'\"(\[>:])(?P<c>[45]\d\d),?\s*(?:[-:]\s*)?(?:{_REASONS}|message=)"
     r"|\b(?:failed|error|errored)(?: with)?[:\s(]+(?P<d>[45]\d\d)\b"
-    # A status that leads a message with no reason phrase ("429 Too many tokens, please wait", "402 This
-    # request requires more credits", "429 Provider returned error"): see _STATUS_LEAD.
-    r"|\A\s*(?P<e>[45]\d\d)(?:(?:\s*[-:]\s*|\s+)[\"']?(?-i:[A-Z])[a-z]+(?:'[a-z]+)?[,.]?\s+[\"']?[A-Za-z]|\s+status code\b)",
+    # A status that leads a message with no reason phrase: see _STATUS_PHRASE.
+    r"|\A\s*(?P<e>[45]\d\d)" + _STATUS_PHRASE,
     re.IGNORECASE | re.MULTILINE,
 )
-# A short message led by an HTTP status and a capitalised word that opens a phrase, as providers and
-# proxies write them (continuedev/continue #10442, anthropics/claude-code #236, continuedev/continue #9942).
-# One word alone ("412 README.md", wc's count) or a lower-case one ("500 rows", "404 files") is no message.
-_STATUS_LEAD = _Lazy(
-    r"\s*([45]\d\d)(?:(?:\s*[-:]\s*|\s+)[\"']?[A-Z][a-z]+(?:'[a-z]+)?[,.]?\s+[\"']?[A-Za-z]|\s+status code\b)"
-)
+_STATUS_LEAD = _Lazy(r"\s*([45]\d\d)" + _STATUS_PHRASE)
 
 
 class _Signal(Struct, frozen=True):
