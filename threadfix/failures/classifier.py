@@ -1739,7 +1739,21 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
             verdict = _error_line(text)
     if verdict is None and stripped and _may_be_diagnostic(first):
         verdict = _diagnostic(stripped, first)
+    if verdict is not None and _discussion(text):
+        return _DISCUSSION
     return verdict
+
+
+# A thread of people's comments, as an issue tool returns one: a line naming an author, what they wrote
+# and when ("formulahendry · comment · 2018-02-12"). An error quoted in it is what someone reported, not
+# what the call returned.
+_COMMENT_LINE = _Lazy(r"^[\w.@-]{1,60} · (?:comment|review|reply|answer)\w* · \d{4}-\d\d-\d\d\b", re.MULTILINE)
+
+
+def _discussion(text: str) -> bool:
+    """True when ``text`` is a thread of comments (``_COMMENT_LINE`` within what is read of it)."""
+    window = _window(text)
+    return " · " in window and _COMMENT_LINE.search(window) is not None
 
 
 def _no_error_line(text: str, at: int | None = None) -> bool:
@@ -1803,6 +1817,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
     if wire.flag is None:
         if exit_code == 0:
             return _EXIT_ZERO
+        if _discussion(text):
+            return _DISCUSSION
         if exit_code is not None:
             basis = ""
         elif python_end:
@@ -1921,6 +1937,7 @@ _common_wire = functools.lru_cache(maxsize=256)(_read_wire)
 
 _NO_SIGNAL = _Verdict(Kind.SUCCESS, "no error signal")
 _EXIT_ZERO = _Verdict(Kind.SUCCESS, "exit code 0")
+_DISCUSSION = _Verdict(Kind.SUCCESS, "a thread of comments")
 _NO_SIGNAL_RESULT = Classification(Kind.SUCCESS, False, _NO_SIGNAL.evidence)
 
 
