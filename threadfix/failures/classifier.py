@@ -833,12 +833,25 @@ _MARKED_START = _Lazy(
 )
 
 
+# A component's own error line, marked or not: a few capitalised words naming what failed, then "error:"
+# and the message ("OpenAI API error: Error code: 429 - {...}", "Gemini API Error: ...").
+_COMPONENT_ERROR = _Lazy(r"(?:[A-Z][\w.-]{0,30}\s+){1,4}(?:[Ee]rror|ERROR|Exception)\s*:\s+\S")
+
+
+def _component_error(first: str) -> re.Match[str] | None:
+    """_COMPONENT_ERROR's match on ``first``, told at once where it cannot match (no capital first, no error word)."""
+    if not ("A" <= first[:1] <= "Z") or ("rror" not in first and "RROR" not in first and "xception" not in first):
+        return None
+    return _COMPONENT_ERROR.match(first)
+
+
 def _marked_start(first: str) -> re.Match[str] | None:
-    """_ERROR_START's match on ``first`` once its status marks are stripped, or a marked line's own form."""
+    """_ERROR_START's match on ``first`` once its status marks are stripped, or a marked line's own form,
+    or a component's error line."""
     unmarked = _unmarked(first)
     start = _ERROR_START.match(unmarked)
-    if start is None and unmarked is not first:
-        start = _MARKED_START.match(unmarked)
+    if start is None:
+        start = _component_error(first) if unmarked is first else _MARKED_START.match(unmarked)
     return start
 
 
@@ -1637,7 +1650,7 @@ def _clear(text: str, first: str) -> bool:
     diagnostic line first."""
     if not (_past_message(text) or _no_stated_word(first[:_STATED_REACH])) and _message(text):
         return False
-    return _no_error_line(text) and not _may_be_diagnostic(first)
+    return _no_error_line(text) and not _may_be_diagnostic(first) and _component_error(first) is None
 
 
 # A program's own diagnostic, written as the GNU coding standards have a program write one: its name, a
@@ -1721,6 +1734,8 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
     (_stated_failure reads only a short message or a text a status leads, and then only when a word of
     _STATED_TOKENS is in its reach: both are told here, before it is called).
     """
+    if _component_error(first) is not None:
+        return _from_text(text, _NO_WIRE, first, False)  # framed after all (_unframed does not look for it)
     verdict = None
     lead = text[:1]
     if len(text) > STATED_CHARS + 2 * _EDGE and not lead.isspace() and lead not in "45" and not text[-_EDGE:].isspace():
@@ -1817,8 +1832,6 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
     if wire.flag is None:
         if exit_code == 0:
             return _EXIT_ZERO
-        if _discussion(text):
-            return _DISCUSSION
         if exit_code is not None:
             basis = ""
         elif python_end:
@@ -1836,6 +1849,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             return _unframed_reading(text, first) or _NO_SIGNAL
     else:
         basis = wire.basis
+    if wire.flag is None and _discussion(text):
+        return _DISCUSSION
     if exit_code:
         return _exit_verdict(exit_code, text, basis)
     message = last_stripped if python_end else head
