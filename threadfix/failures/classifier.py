@@ -59,7 +59,13 @@ Precedence, highest first:
    "Error response" before a description ("... may contain ...") is a docstring, and a traceback whose
    frames are written "..." a doctest. An exit
    code in quotes is a value, and "Uncaught" marks a failure only before an exception's name and a colon.
-   A terminal UI's status mark (✖, ⚠, ❌) before a first line is stripped before it is read.
+   A terminal UI's status mark (✖, ⚠, ❌) before a first line is stripped before it is read; a component's
+   own error line ("OpenAI API error: ...") is a frame, marked or not. A short text written as a program's
+   diagnostic ("expr: division by zero", "bzip2: notes.txt: bad magic number", "tr: missing operand" then
+   "Try 'tr --help' ...") is that program's failure when its words name a defect (not a field of a
+   listing, a title's type, a value or code, nor "Nothing to be done"). A line numbered as grep -n prints
+   one ("247:  error(...)") is a listing, and a thread of people's comments ("name · comment · date") a
+   discussion, whatever error it quotes.
    A word such as "error" deeper in a
    file, log or grep result never flags a result; ``Exit code: 0`` on the frame line marks a success
    outright.
@@ -74,8 +80,11 @@ Precedence, highest first:
    authentication, permission, network, unavailable, not implemented, unknown tool, not found, invalid
    arguments; last the general words about bad input (invalid, malformed, validation, is required),
    which an uncaught exception's message is not read for ("ValueError: invalid literal for int()" is
-   the tool's crash); then a non-zero exit code (``terminal_error``); then any generic marker
-   (traceback, stack, ``Error:``) → ``execution``. A flagged text with no such marker but a word of
+   the tool's crash). When the words and an HTTP status name different kinds, the kind a careful reader
+   names first wins (the corpus's labelling order: cancellation and limits, network, service, timeout,
+   bad keys, refusals, ..., missing things, bad input): "403 Forbidden: invalid api key" is a bad key;
+   the general words about bad input never outrank a status. Then a non-zero exit code
+   (``terminal_error``); then any generic marker (traceback, stack, ``Error:``) → ``execution``. A flagged text with no such marker but a word of
    failure is ``execution``; with none at all, ``unknown``. A quota that says when to retry is a rate
    quota (``rate_limited``), not an empty balance.
 5. **A shell command that failed is a ``terminal_error``** (a non-zero exit code on the frame line, exit
