@@ -844,12 +844,18 @@ _MARKED_START = _Lazy(
 
 # A component's own error line, marked or not: a few capitalised words naming what failed, then "error:"
 # and the message ("OpenAI API error: Error code: 429 - {...}", "Gemini API Error: ...").
-_COMPONENT_ERROR = _Lazy(r"(?:[A-Z][\w.-]{0,30}\s+){1,4}(?:[Ee]rror|ERROR|Exception)\s*:\s+\S")
+_COMPONENT_ERROR = _Lazy(r"(?:[A-Z][\w.-]{0,30} ){1,4}(?:[Ee]rror|ERROR|Exception)\s*:\s+\S")
+#: Where its error word ends at the latest: four words of 32 characters, then "Exception".
+_COMPONENT_REACH = 4 * 32 + len("Exception")
 
 
 def _component_error(first: str) -> re.Match[str] | None:
-    """_COMPONENT_ERROR's match on ``first``, told at once where it cannot match (no capital first, no error word)."""
-    if not ("A" <= first[:1] <= "Z") or ("rror" not in first and "RROR" not in first and "xception" not in first):
+    """_COMPONENT_ERROR's match on ``first``, told at once where it cannot match (no capital first, no error
+    word within its reach)."""
+    if not ("A" <= first[:1] <= "Z") or (
+        first.find("rror", 1, _COMPONENT_REACH) < 0 and first.find("RROR", 1, _COMPONENT_REACH) < 0
+        and first.find("xception", 1, _COMPONENT_REACH) < 0
+    ):
         return None
     return _COMPONENT_ERROR.match(first)
 
@@ -2527,8 +2533,10 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
     a store or a dialect can produce.
     """
     if type(content) is str and is_error is None and status is None:
-        if _plain(content):
-            # Most outputs: plain text with no flag, read as text at once (_parsed would say None).
+        lead = content[:1]
+        if lead != "{" and lead != "[" and lead != "" and (not lead.isspace() or _plain(content)):
+            # Most outputs: plain text with no flag, read as text at once (_parsed would say None); _plain's
+            # test, its common case inline.
             first = _first_line(content)
             return _plain_text(content, first, _unframed(content, first))
         wire = _NO_WIRE
