@@ -844,20 +844,9 @@ _MARKED_START = _Lazy(
 
 # A component's own error line, marked or not: a few capitalised words naming what failed, then "error:"
 # and the message ("OpenAI API error: Error code: 429 - {...}", "Gemini API Error: ...").
-_COMPONENT_ERROR = _Lazy(r"(?:[A-Z][\w.-]{0,30} ){1,4}(?:[Ee]rror|ERROR|Exception)\s*:\s+\S")
-#: Where its error word ends at the latest: four words of 32 characters, then "Exception".
-_COMPONENT_REACH = 4 * 32 + len("Exception")
-
-
-def _component_error(first: str) -> re.Match[str] | None:
-    """_COMPONENT_ERROR's match on ``first``, told at once where it cannot match (no capital first, no error
-    word within its reach)."""
-    if not ("A" <= first[:1] <= "Z") or (
-        first.find("rror", 1, _COMPONENT_REACH) < 0 and first.find("RROR", 1, _COMPONENT_REACH) < 0
-        and first.find("xception", 1, _COMPONENT_REACH) < 0
-    ):
-        return None
-    return _COMPONENT_ERROR.match(first)
+# At most three words of twelve characters, so its error word ends within _EXIT_REACH, where _unframed
+# looks for it.
+_COMPONENT_ERROR = _Lazy(r"(?:[A-Z][\w.-]{0,11} ){1,3}(?:[Ee]rror|ERROR|Exception)\s*:\s+\S")
 
 
 def _marked_start(first: str) -> re.Match[str] | None:
@@ -866,7 +855,7 @@ def _marked_start(first: str) -> re.Match[str] | None:
     unmarked = _unmarked(first)
     start = _ERROR_START.match(unmarked)
     if start is None:
-        start = _component_error(first) if unmarked is first else _MARKED_START.match(unmarked)
+        start = (_COMPONENT_ERROR if unmarked is first else _MARKED_START).match(unmarked)
     return start
 
 
@@ -897,6 +886,8 @@ def _unframed(text: str, first: str | None = None) -> bool:
     head = head.lower() if head.isascii() else _folded(head)
     if head.startswith(_START_WORDS_BY_LEAD.get(head[:1], ())) or (first[:1] in "aA45" and _AN_ERROR.match(first)):
         return False
+    if "A" <= first[:1] <= "Z" and ("rror" in head or "xception" in head) and _COMPONENT_ERROR.match(first):
+        return False  # a component's error line
     if len(first) <= 160 and _has_exit_word(head):
         return False  # an exit code
     # A line without trailing spaces that holds none of a name's ends is the run alone or no name's line,
@@ -1255,10 +1246,22 @@ _ERROR_LINE = _Lazy(r"(?:[^\s:]{1,200}:\d+:\d+: )?(?:ERROR|Error|error|FATAL|fat
 #: The line is looked for in the first five lines and 600 characters.
 _ERROR_LINE_REACH = 5
 _ERROR_LINE_PROBE = 600
-# Starts with a literal newline, so the search jumps from line to line: an error line's word, or a
-# compiler's diagnostic (``file.c:1:21: error: ...``).
-_ERROR_LINE_AT = _Lazy(r"\n(?:ERROR|Error|error|FATAL|fatal|[^\s:]{1,200}+:\d+:\d+: (?:fatal )?error:)")
+# Starts with a literal newline, so the search jumps from line to line.
+_ERROR_LINE_AT = _Lazy(r"\n(?:ERROR|Error|error|FATAL|fatal)")
+# A compiler's diagnostic (``file.c:1:21: error: ...``), looked for only where "error: " is in the probe
+# (tried at every line, its name's run would cost most texts more than the literal's search).
+_COMPILER_LINE_AT = _Lazy(r"\n[^\s:]{1,200}+:\d+:\d+: (?:fatal )?error:")
 _ENVIRONMENT_KINDS = frozenset({Kind.TIMEOUT, Kind.CANCELLED})
+
+
+def _error_line_at(text: str, at: int = 0) -> re.Match[str] | None:
+    """The newline before the first line from ``at`` on, within the probe, that may be an error line."""
+    found = _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE)
+    if text.find("error: ", at, _ERROR_LINE_PROBE) >= 0:
+        compiled = _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE if found is None else found.start())
+        if compiled is not None:
+            return compiled
+    return found
 
 
 def _error_line(text: str) -> _Verdict | None:
@@ -1266,7 +1269,7 @@ def _error_line(text: str) -> _Verdict | None:
 
     The first line was read as the frame already; the search jumps from newline to newline.
     """
-    found = _ERROR_LINE_AT.search(text, 0, _ERROR_LINE_PROBE)
+    found = _error_line_at(text)
     if found is None or text.startswith("```"):  # a fenced block: a document quoting output
         return None
     if text.count("\n", 0, found.start()) >= _ERROR_LINE_REACH:
@@ -1665,7 +1668,7 @@ def _clear(text: str, first: str) -> bool:
     diagnostic line first."""
     if not (_past_message(text) or _no_stated_word(first[:_STATED_REACH])) and _message(text):
         return False
-    return _no_error_line(text) and not _may_be_diagnostic(first) and _component_error(first) is None
+    return _no_error_line(text) and not _may_be_diagnostic(first)
 
 
 # A program's own diagnostic, written as the GNU coding standards have a program write one: its name, a
@@ -1715,7 +1718,7 @@ def _may_be_diagnostic(first: str) -> bool:
 def _diagnostic(stripped: str, first: str) -> _Verdict | None:
     """A failure a program reports in its own diagnostic form (``_PROGRAM_LINE``), or None: a short text
     (``stripped``, whose first line is ``first``) whose message is words, not a value."""
-    found = _PROGRAM_LINE.match(first)
+    found = _PROGRAM_LINE.match(first) if _may_be_diagnostic(first) else None
     if found is None or found.group(1) in _NOT_PROGRAMS:
         return None
     if len(stripped) > STATED_CHARS or stripped.count("\n") >= _DIAGNOSTIC_LINES:
@@ -1749,14 +1752,8 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
     (_stated_failure reads only a short message or a text a status leads, and then only when a word of
     _STATED_TOKENS is in its reach: both are told here, before it is called).
     """
-    if _component_error(first) is not None:
-        return _from_text(text, _NO_WIRE, first, False)  # framed after all (_unframed does not look for it)
     verdict = None
-    lead = text[:1]
-    if len(text) > STATED_CHARS + 2 * _EDGE and not lead.isspace() and lead not in "45" and not text[-_EDGE:].isspace():
-        stripped = ""  # _past_message, told at once for the common long text: no run of spaces to strip
-    else:
-        stripped = "" if _past_message(text) else text.strip()
+    stripped = "" if _past_message(text) else text.strip()
     if stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
         reach = first[:_STATED_REACH]
         words = _words(reach if reach.isascii() else _folded(reach))
@@ -1767,7 +1764,7 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
         at = text.find("\n", 0, _ERROR_LINE_PROBE)
         if at >= 0 and not _no_error_line(text, at):
             verdict = _error_line(text)
-    if verdict is None and stripped and _may_be_diagnostic(first):
+    if verdict is None and stripped and first.find(": ", 1, 34) > 0:  # _may_be_diagnostic's first test, inline
         verdict = _diagnostic(stripped, first)
     if verdict is not None and _discussion(text):
         return _DISCUSSION
@@ -1787,12 +1784,13 @@ def _discussion(text: str) -> bool:
 
 
 def _no_error_line(text: str, at: int | None = None) -> bool:
-    """True when no line of the probe may be an error line (_ERROR_LINE_AT), with the fewest calls: an
-    error line starts at a newline, so a one-line text has none. ``at``: the first newline's index, when
-    the caller found it."""
+    """``_error_line_at(text) is None``, with the fewest calls: an error line starts at a newline (a
+    one-line text has none), and a compiler's needs "error: " in the probe. ``at``: the first newline's
+    index, when the caller found it."""
     if at is None:
         at = text.find("\n", 0, _ERROR_LINE_PROBE)
-    return at < 0 or _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None
+    return at < 0 or _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None and (
+        text.find("error: ", at, _ERROR_LINE_PROBE) < 0 or _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None)
 
 
 def _message(text: str) -> bool:
