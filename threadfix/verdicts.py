@@ -6,9 +6,10 @@ quarter of the outputs of the sample agent sessions). :func:`threadfix.failures.
 function of (content, flag, status), so a short text's answer is kept and given again when the text comes
 back. The cache is bounded, so memory does not grow with the store.
 
-Before the cache, a text with no flag and no status that :func:`threadfix.failures.could_be_failure` rejects
-(a plain result: most outputs) is answered at once, without hashing it or filling the cache with results
-that never come back: the test classify itself starts with, so the answer is the same.
+Before the cache, a text with no flag and no status that the classifier's screen rejects (the test of
+:func:`threadfix.failures.could_be_failure`: a plain result, most outputs) is answered at once, without
+hashing it or filling the cache with results that never come back; a text it passes is read on from where
+the screen left it, its first line not read twice.
 
 ``FAST = False`` turns both off; the tests compare the two ways on generated stores and the case files.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from threadfix.failures.classifier import Classification, classify, could_be_failure
+from threadfix.failures.classifier import Classification, classify, classify_screened, screen
 
 #: False: every output goes through classify, uncached (the tests compare the two ways)
 FAST = True
@@ -33,11 +34,13 @@ _MISSING: Any = object()
 def failure_of(content: Any, is_error: bool | None = None, status: str | None = None) -> Classification | None:
     """The output's classification when it is a failure (an error output), else None."""
     if FAST and content.__class__ is str:
+        screened = None
         if is_error is None and status is None:
-            if not could_be_failure(content):
+            screened = screen(content)
+            if screened is None:
                 return None
             if len(content) > CACHE_CHARS:
-                return _failure(content, is_error, status)
+                return _failure(content, is_error, status, screened)
             key: Any = content
         elif len(content) > CACHE_CHARS:
             return _failure(content, is_error, status)
@@ -47,7 +50,7 @@ def failure_of(content: Any, is_error: bool | None = None, status: str | None = 
             return _failure(content, is_error, status)
         found = _cache.get(key, _MISSING)
         if found is _MISSING:
-            found = _failure(content, is_error, status)
+            found = _failure(content, is_error, status, screened)
             if len(_cache) >= CACHE_ENTRIES:
                 _cache.clear()
             _cache[key] = found
@@ -55,6 +58,8 @@ def failure_of(content: Any, is_error: bool | None = None, status: str | None = 
     return _failure(content, is_error, status)
 
 
-def _failure(content: Any, is_error: bool | None, status: str | None) -> Classification | None:
-    found = classify(content, is_error=is_error, status=status)
+def _failure(
+    content: Any, is_error: bool | None, status: str | None, screened: tuple[str, bool] | None = None
+) -> Classification | None:
+    found = classify(content, is_error=is_error, status=status) if screened is None else classify_screened(content, screened)
     return found if found.is_error else None

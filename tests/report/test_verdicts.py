@@ -16,7 +16,7 @@ from tests import benchmark_store
 from tests.failures.test_classify import CASES
 from threadfix import dialects, verdicts
 from threadfix.batch import scan
-from threadfix.failures.classifier import classify, could_be_failure
+from threadfix.failures.classifier import classify, classify_screened, could_be_failure
 from threadfix.lint import LintOptions, LintRun
 from threadfix.render.report import JsonRenderer, View
 from threadfix.report import build_report
@@ -52,10 +52,18 @@ def test_cached_answers_are_classifys_on_the_case_files_under_every_wire(monkeyp
     assert verdicts._cache, "short texts are cached"
 
 
+def _spy(monkeypatch, calls: list[object]) -> None:
+    """Record every text verdicts has classified, by either entry: classify, or classify_screened for a
+    text the screen passed."""
+    monkeypatch.setattr(verdicts, "classify", lambda content, **kw: calls.append(content) or classify(content, **kw))
+    monkeypatch.setattr(verdicts, "classify_screened",
+                        lambda content, screened: calls.append(content) or classify_screened(content, screened))
+
+
 def test_a_repeated_text_is_classified_once_and_a_long_one_every_time(monkeypatch) -> None:
     calls: list[object] = []
     monkeypatch.setattr(verdicts, "_cache", {})
-    monkeypatch.setattr(verdicts, "classify", lambda content, **kw: calls.append(content) or classify(content, **kw))
+    _spy(monkeypatch, calls)
     long = "Error: " + "x" * verdicts.CACHE_CHARS
     for _ in range(3):
         assert verdicts.failure_of("Error: rate limit exceeded").kind.value == "rate_limited"
@@ -71,7 +79,7 @@ def test_a_plain_result_is_answered_by_the_pre_check_alone(monkeypatch) -> None:
     """Texts could_be_failure rejects never reach classify nor the cache, whatever their length; the rest do."""
     calls: list[object] = []
     monkeypatch.setattr(verdicts, "_cache", {})
-    monkeypatch.setattr(verdicts, "classify", lambda content, **kw: calls.append(content) or classify(content, **kw))
+    _spy(monkeypatch, calls)
     plain = ["Plan updated", "Success. Updated the following files:\nM src/app.py\n", "y" * (verdicts.CACHE_CHARS * 2)]
     assert not any(map(could_be_failure, plain))
     assert [verdicts.failure_of(text) for text in plain] == [None, None, None]

@@ -59,7 +59,13 @@ Precedence, highest first:
    "Error response" before a description ("... may contain ...") is a docstring, and a traceback whose
    frames are written "..." a doctest. An exit
    code in quotes is a value, and "Uncaught" marks a failure only before an exception's name and a colon.
-   A terminal UI's status mark (✖, ⚠, ❌) before a first line is stripped before it is read.
+   A terminal UI's status mark (✖, ⚠, ❌) before a first line is stripped before it is read; a component's
+   own error line ("OpenAI API error: ...") is a frame, marked or not. A short text written as a program's
+   diagnostic ("expr: division by zero", "bzip2: notes.txt: bad magic number", "tr: missing operand" then
+   "Try 'tr --help' ...") is that program's failure when its words name a defect (not a field of a
+   listing, a title's type, a value or code, nor "Nothing to be done"). A line numbered as grep -n prints
+   one ("247:  error(...)") is a listing, and a thread of people's comments ("name · comment · date") a
+   discussion, whatever error it quotes.
    A word such as "error" deeper in a
    file, log or grep result never flags a result; ``Exit code: 0`` on the frame line marks a success
    outright.
@@ -74,8 +80,11 @@ Precedence, highest first:
    authentication, permission, network, unavailable, not implemented, unknown tool, not found, invalid
    arguments; last the general words about bad input (invalid, malformed, validation, is required),
    which an uncaught exception's message is not read for ("ValueError: invalid literal for int()" is
-   the tool's crash); then a non-zero exit code (``terminal_error``); then any generic marker
-   (traceback, stack, ``Error:``) → ``execution``. A flagged text with no such marker but a word of
+   the tool's crash). When the words and an HTTP status name different kinds, the kind a careful reader
+   names first wins (the corpus's labelling order: cancellation and limits, network, service, timeout,
+   bad keys, refusals, ..., missing things, bad input): "403 Forbidden: invalid api key" is a bad key;
+   the general words about bad input never outrank a status. Then a non-zero exit code
+   (``terminal_error``); then any generic marker (traceback, stack, ``Error:``) → ``execution``. A flagged text with no such marker but a word of
    failure is ``execution``; with none at all, ``unknown``. A quota that says when to retry is a rate
    quota (``rate_limited``), not an empty balance.
 5. **A shell command that failed is a ``terminal_error``** (a non-zero exit code on the frame line, exit
@@ -347,23 +356,24 @@ _REASONS = (
 )
 
 _STATUS_NUMBER = _Lazy(r"[45][0-9][0-9]")
+# A short message led by an HTTP status and a capitalised word that opens a phrase, as providers and
+# proxies write them (continuedev/continue #10442, anthropics/claude-code #236, continuedev/continue #9942):
+# "429 Too many tokens, please wait", "402 This request requires more credits", "401 status code (no body)".
+# One word alone ("412 README.md", wc's count) or a lower-case one ("500 rows", "404 files") is no message.
+# What follows the status, case-sensitive wherever it is read: in _HTTP_STATUS's last alternative and in
+# _STATUS_LEAD.
+_STATUS_PHRASE = r"(?-i:(?:\s*[-:]\s*|\s+)[\"']?[A-Z][a-z]+(?:'[a-z]+)?[,.]?\s+[\"']?[A-Za-z]|\s+status code\b)"
 _HTTP_STATUS = _Lazy(
     r"\bHTTP(?:/\d(?:\.\d)?)?(?:Error)?[\s:=]*(?:(?:status|error|code)\s*:?\s*)?(?P<a>[1-5]\d\d)\b"
     r"|\b(?:status(?:[ _-]?code)?|error[ _-]?code|response[ _-]?code|http[ _-]?status|statusCode|returned error)"
     r"[\"']?\s*[:=]?\s*[\"']?(?P<b>[45]\d\d)\b"
     rf"|(?:^|[\s'\"(\[>:])(?P<c>[45]\d\d),?\s*(?:[-:]\s*)?(?:{_REASONS}|message=)"
     r"|\b(?:failed|error|errored)(?: with)?[:\s(]+(?P<d>[45]\d\d)\b"
-    # A status that leads a message with no reason phrase ("429 Too many tokens, please wait", "402 This
-    # request requires more credits", "429 Provider returned error"): see _STATUS_LEAD.
-    r"|\A\s*(?P<e>[45]\d\d)(?:(?:\s*[-:]\s*|\s+)[\"']?(?-i:[A-Z])[a-z]+(?:'[a-z]+)?[,.]?\s+[\"']?[A-Za-z]|\s+status code\b)",
+    # A status that leads a message with no reason phrase: see _STATUS_PHRASE.
+    r"|\A\s*(?P<e>[45]\d\d)" + _STATUS_PHRASE,
     re.IGNORECASE | re.MULTILINE,
 )
-# A short message led by an HTTP status and a capitalised word that opens a phrase, as providers and
-# proxies write them (continuedev/continue #10442, anthropics/claude-code #236, continuedev/continue #9942).
-# One word alone ("412 README.md", wc's count) or a lower-case one ("500 rows", "404 files") is no message.
-_STATUS_LEAD = _Lazy(
-    r"\s*([45]\d\d)(?:(?:\s*[-:]\s*|\s+)[\"']?[A-Z][a-z]+(?:'[a-z]+)?[,.]?\s+[\"']?[A-Za-z]|\s+status code\b)"
-)
+_STATUS_LEAD = _Lazy(r"\s*([45]\d\d)" + _STATUS_PHRASE)
 
 
 class _Signal(Struct, frozen=True):
@@ -449,6 +459,10 @@ _TRUNCATED = _signal(
     Kind.TRUNCATED,
     ("truncated", r"\btruncated\b[^.\n]{0,60}?max[_ ]?tokens"), ("cut off", r"\bcut off\b[^.\n]{0,60}?max[_ ]?tokens"),
     r"\bstop_reason[\"' :=]{1,4}max_tokens\b",
+    # A reply stopped at its output limit, said in words: Claude Code's "response exceeded the 32000 output
+    # token maximum" (anthropics/claude-code issues), "was cut off because it reached the token limit".
+    ("output token", r"\bexceeded (?:the |its )?(?:\d+ )?output tokens? (?:maximum|limit)"),
+    ("cut off", r"\bcut off\b[^.\n]{0,60}?\b(?:output )?token limit"),
 )
 _MALFORMED = _signal(
     Kind.MALFORMED_ARGUMENTS,
@@ -579,7 +593,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"no such file or directory", r"\benoent\b", r"filenotfound(?:error|exception)\b", r"nosuchfileexception",
         r"command not found", r"\bnot found\b", r"does not exist", r"doesn't exist", r"nosuch(?:key|bucket|file)",
         r"resourcenotfound", r"notfound(?:error|exception)\b", r"cannot find (?:module|file|path)",
-        r"\bno such (?:table|column|key|bucket|host|user|container|image|process|device)\b", r"no matching \w+ found",
+        r"\bno such (?:file|table|column|key|bucket|host|user|container|image|process|device)\b", r"no matching \w+ found",
         # git's "pathspec 'x' did not match any files" and "unknown revision or path", Python's "No module named x".
         r"\bdid not match any (?:files?|file\(s\))", r"\bunknown revision\b", r"\bno module named\b",
     ),
@@ -593,6 +607,10 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bunrecognized (?:option|arguments?)\b", r"\b(?:invalid|unknown) option\b",
         r"\bunprocessable\b", r"\bis not of type\b", r"\bis not valid under\b", r"context[_ ]length[_ ]exceeded",
         r"prompt is too long", r"\bexpected \w+, (?:got|received)\b",
+        # A command line the program cannot run (GNU's usage errors: "missing operand", "option requires an
+        # argument -- 'f'", then "Try 'cut --help' for more information.").
+        r"\b(?:missing|extra) (?:\w+ )?operand\b", r"\boption requires an argument\b",
+        ("--help", r"\btry '[^'\n]{1,80}--help' for more information"),
     ),
     # Last and weakest: words about bad input in general ("Invalid URL", "script is required"). An uncaught
     # exception's message is not read for them ("ValueError: invalid literal for int()" is the tool's crash).
@@ -602,6 +620,23 @@ _SIGNALS: tuple[_Signal, ...] = (
     ),
 )
 _STRONG_SIGNALS = _SIGNALS[:-1]
+_WEAK_INVALID = _SIGNALS[-1]
+
+# The order a careful reader names a failure in when its words and its HTTP status say different things
+# (the corpus's labelling rules, first match wins): the words decide over the status when they name a
+# kind that comes first ("403 Forbidden: invalid api key" is a bad key, a 503 "upstream connect error or
+# disconnect/reset" a network failure, "500 - Token limit ... exceeded" the limit), the status otherwise.
+# The general words about bad input never outrank a status.
+_PRECEDENCE: dict[Kind, int] = {
+    kind: rank
+    for rank, kind in enumerate((
+        Kind.ABORTED, Kind.CANCELLED, Kind.USAGE_LIMIT_REACHED, Kind.USAGE_POOL_EXHAUSTED, Kind.CONCURRENCY_LIMIT,
+        Kind.GLOBAL_RATE_LIMIT, Kind.RATE_LIMITED, Kind.NETWORK_ERROR, Kind.SERVICE_UNAVAILABLE, Kind.TIMEOUT,
+        Kind.UNAUTHORIZED, Kind.PERMISSION_DENIED, Kind.MALFORMED_ARGUMENTS, Kind.TRUNCATED, Kind.RENDER_LIMITED,
+        Kind.BEHAVIOR_VERSION_UNSUPPORTED, Kind.NOT_FOUND, Kind.NOT_IMPLEMENTED, Kind.INVALID_ARGUMENTS,
+        Kind.CUSTOM, Kind.TERMINAL_ERROR, Kind.EXECUTION, Kind.UNKNOWN, Kind.SUCCESS,
+    ))
+}
 
 # An HTTP status ranks below the limit signals and what only a stored call suffers, above everything else.
 _HTTP_RANK = _SIGNALS.index(_TIMEOUT)
@@ -788,12 +823,20 @@ _MARKED_START = _Lazy(
 )
 
 
+# A component's own error line, marked or not: a few capitalised words naming what failed, then "error:"
+# and the message ("OpenAI API error: Error code: 429 - {...}", "Gemini API Error: ...").
+# At most three words of twelve characters, so its error word ends within _EXIT_REACH, where _unframed
+# looks for it.
+_COMPONENT_ERROR = _Lazy(r"(?:[A-Z][\w.-]{0,11} ){1,3}(?:[Ee]rror|ERROR|Exception)\s*:\s+\S")
+
+
 def _marked_start(first: str) -> re.Match[str] | None:
-    """_ERROR_START's match on ``first`` once its status marks are stripped, or a marked line's own form."""
+    """_ERROR_START's match on ``first`` once its status marks are stripped, or a marked line's own form,
+    or a component's error line."""
     unmarked = _unmarked(first)
     start = _ERROR_START.match(unmarked)
-    if start is None and unmarked is not first:
-        start = _MARKED_START.match(unmarked)
+    if start is None:
+        start = (_COMPONENT_ERROR if unmarked is first else _MARKED_START).match(unmarked)
     return start
 
 
@@ -824,6 +867,8 @@ def _unframed(text: str, first: str | None = None) -> bool:
     head = head.lower() if head.isascii() else _folded(head)
     if head.startswith(_START_WORDS_BY_LEAD.get(head[:1], ())) or (first[:1] in "aA45" and _AN_ERROR.match(first)):
         return False
+    if "A" <= first[:1] <= "Z" and ("rror" in head or "xception" in head) and _COMPONENT_ERROR.match(first):
+        return False  # a component's error line
     if len(first) <= 160 and _has_exit_word(head):
         return False  # an exit code
     # A line without trailing spaces that holds none of a name's ends is the run alone or no name's line,
@@ -1125,19 +1170,20 @@ def _find_signal(text: str, signals: Sequence[_Signal] = _SIGNALS, low: str | No
             picked.extend(ats)
     picked.sort()
     flat = index.flat
+    status: _Hit | None = None
     for at in picked:
         literal, alternative, signal = flat[at]
         if literal in low:
             if signal is None:
-                hit = _http_hit(text)
-                if hit is not None:
-                    return hit
+                status = _http_hit(text)
                 continue
             match = alternative.search(low)  # type: ignore[union-attr]
             if match is not None:
+                if status is not None and (signal is _WEAK_INVALID or _PRECEDENCE[signal.kind] >= _PRECEDENCE[status.kind]):
+                    return status
                 said = text[match.start() : match.end()]
                 return _Hit(signal.kind, signal.label or f"text says '{_quote(said)}'")
-    return None
+    return status
 
 
 def _exit_code(line: str) -> int | None:
@@ -1183,8 +1229,9 @@ _ERROR_LINE_REACH = 5
 _ERROR_LINE_PROBE = 600
 # Starts with a literal newline, so the search jumps from line to line.
 _ERROR_LINE_AT = _Lazy(r"\n(?:ERROR|Error|error|FATAL|fatal)")
-# A compiler's diagnostic (``file.c:1:21: error: ...``), looked for only where "error: " is in the probe.
-_COMPILER_LINE_AT = _Lazy(r"\n[^\s:]{1,200}:\d+:\d+: (?:fatal )?error:")
+# A compiler's diagnostic (``file.c:1:21: error: ...``), looked for only where "error: " is in the probe
+# (tried at every line, its name's run would cost most texts more than the literal's search).
+_COMPILER_LINE_AT = _Lazy(r"\n[^\s:]{1,200}+:\d+:\d+: (?:fatal )?error:")
 _ENVIRONMENT_KINDS = frozenset({Kind.TIMEOUT, Kind.CANCELLED})
 
 
@@ -1414,7 +1461,11 @@ _NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:[\
 # Text laid out as a document or a listing: Markdown, code, a grep hit, a numbered line, a commit listed by
 # its abbreviated hash (``git log --oneline``: "5f0082a fix: ... lint error (#267)", groq/groq-python).
 # (Bold and a second code span anywhere are found by _described with ``in`` and a count, not a scan.)
-_DESCRIBED_TEXT = _Lazy(r"[#>|*`]|-(?!\d)|[\w./-]+:\d+[:-]|\d+\.\s|(?=[0-9]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,40}\s")
+# A line numbered as grep -n prints one of a single file ("247:        error(g_(...", "956:error. For
+# example ...") is a listing too; a status and its phrase ("429: Too Many Requests") has one space between.
+_DESCRIBED_TEXT = _Lazy(
+    r"[#>|*`]|-(?!\d)|[\w./-]+:\d+[:-]|\d+\.\s|(?=[0-9]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,40}\s|\d{1,7}[:-](?=[^\d\s]|\s\s)"
+)
 # A text that opens as JSON data is read by structure; a word quoted in a line is a value, not a report.
 _JSON_STARTS = frozenset({'{"', "{'", "{}", '[{', '["', "[[", "[]"})
 _QUOTES = frozenset({'"', "'", "`"})
@@ -1505,29 +1556,15 @@ def _past_message(text: str) -> bool:
     return start < _EDGE and end > size - _EDGE and end - start > STATED_CHARS and text[start] not in "45"
 
 
-def _stated_failure(
-    text: str, first: str | None = None, worded: bool = False, words: list[bytes] | None = None,
-    stripped: str | None = None,
-) -> _Verdict | None:
+def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) -> _Verdict | None:
     """A failure an unflagged, unframed text states in words, or None (see _STATED).
 
-    ``first`` is ``_first_line(text)`` when known; ``worded``: the caller found a word of _STATED_TOKENS
-    where it is looked for; ``words``: ``_words`` of that reach folded, when the caller split them;
-    ``stripped``: ``text.strip()``, when the caller made it.
+    _unframed_reading calls it only for a text that is not past a message (``stripped`` is
+    ``text.strip()``) and holds a word of _STATED_TOKENS in the reach of its first line ``first``
+    (``words``: ``_words`` of that reach folded).
     """
-    if _past_message(text):
-        return None
     # The failure word must stand in the first sentence, within _STATED_REACH characters: the first line's.
-    if first is None:
-        first = _first_line(text)
     reach = first[:_STATED_REACH]
-    if not worded:
-        if words is None:
-            words = _words(reach if reach.isascii() else _folded(reach))
-        if _no_stated_word(reach, words):
-            return None
-    if stripped is None:
-        stripped = text.strip()
     if len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES:
         said = stripped
     elif _LEADING_STATUS.match(text):
@@ -1537,9 +1574,7 @@ def _stated_failure(
     low = _folded(reach)
     end = _SENTENCE_END.search(low)
     if end is None:
-        sentence = low
-        if words is None:
-            words = _words(sentence)
+        sentence = low  # its words are the reach's, at hand
     else:
         sentence = low[: end.start()]
         words = _words(sentence)
@@ -1607,24 +1642,126 @@ def _instructs(sentence: str, match: re.Match[str], nominal: bool) -> bool:
     return nominal or len(sentence[space : match.start()].split()) > 2
 
 
-def _long(text: str) -> bool:
-    """True when ``text`` is too long to be a message and no status or space leads it: _stated_failure's
-    first test, inline for the common case (a trailing newline is common)."""
-    size = end = len(text)
-    if size <= STATED_CHARS or text[0] in "45" or text[0].isspace():
-        return False
-    while end > size - _EDGE and text[end - 1].isspace():
-        end -= 1
-    return end > size - _EDGE and end > STATED_CHARS
-
-
 def _clear(text: str, first: str) -> bool:
-    """True when an unframed ``text`` surely states no failure: too long to be a
-    message, or no failure word where _stated_failure reads, or neither a message nor led by a status; and
-    no error line where _error_line looks."""
-    if not (_long(text) or _no_stated_word(first[:_STATED_REACH])) and _message(text):
+    """True when an unframed ``text`` surely states no failure (``_unframed_reading`` would say None, told
+    with its cheap tests only): too long to be a message, or no failure word where _stated_failure reads,
+    or neither a message nor led by a status; no error line where _error_line looks; and no program's
+    diagnostic line first."""
+    if not (_past_message(text) or _no_stated_word(first[:_STATED_REACH])) and _message(text):
         return False
-    return _no_error_line(text)
+    return _no_error_line(text) and not _may_be_diagnostic(first)
+
+
+# A program's own diagnostic, written as the GNU coding standards have a program write one: its name, a
+# colon, then the message, an operand first when there is one (bzip2's "notes.txt: bad magic number",
+# expr's "division by zero", tr's "missing operand" with "Try 'tr --help' for more information." after it).
+# The name is a command's (lower case, no dot or space); a field of a listing ("name: ...", "version: ...")
+# or a title's type ("fix: ...") is not one, nor is a line of a listing whose other lines name other keys.
+_PROGRAM_LINE = _Lazy(r"([a-z][a-z0-9_+-]{0,30}): (?=[^\s:])")
+_KEY_LINE = _Lazy(r"\s*([A-Za-z][\w.+-]{0,30}):(?:\s|$)")
+_NOT_PROGRAMS = frozenset(
+    {
+        "usage", "warning", "warn", "note", "hint", "info", "debug", "notice", "tip", "todo", "fixme", "feat",
+        "fix", "chore", "docs", "doc", "refactor", "perf", "style", "revert", "test", "tests", "build", "ci",
+        "deps", "release", "message", "msg", "status", "code", "type", "title", "name", "version", "description",
+        "summary", "reason", "detail", "details", "result", "output", "answer", "question", "example", "see",
+        "source", "date", "author", "subject", "from", "to", "step", "task", "goal", "context", "input", "prompt",
+        "response", "request", "user", "assistant", "system", "model", "tool", "function", "path", "file", "url",
+        "id", "key", "value", "label", "tags", "category", "action", "comment", "reply", "q", "a",
+    }
+)
+# What programs say in the same form when nothing failed: make's "Nothing to be done for 'all'." and "'x' is
+# up to date.", tar's "Removing leading `/' from member names", make -w's directory changes.
+_INFORMATIONAL = _Lazy(r"\b(?:nothing to be done|is up to date|removing leading|entering directory|leaving directory)\b")
+# The words a complaint is made of, one of which a diagnostic holds (as \b splits words, lower-cased): what
+# is wrong, missing, not what was expected, or refused; and GNU's "Try 'x --help'" after a usage error.
+_DEFECT_WORDS = frozenset(
+    token.encode()
+    for token in {
+        "not", "no", "non", "bad", "missing", "unknown", "unexpected", "unexpectedly", "too", "invalid", "cannot",
+        "can", "couldn", "failed", "failure", "fail", "error", "errors", "ignored", "illegal", "unrecognized",
+        "unsupported", "refused", "denied", "zero", "empty", "wrong", "corrupt", "corrupted", "truncated",
+        "premature", "prematurely", "expected", "requires", "required", "overflow", "exceeded", "exceeds", "unable",
+        "mismatch", "unmatched", "unterminated", "garbage", "nonexistent", "exists", "already", "help", "only",
+        "undefined", "unterminated", "incomplete", "incompatible", "ambiguous", "conflict", "conflicting",
+    }
+)
+_CODE_IN_LINE = _Lazy(r"\w\[|\s#\s")
+#: A diagnostic is a few lines: the message, a hint or two after a blank line.
+_DIAGNOSTIC_LINES = 5
+
+
+def _may_be_diagnostic(first: str) -> bool:
+    """False when ``first`` surely is no program's diagnostic line (a shortcut for _diagnostic)."""
+    return first.find(": ", 1, 34) > 0 and "a" <= first[:1] <= "z"
+
+
+def _diagnostic(stripped: str, first: str) -> _Verdict | None:
+    """A failure a program reports in its own diagnostic form (``_PROGRAM_LINE``), or None: a short text
+    (``stripped``, whose first line is ``first``) whose message is words, not a value."""
+    found = _PROGRAM_LINE.match(first) if _may_be_diagnostic(first) else None
+    if found is None or found.group(1) in _NOT_PROGRAMS:
+        return None
+    if len(stripped) > STATED_CHARS or stripped.count("\n") >= _DIAGNOSTIC_LINES:
+        return None
+    name, message = found.group(1), first[found.end() :]
+    if " " not in message or message[:1].isdigit() or message.endswith(":") or _CODE_IN_LINE.search(message):
+        return None  # a value, a heading, a line of code ("my_list: Annotated[list[int], ...]  # Valid: ...")
+    for line in stripped.splitlines()[1:]:
+        key = _KEY_LINE.match(line)
+        if key is not None and key.group(1) != name:
+            return None  # a listing of fields ("name: x" then "version: 2")
+    folded = _folded(message)
+    if _DEFECT_WORDS.isdisjoint(_words(_folded(stripped))):
+        return None  # it names no defect: file's "notes: ASCII text" is a result in the same form
+    if _INFORMATIONAL.search(folded) or _describes(folded) or _described(message) or _quotes_in_prose(message) or _TITLE_TAG.match(_folded(first)):
+        return None
+    basis = f"a diagnostic of '{_quote(name, 32)}'"
+    hit = _find_signal(stripped)
+    if hit is None:
+        return _Verdict(Kind.EXECUTION, basis, message=stripped, generic=True)
+    return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, retry_after=_retry_in_text(stripped),
+                    message=stripped)
+
+
+def _unframed_reading(text: str, first: str) -> _Verdict | None:
+    """What an unframed ``text`` states, or None when it states nothing (a result): a failure in its first
+    sentence (_stated_failure), an error line among its first few (_error_line), a program's diagnostic
+    (_diagnostic). ``first`` is ``_first_line(text)``.
+
+    The one reading of such text, for classify's common path and _from_text alike; each test is made once
+    (_stated_failure reads only a short message or a text a status leads, and then only when a word of
+    _STATED_TOKENS is in its reach: both are told here, before it is called).
+    """
+    verdict = None
+    stripped = "" if _past_message(text) else text.strip()
+    if stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
+        reach = first[:_STATED_REACH]
+        words = _words(reach if reach.isascii() else _folded(reach))
+        if not _no_stated_word(reach, words):
+            verdict = _stated_failure(text, first, words, stripped)
+    if verdict is None:
+        # _no_error_line, inline: an error line starts at a newline (a one-line text has none).
+        at = text.find("\n", 0, _ERROR_LINE_PROBE)
+        if at >= 0 and not _no_error_line(text, at):
+            verdict = _error_line(text)
+    if verdict is None and stripped and first.find(": ", 1, 34) > 0:  # _may_be_diagnostic's first test, inline
+        verdict = _diagnostic(stripped, first)
+    if verdict is not None and _discussion(text):
+        return _DISCUSSION
+    return verdict
+
+
+# A thread of people's comments, as an issue tool returns one: a line naming an author, what they wrote
+# and when ("formulahendry · comment · 2018-02-12"). An error quoted in it is what someone reported, not
+# what the call returned.
+_COMMENT_LINE = _Lazy(r"^[\w.@-]{1,60} · (?:comment|review|reply|answer)\w* · \d{4}-\d\d-\d\d\b", re.MULTILINE)
+
+
+def _discussion(text: str) -> bool:
+    """True when ``text`` is a thread of comments (``_COMMENT_LINE`` within what is read of it)."""
+    window = _window(text)
+    return " · " in window and _COMMENT_LINE.search(window) is not None
 
 
 def _no_error_line(text: str, at: int | None = None) -> bool:
@@ -1650,18 +1787,12 @@ def _message(text: str) -> bool:
 def could_be_failure(content: object) -> bool:
     """False only when ``classify(content)`` (no flag, no status) surely says success; True means "read it".
 
-    A few literal tests on the first and last lines of a text, no pattern over the whole: a caller that
-    classifies many outputs (lint, report) may skip every output this rejects, and classify itself starts
-    with the same test. Anything but a string that cannot open as JSON is left to classify (True).
-    tests/failures/test_could_be_failure.py holds it to classify over the corpus and generated text.
+    A few literal tests on the first and last lines of a text, no pattern over the whole (:func:`screen`):
+    a caller that classifies many outputs (lint, report) may skip every output this rejects. Anything but
+    a string that cannot open as JSON is left to classify (True). tests/failures/test_could_be_failure.py
+    holds it to classify over the corpus and generated text.
     """
-    if type(content) is not str:
-        return True
-    lead = content[:1]
-    if not lead or lead == "{" or lead == "[" or (lead.isspace() and _opening(content) in ("{", "[", "")):
-        return True
-    first = _first_line(content)
-    return not (_unframed(content, first) and _clear(content, first))
+    return type(content) is not str or screen(content) is not None
 
 
 def _short_message(text: str) -> bool:
@@ -1682,10 +1813,7 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
     if first is None:
         first = _first_line(text)
     if wire.flag is None and (unframed if unframed is not None else _unframed(text, first)):
-        verdict = None if _long(text) else _stated_failure(text, first)
-        if verdict is None and not _no_error_line(text):
-            verdict = _error_line(text)
-        return verdict or _NO_SIGNAL
+        return _unframed_reading(text, first) or _NO_SIGNAL
     head = text[:HEAD_CHARS]
     last = _last_line(text)
     last_stripped = last.strip()
@@ -1712,9 +1840,11 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
         elif (lead := _STATUS_LEAD.match(first)) is not None and _short_message(text):
             basis = f"starts with HTTP status {lead.group(1)}"
         else:
-            return _stated_failure(text, first) or _error_line(text) or _success("no error signal")
+            return _unframed_reading(text, first) or _NO_SIGNAL
     else:
         basis = wire.basis
+    if wire.flag is None and _discussion(text):
+        return _DISCUSSION
     if exit_code:
         return _exit_verdict(exit_code, text, basis)
     message = last_stripped if python_end else head
@@ -1816,6 +1946,7 @@ _common_wire = functools.lru_cache(maxsize=256)(_read_wire)
 
 _NO_SIGNAL = _Verdict(Kind.SUCCESS, "no error signal")
 _EXIT_ZERO = _Verdict(Kind.SUCCESS, "exit code 0")
+_DISCUSSION = _Verdict(Kind.SUCCESS, "a thread of comments")
 _NO_SIGNAL_RESULT = Classification(Kind.SUCCESS, False, _NO_SIGNAL.evidence)
 
 
@@ -2381,43 +2512,64 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
     a store or a dialect can produce.
     """
     if type(content) is str and is_error is None and status is None:
-        # Most outputs: plain text with no flag. A text that cannot open as JSON goes straight to the
-        # text reading (_parsed would say None); the same verdict, without the dispatch.
         lead = content[:1]
-        if lead != "{" and lead != "[" and lead and (not lead.isspace() or _opening(content) not in ("{", "[", "")):
-            wire = _NO_WIRE
-            # could_be_failure's test, inline: a text it rejects is a result at once.
+        if lead != "{" and lead != "[" and lead != "" and (not lead.isspace() or _plain(content)):
+            # Most outputs: plain text with no flag, read as text at once (_parsed would say None); _plain's
+            # test, its common case inline.
             first = _first_line(content)
-            if _unframed(content, first):
-                # _clear and _from_text's reading of unframed text in one: each test once (_message is
-                # the first test _stated_failure makes, so it is not made before it here).
-                verdict = None
-                stripped = "" if _past_message(content) else content.strip()
-                # _stated_failure reads only a short message or a text a status leads (_message's shape,
-                # the cheap part of it), and then only when a word of _STATED_TOKENS is in its reach.
-                if stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
-                    reach = first[:_STATED_REACH]
-                    words = _words(reach if reach.isascii() else _folded(reach))
-                    if not _no_stated_word(reach, words):
-                        verdict = _stated_failure(content, first, worded=True, words=words, stripped=stripped)
-                if verdict is None:
-                    # _no_error_line, inline: an error line starts at a newline (a one-line text has none).
-                    at = content.find("\n", 0, _ERROR_LINE_PROBE)
-                    if at < 0 or _no_error_line(content, at):
-                        return _NO_SIGNAL_RESULT
-                    verdict = _error_line(content)
-                    if verdict is None:
-                        return _NO_SIGNAL_RESULT
-            else:
-                verdict = _from_text(content, wire, first, False)
-                if verdict is _NO_SIGNAL:
-                    return _NO_SIGNAL_RESULT
-        else:
-            wire = _NO_WIRE
-            verdict = _classify(content, wire, 0)
+            return _plain_text(content, first, _unframed(content, first))
+        wire = _NO_WIRE
     else:
         wire = _wire(is_error, status)
-        verdict = _classify(content, wire, 0)
+    return _classification(_classify(content, wire, 0), wire)
+
+
+def _plain(content: str) -> bool:
+    """True when a text cannot open as JSON (what _parsed would parse): it is read as text at once."""
+    lead = content[:1]
+    return lead != "{" and lead != "[" and lead != "" and (not lead.isspace() or _opening(content) not in ("{", "[", ""))
+
+
+def _plain_text(content: str, first: str, unframed: bool) -> Classification:
+    """classify() of plain text with no flag, from its first line ``first`` and ``_unframed`` on."""
+    if unframed:
+        verdict = _unframed_reading(content, first)
+        if verdict is None:
+            return _NO_SIGNAL_RESULT
+    else:
+        verdict = _from_text(content, _NO_WIRE, first, False)
+    return _classification(verdict, _NO_WIRE)
+
+
+def screen(content: str) -> tuple[str, bool] | None:
+    """None when ``classify(content)`` (a string, no flag, no status) surely says success; else what the
+    reading goes on from, for :func:`classify_screened`: the first line and whether the text is unframed
+    (("", False) for a text that may open as JSON, read whole).
+
+    could_be_failure's test, for a caller that classifies what it does not reject without reading the
+    first line again (threadfix.verdicts, which looks in its cache in between).
+    """
+    if not _plain(content):
+        return _READ_WHOLE
+    first = _first_line(content)
+    unframed = _unframed(content, first)
+    if unframed and _clear(content, first):
+        return None
+    return first, unframed
+
+
+def classify_screened(content: str, screened: tuple[str, bool]) -> Classification:
+    """``classify(content)`` for a text :func:`screen` passed as ``screened``."""
+    if screened is _READ_WHOLE:
+        return _classification(_classify(content, _NO_WIRE, 0), _NO_WIRE)
+    return _plain_text(content, *screened)
+
+
+_READ_WHOLE = ("", False)
+
+
+def _classification(verdict: _Verdict, wire: _Wire) -> Classification:
+    """The Classification a verdict read under ``wire`` gives (a status may name a generic failure's kind)."""
     if verdict.kind is Kind.SUCCESS:
         if wire.flag:
             verdict = _Verdict(Kind.UNKNOWN, f"{wire.basis}; cause not recognised", generic=True)
