@@ -11,14 +11,18 @@ Before the cache, a text with no flag and no status that the classifier's screen
 hashing it or filling the cache with results that never come back; a text it passes is read on from where
 the screen left it, its first line not read twice.
 
-``FAST = False`` turns both off; the tests compare the two ways on generated stores and the case files.
+A reply of one text part that the classifier reads exactly as its text alone
+(:func:`threadfix.failures.classifier.lone_text`, the common shape of MCP and Anthropic tool results) takes
+the same way as that text.
+
+``FAST = False`` turns all of these off; the tests compare the two ways on generated stores and the case files.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from threadfix.failures.classifier import Classification, classify, classify_screened, screen
+from threadfix.failures.classifier import Classification, classify, classify_screened, lone_text, screen
 
 #: False: every output goes through classify, uncached (the tests compare the two ways)
 FAST = True
@@ -33,6 +37,10 @@ _MISSING: Any = object()
 
 def failure_of(content: Any, is_error: bool | None = None, status: str | None = None) -> Classification | None:
     """The output's classification when it is a failure (an error output), else None."""
+    if FAST and content.__class__ is list and is_error is None and status is None:
+        text = lone_text(content)
+        if text is not None:
+            content = text  # a reply of one text part reads as its text: screened and cached as one
     if FAST and content.__class__ is str:
         screened = None
         if is_error is None and status is None:

@@ -18,6 +18,7 @@ from tests.failures.test_classify import CASES, JSONISH
 from tests.failures.test_quick_paths import HOSTILE_TEXT, MARKER, PIECE
 from tests.failures.test_verdict_snapshot import _generated_outputs
 from threadfix.failures import classify, could_be_failure
+from threadfix.failures.classifier import lone_text
 
 CORPUS = Path(__file__).parent / "corpus" / "corpus.jsonl"
 TEXTS = [orjson.loads(line)["text"] for line in CORPUS.read_bytes().splitlines() if line.strip()]
@@ -68,3 +69,39 @@ def test_it_rejects_most_healthy_texts_and_no_failure() -> None:
     assert rejected / len(healthy) >= 0.5
     assert all(could_be_failure(row["text"]) for row in rows if row["split"] == "dev" and classify(row["text"]).is_error)
     assert could_be_failure({"error": {"code": 429}}) and could_be_failure(b"Error: x")
+
+
+# --------------------------------------------------------------------------- a reply of one text part
+
+
+def _assert_read_as_its_text(text: str, kind: str = "text") -> None:
+    part = [{"type": kind, "text": text}]
+    alone = lone_text(part)
+    if alone is not None:
+        assert alone is text
+        assert classify(part) == classify(text), repr(text)[:300]
+
+
+def test_a_lone_text_part_reads_as_its_text_over_the_corpus() -> None:
+    taken = 0
+    for text in TEXTS:
+        for kind in ("text", "input_text", "output_text"):
+            _assert_read_as_its_text(text, kind)
+        taken += lone_text([{"type": "text", "text": text}]) is not None
+    assert taken > len(TEXTS) // 2  # most replies take the shortcut, or it would save nothing
+
+
+def test_a_lone_text_part_is_taken_only_where_the_list_reads_as_the_text() -> None:
+    assert lone_text([{"type": "text", "text": '{"error": {"code": 429}}'}]) is None  # opens as JSON
+    assert lone_text([{"type": "text", "text": "x" * 10_000}]) is None  # read by its head and tail
+    assert lone_text([{"type": "text", "text": "ok"}, {"type": "text", "text": "ok"}]) is None
+    assert lone_text([{"type": "image", "data": "..."}]) is None
+    assert lone_text([{"type": "text", "text": "ok"}]) == "ok"
+
+
+@given(HOSTILE_TEXT | st.text(max_size=300), MARKER, st.sampled_from(["text", "input_text", "output_text", "x"]))
+def test_a_lone_text_part_reads_as_its_text_on_made_text(text: str, marker: str, kind: str) -> None:
+    _assert_read_as_its_text(text, kind)
+    _assert_read_as_its_text(f"Error: {text}", kind)
+    _assert_read_as_its_text(f"{marker}{text}", kind)
+    _assert_read_as_its_text(f" \n{text}\n{marker}", kind)

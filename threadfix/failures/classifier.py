@@ -2568,6 +2568,25 @@ def classify_screened(content: str, screened: tuple[str, bool]) -> Classificatio
 _READ_WHOLE = ("", False)
 
 
+def lone_text(content: list[Any]) -> str | None:
+    """The text of a list of one text part (``[{"type": "text", "text": T}]``, as MCP and the Responses and
+    Anthropic wires store a tool's reply) when ``classify`` reads the list exactly as ``T`` alone, else None.
+
+    That is when ``T`` cannot open as JSON and is read whole (no head-and-tail window): the list's reading
+    then joins one piece and reads it as text, as a string's does. A caller can then screen and cache
+    ``T`` as the text it is.
+    """
+    if len(content) != 1:
+        return None
+    part = content[0]
+    if part.__class__ is not dict:
+        return None
+    text = part.get("text")
+    if text.__class__ is not str or len(text) > HEAD_CHARS + TAIL_CHARS or not _plain(text):
+        return None
+    return text
+
+
 def _classification(verdict: _Verdict, wire: _Wire) -> Classification:
     """The Classification a verdict read under ``wire`` gives (a status may name a generic failure's kind)."""
     if verdict.kind is Kind.SUCCESS:
