@@ -1,7 +1,8 @@
 """Score threadfix's failure classifier against the real-text corpus, beside a baseline revision's.
 
     python benchmarks/classify_score.py                  # the development split, baseline = main
-    python benchmarks/classify_score.py --split heldout5 # the fifth held-out split: score it once, at the end
+    python benchmarks/classify_score.py --split heldout6 # the sixth held-out split (scored once; the latest)
+    python benchmarks/classify_score.py --split heldout5 # the fifth held-out split (already seen: scored once)
     python benchmarks/classify_score.py --split heldout4 # the fourth held-out split (already seen: scored once)
     python benchmarks/classify_score.py --split heldout3 # the third held-out split (already seen: scored once)
     python benchmarks/classify_score.py --split heldout2 # the second held-out split (already seen: scored once)
@@ -146,7 +147,7 @@ def score(classify: Callable[..., Any], rows: list[dict[str, Any]]) -> dict[str,
     }
 
 
-SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5")
+SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6")
 
 
 def changes(before: Callable[..., Any], after: Callable[..., Any], rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
