@@ -221,7 +221,7 @@ def main() -> int:
         results[name].update(figures)
     columns = list(classifiers)
     width = max(12, *(len(name) + 2 for name in columns))
-    seen = " (already seen: its misses are known, so it no longer measures the classifier unseen)" if args.split in ("heldout", "heldout2", "heldout3") else ""
+    seen = " (already seen: its misses are known, so it no longer measures the classifier unseen)" if args.split in ("heldout", "heldout2", "heldout3", "heldout4", "heldout5") else ""
     print(f"split {args.split}: {len(rows)} texts ({sum(r['kind'] == 'success' for r in rows)} healthy){seen}")
     print(f"{'':34}" + "".join(f"{name:>{width}}" for name in columns))
     for key, label, unit in (
