@@ -336,6 +336,37 @@ def test_hostile_documents_settle_only_as_the_full_read_finds_them(raw: bytes) -
     assert settled is None or settled.dialect == sniffed.name
 
 
+def _gemini_turn(calls: list[tuple[str | None, str]], answers: list[tuple[str | None, str]]) -> bytes:
+    def named(pair: tuple[str | None, str]) -> dict[str, Any]:
+        return {**({"id": pair[0]} if pair[0] is not None else {}), "name": pair[1]}
+
+    return json.dumps([{"role": "user", "parts": [{"text": "hi"}]},
+                       {"role": "model", "parts": [{"functionCall": {**named(c), "args": {}}} for c in calls]},
+                       {"role": "user", "parts": [{"functionResponse": {**named(a), "response": {}}} for a in answers]},
+                       {"role": "model", "parts": [{"text": "done"}]}]).encode()
+
+
+@pytest.mark.parametrize(("calls", "answers"), [
+    ([("a", "f"), ("b", "g")], [("b", "g"), ("a", "f")]),  # reordered: healthy
+    ([(None, "f"), (None, "f")], [(None, "f"), (None, "f")]),  # the same id-less pair twice, answered twice
+    ([(None, "f"), (None, "g")], [(None, "g"), (None, "f")]),  # id-less, paired by name
+    ([(None, "f"), (None, "f")], [(None, "f"), (None, "g")]),  # a pair twice, answered once and by another name
+    ([(None, "f"), (None, "g")], [(None, "f"), (None, "f")]),
+    ([(None, "f"), (None, "f"), (None, "g")], [(None, "f"), (None, "g"), (None, "g")]),  # the same set, as many
+    # pairs, not as many times each
+    ([("a", "f"), ("b", "f")], [("a", "f"), ("a", "f")]),  # one call answered twice, the other never
+    ([("a", "f"), (None, "f")], [(None, "f"), ("a", "f")]),
+    ([("a", "f")], [("a", "g")]),  # the right id under another name
+])
+def test_a_gemini_call_turn_settles_when_its_answers_are_its_calls_each_as_many_times(
+        calls: list[tuple[str | None, str]], answers: list[tuple[str | None, str]]) -> None:
+    """The screen compares a call turn's (id, name) pairs with its answers' as multisets, in the few operations the
+    common shapes need (same order; distinct pairs as sets), and sorted only when a pair repeats."""
+    raw = _gemini_turn(calls, answers)
+    settled = _check(raw)
+    assert (settled is not None) == found_nothing(raw, "gemini")
+
+
 # --------------------------------------------------------------------------- stores: sniffed once, same result
 
 

@@ -72,11 +72,16 @@ def _folder_screener(dialect: str | None) -> settle.Screener:
 
 
 def _read_to_end(fd: int, size: int) -> bytes:
-    """Everything left to read from ``fd``, whose file is ``size`` bytes (one read, and one that finds the end)."""
-    parts = [os.read(fd, size + 1)]
+    """Everything left to read from ``fd``, whose file is ``size`` bytes: one read when it gives exactly those bytes
+    of the ``size + 1`` asked for (the file's end, as of its ``fstat``: a later change is the compare-and-swap's
+    to catch); else more until a read finds the end (a file that grew, shrank, or a short read)."""
+    first = os.read(fd, size + 1)
+    if len(first) == size:
+        return first
+    parts = [first]
     while parts[-1]:
         parts.append(os.read(fd, max(size + 1, 1 << 16)))
-    return parts[0] if len(parts) == 2 else b"".join(parts)
+    return b"".join(parts)
 
 
 def _binary(head: bytes) -> bool:
@@ -458,7 +463,8 @@ def is_sqlite(path: Path) -> bool:
 class FolderEntry(Struct, frozen=True):
     """A file a folder walk found: a thread file (read by its suffix), a SQLite database, or one it refuses."""
 
-    path: Path
+    #: its path, spelled as ``str(path)`` spells it (a walk joins names to it without building a Path for each)
+    where: str
     database: bool = False
     #: why it is left alone, unread (reported as a problem of that file)
     refused: str | None = None
@@ -466,6 +472,10 @@ class FolderEntry(Struct, frozen=True):
     agents: tuple[Path, ...] | None = None
     #: one of many thread files in its folder (at least SCREEN_FOLDER_FILES): screened from the first
     many: bool = False
+
+    @property
+    def path(self) -> Path:
+        return Path(self.where)
 
 
 def walk_folder(spec: str) -> Iterator[FolderEntry]:
@@ -488,15 +498,15 @@ def walk_folder(spec: str) -> Iterator[FolderEntry]:
         agents = _strands_agents(Path(folder), subfolders, files)
         if agents is not None:
             subfolders[:] = []
-            yield FolderEntry(Path(folder), agents=agents)
+            yield FolderEntry(str(Path(folder)), agents=agents)
             continue
         subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
-        base = Path(folder)
+        child = _children_of(folder)
         found = sorted(name for name in files if name.endswith(FOUND_SUFFIXES) and not name.startswith(TEMP_PREFIX))
         many = len(found) >= SCREEN_FOLDER_FILES
         for name in found:
             database = name.endswith(DATABASE_SUFFIXES)
-            path = base / name
+            path = child(name)
             if links[name] and os.path.commonpath([root, os.path.realpath(path)]) != root:
                 yield FolderEntry(path, database, f"is a symlink to a file outside {spec}; name it directly to "
                                   "repair it")
@@ -505,6 +515,16 @@ def walk_folder(spec: str) -> Iterator[FolderEntry]:
             else:
                 yield FolderEntry(path, database, many=many)
     yield from _unlisted(unlisted)
+
+
+def _children_of(folder: str) -> Callable[[str], str]:
+    """How ``str(Path(folder) / name)`` spells a file of ``folder``, without building a Path per file (1,000 files'
+    Paths cost a repair of a folder a few ms, issue #28)."""
+    base = str(Path(folder))
+    if base == "." or (os.altsep is not None and base.endswith(":")):
+        return lambda name: str(Path(base) / name)  # ("x", not "./x"; a drive's own folder: "C:x")
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    return prefix.__add__
 
 
 def _walk(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], dict[str, bool]]]:
@@ -557,7 +577,7 @@ def _unlisted(errors: list[OSError]) -> Iterator[FolderEntry]:
     """The folders ``os.walk`` could not list, as refused entries (it passes them over otherwise)."""
     while errors:
         error = errors.pop(0)
-        yield FolderEntry(Path(error.filename), False, f"cannot read this folder ({reason(error)})")
+        yield FolderEntry(str(Path(error.filename)), False, f"cannot read this folder ({reason(error)})")
 
 
 def reason(error: OSError) -> str:
@@ -565,7 +585,7 @@ def reason(error: OSError) -> str:
     return (os.strerror(error.errno) if error.errno else str(error)).lower()
 
 
-def not_a_database(path: Path) -> str | None:
+def not_a_database(path: Path | str) -> str | None:
     """Why a file named like a SQLite database (``.db``...) cannot be read as one, or None when it is one."""
     try:
         with open(path, "rb") as handle:
@@ -597,10 +617,10 @@ def folder_file_store(entry: FolderEntry, *, max_doc_bytes: int = DEFAULT_MAX_DO
     """The store of a thread file a folder walk found (read by its suffix), or of one it refused."""
     if entry.refused is not None:
         return RefusedFile(entry.path, entry.refused)
-    display = str(entry.path)
+    display = entry.where
     # (the suffix as Path.suffix has it, without building one more path: a file named ".jsonl" has none)
     jsonl = display.endswith(".jsonl") and not display.endswith(("/.jsonl", "\\.jsonl")) and display != ".jsonl"
-    store = FileStore(entry.path, display, jsonl=jsonl, max_doc_bytes=max_doc_bytes, dialect=dialect)
+    store = FileStore(Path(display), display, jsonl=jsonl, max_doc_bytes=max_doc_bytes, dialect=dialect)
     store.batched = store.jsonl is False
     store.screen_always = entry.many
     return store
@@ -617,7 +637,7 @@ class FileMedium(Medium):
 
     def reopen(self, spec: str, options: Any) -> Iterator[Store]:
         # a file that was cut is JSONL by its suffix; one gone since is the read's to say
-        yield folder_file_store(FolderEntry(Path(spec)), max_doc_bytes=options.max_doc_bytes, dialect=options.dialect)
+        yield folder_file_store(FolderEntry(str(Path(spec))), max_doc_bytes=options.max_doc_bytes, dialect=options.dialect)
 
 
 MEDIUM = FileMedium()
