@@ -432,3 +432,20 @@ def test_a_forced_dialect_settles_only_its_own_threads() -> None:
     assert settle.Screener("openai-chat")(chat) == Settled(1, "openai-chat")
     assert settle.Screener("langchain")(chat) is None
     assert settle.Screener()(chat) == Settled(1, "openai-chat")
+
+
+def test_the_screened_dialects_are_those_whose_screen_is_built() -> None:
+    """``screened`` tells them by their class, without building a screen: it must name exactly the dialects whose
+    ``screen()`` is one."""
+    assert settle.screened() == tuple(name for name in dialects.names() if dialects.get(name).screen() is not None)
+
+
+@pytest.mark.parametrize("name", ["openai-chat", "gemini", "bedrock", "ai-sdk"])
+def test_a_store_s_first_document_builds_only_the_screen_of_its_sniffed_dialect(name: str) -> None:
+    """The first document is sniffed once, so a folder of one dialect's files tries (and builds) that dialect's
+    screen first, not every screen before it in the registry."""
+    raw = _document(RENDER[name]([("user", "hi"), ("tools", ["a"], ["a"], None)]), 0, True)
+    settle._document_decoder.cache_clear()
+    settled = settle.Screener()(raw)
+    assert settled is not None and settled.dialect == name
+    assert settle._document_decoder.cache_info().currsize == 1
