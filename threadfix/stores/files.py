@@ -86,7 +86,7 @@ def _read_to_end(fd: int, size: int) -> bytes:
 
 def _binary(head: bytes) -> bool:
     """One error line for a binary file, instead of one per "line" of it."""
-    return b"\x00" in head[:BINARY_SNIFF_BYTES]
+    return head.find(b"\x00", 0, BINARY_SNIFF_BYTES) != -1  # (no copy of the head, as a slice would make)
 
 
 class SessionFile:
@@ -107,9 +107,11 @@ class SessionFile:
 class FileStore(Store):
     """One file (or stdin's bytes), in the container it holds: a JSON document, JSONL, or a coding agent's session."""
 
-    def __init__(self, path: Path | None, display: str, data: bytes | None = None, *, jsonl: bool | None = None,
+    def __init__(self, path: Path | str | None, display: str, data: bytes | None = None, *, jsonl: bool | None = None,
                  max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES, dialect: str | None = None) -> None:
-        self.path = path
+        #: the file, as given: a str (a folder walk's) becomes a Path only when asked for (most files of a folder are
+        #: read, screened and settled by the string alone: issue #28)
+        self._path = path
         self.display = display
         self.data = data
         self.jsonl = jsonl
@@ -125,6 +127,17 @@ class FileStore(Store):
         self.batched = False
         #: screened from its first byte, whatever this process read before (a file of a folder of many)
         self.screen_always = False
+
+    @property
+    def path(self) -> Path | None:
+        path = self._path
+        if path.__class__ is str:
+            path = self._path = Path(path)
+        return path
+
+    @path.setter
+    def path(self, path: Path | None) -> None:
+        self._path = path
 
     @property
     def session(self) -> Any:
@@ -149,7 +162,7 @@ class FileStore(Store):
         if self.data is not None:
             yield from self._read_bytes(self.data, screen)
             return
-        assert self.path is not None
+        assert self._path is not None
         if self.jsonl is False and self.byte_range is None:
             yield from self._read_document_file(screen)
             return
@@ -214,7 +227,7 @@ class FileStore(Store):
         global _documents_read
         try:
             # a descriptor, not a file object: Python's open and readall cost three more system calls a file
-            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            fd = os.open(self._path, os.O_RDONLY | os.O_CLOEXEC)
         except OSError as exc:
             yield self._unopened(exc)
             return
@@ -620,7 +633,7 @@ def folder_file_store(entry: FolderEntry, *, max_doc_bytes: int = DEFAULT_MAX_DO
     display = entry.where
     # (the suffix as Path.suffix has it, without building one more path: a file named ".jsonl" has none)
     jsonl = display.endswith(".jsonl") and not display.endswith(("/.jsonl", "\\.jsonl")) and display != ".jsonl"
-    store = FileStore(Path(display), display, jsonl=jsonl, max_doc_bytes=max_doc_bytes, dialect=dialect)
+    store = FileStore(display, display, jsonl=jsonl, max_doc_bytes=max_doc_bytes, dialect=dialect)
     store.batched = store.jsonl is False
     store.screen_always = entry.many
     return store
