@@ -200,10 +200,11 @@ class Rewriter:
     """
 
     def __init__(self, source: Path, expected: Fingerprint, dest: Path | None = None) -> None:
-        self.source = Path(os.path.realpath(source))
         #: ``dest`` writes elsewhere (``-o``): the source is only read, never replaced
         self.dest = dest
+        # (in place, the source is the target: its real path resolved once, not once for each)
         self.target = resolve_target(source) if dest is None else _new_target(dest)
+        self.source = self.target if dest is None else Path(os.path.realpath(source))
         self.display = str(source) if dest is None else str(dest)
         self.expected = expected
         self._src: BinaryIO | None = None
