@@ -449,3 +449,16 @@ def test_a_store_s_first_document_builds_only_the_screen_of_its_sniffed_dialect(
     settled = settle.Screener()(raw)
     assert settled is not None and settled.dialect == name
     assert settle._document_decoder.cache_info().currsize == 1
+
+
+def test_a_large_first_document_is_not_parsed_twice_to_pick_a_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past HINT_BYTES the screens are tried in the registry's order: no full parse beside the full read's."""
+    raw = _document(RENDER["bedrock"]([("user", "hi"), ("tools", ["a"], ["a"], None)]), 0, True)
+    monkeypatch.setattr(settle, "HINT_BYTES", len(raw) - 1)
+    parsed: list[bytes] = []
+    monkeypatch.setattr(settle.Screener, "_hint", lambda self, data: parsed.append(data))
+    settled = settle.Screener()(raw)
+    assert settled is not None and settled.dialect == "bedrock" and not parsed
+    monkeypatch.setattr(settle, "HINT_BYTES", len(raw))
+    settle.Screener()(raw)
+    assert parsed == [raw]

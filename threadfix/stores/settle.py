@@ -46,6 +46,9 @@ from threadfix.stores.base import Settled
 DIALECT = "openai-responses"
 #: a store of fewer bytes is read in full: importing the decoder (~20 ms) would cost more than it saves
 MIN_DOCUMENTS_BYTES = 4 * 1024 * 1024
+#: a store's first document is sniffed by a full read (to pick the screen tried first) only up to this size: a
+#: larger one is screened in the registry's order, as a second full parse of it would cost more than the screens
+HINT_BYTES = 1024 * 1024
 
 
 def worth_screening(dialect: str | None, size: int | None = None) -> bool:
@@ -78,9 +81,10 @@ class Screener:
     """Settles a store's thread documents one at a time: ``screener(raw)`` is a :class:`Settled` count of one,
     or None (read it in full).
 
-    The dialect that settled the last thread is tried first (sniffed once per store, not per thread); the others
-    only when its screen cannot tell the document is its thread, never when it can and the thread needs a closer
-    look (a stuck thread of the same dialect). ``dialect``: the one forced on the store, the only one tried.
+    The dialect that settled the last thread is tried first (the first document's is sniffed by a full read, once
+    per store, not per thread); the others only when its screen cannot tell the document is its thread, never when
+    it can and the thread needs a closer look (a stuck thread of the same dialect). ``dialect``: the one forced on
+    the store, the only one tried.
     """
 
     def __init__(self, dialect: str | None = None) -> None:
@@ -91,7 +95,8 @@ class Screener:
     def __call__(self, raw: bytes) -> Settled | None:
         if not self.hinted:
             self.hinted = True
-            self._hint(raw)
+            if len(raw) <= HINT_BYTES:
+                self._hint(raw)
         order = self.order
         for at, name in enumerate(order):
             verdict = _verdict(name, raw)
