@@ -174,7 +174,7 @@ def inputs(spec: str) -> Iterator[Input]:
 def _folder_input(entry: FolderEntry) -> Input:
     """A folder walk's entry as an input: a Strands folder is opened as if named (one store per agent, each read
     whole), a database as if named (it is one by its header), a thread file by the walk's suffix rules."""
-    found = entry.where
+    found = str(entry.where)
     if entry.agents is not None:
         return Input(Shard(found))
     if entry.refused is not None:

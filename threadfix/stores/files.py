@@ -630,7 +630,7 @@ def folder_file_store(entry: FolderEntry, *, max_doc_bytes: int = DEFAULT_MAX_DO
     """The store of a thread file a folder walk found (read by its suffix), or of one it refused."""
     if entry.refused is not None:
         return RefusedFile(entry.path, entry.refused)
-    display = entry.where
+    display = str(entry.where)  # (str of a str is itself; a caller may still hand a Path)
     # (the suffix as Path.suffix has it, without building one more path: a file named ".jsonl" has none)
     jsonl = display.endswith(".jsonl") and not display.endswith(("/.jsonl", "\\.jsonl")) and display != ".jsonl"
     store = FileStore(display, display, jsonl=jsonl, max_doc_bytes=max_doc_bytes, dialect=dialect)
