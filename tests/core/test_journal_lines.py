@@ -58,3 +58,18 @@ def test_a_journal_of_large_before_images_reads_back_whole(tmp_path: Path, monke
     journal.close()
     assert list(read_journal(journal.path)) == big
     assert len(journal.path.read_bytes().splitlines()) == 6
+
+
+def test_a_digest_is_sha256_whichever_implementation_hashes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first MiB a process hashes go through the interpreter's own SHA-256 (no OpenSSL to load), the rest through
+    hashlib's: both give the same hex digest, across the switch."""
+    import hashlib
+    import os
+
+    monkeypatch.setattr(journal_module, "_builtin_digested", 0)
+    monkeypatch.setattr(journal_module, "BUILTIN_DIGEST_BYTES", 100_000)
+    assert journal_module._builtin_sha256() is not None  # (this interpreter has its own: both branches are tested)
+    for size in (0, 1, 64, 65, 4096, 99_999, 100_001, 300_000, 7):
+        data = os.urandom(size)
+        assert journal_module.digest(data) == hashlib.sha256(data).hexdigest()
+    assert journal_module._builtin_digested >= 100_000

@@ -336,6 +336,37 @@ def test_hostile_documents_settle_only_as_the_full_read_finds_them(raw: bytes) -
     assert settled is None or settled.dialect == sniffed.name
 
 
+def _gemini_turn(calls: list[tuple[str | None, str]], answers: list[tuple[str | None, str]]) -> bytes:
+    def named(pair: tuple[str | None, str]) -> dict[str, Any]:
+        return {**({"id": pair[0]} if pair[0] is not None else {}), "name": pair[1]}
+
+    return json.dumps([{"role": "user", "parts": [{"text": "hi"}]},
+                       {"role": "model", "parts": [{"functionCall": {**named(c), "args": {}}} for c in calls]},
+                       {"role": "user", "parts": [{"functionResponse": {**named(a), "response": {}}} for a in answers]},
+                       {"role": "model", "parts": [{"text": "done"}]}]).encode()
+
+
+@pytest.mark.parametrize(("calls", "answers"), [
+    ([("a", "f"), ("b", "g")], [("b", "g"), ("a", "f")]),  # reordered: healthy
+    ([(None, "f"), (None, "f")], [(None, "f"), (None, "f")]),  # the same id-less pair twice, answered twice
+    ([(None, "f"), (None, "g")], [(None, "g"), (None, "f")]),  # id-less, paired by name
+    ([(None, "f"), (None, "f")], [(None, "f"), (None, "g")]),  # a pair twice, answered once and by another name
+    ([(None, "f"), (None, "g")], [(None, "f"), (None, "f")]),
+    ([(None, "f"), (None, "f"), (None, "g")], [(None, "f"), (None, "g"), (None, "g")]),  # the same set, as many
+    # pairs, not as many times each
+    ([("a", "f"), ("b", "f")], [("a", "f"), ("a", "f")]),  # one call answered twice, the other never
+    ([("a", "f"), (None, "f")], [(None, "f"), ("a", "f")]),
+    ([("a", "f")], [("a", "g")]),  # the right id under another name
+])
+def test_a_gemini_call_turn_settles_when_its_answers_are_its_calls_each_as_many_times(
+        calls: list[tuple[str | None, str]], answers: list[tuple[str | None, str]]) -> None:
+    """The screen compares a call turn's (id, name) pairs with its answers' as multisets, in the few operations the
+    common shapes need (same order; distinct pairs as sets), and sorted only when a pair repeats."""
+    raw = _gemini_turn(calls, answers)
+    settled = _check(raw)
+    assert (settled is not None) == found_nothing(raw, "gemini")
+
+
 # --------------------------------------------------------------------------- stores: sniffed once, same result
 
 
@@ -401,3 +432,33 @@ def test_a_forced_dialect_settles_only_its_own_threads() -> None:
     assert settle.Screener("openai-chat")(chat) == Settled(1, "openai-chat")
     assert settle.Screener("langchain")(chat) is None
     assert settle.Screener()(chat) == Settled(1, "openai-chat")
+
+
+def test_the_screened_dialects_are_those_whose_screen_is_built() -> None:
+    """``screened`` tells them by their class, without building a screen: it must name exactly the dialects whose
+    ``screen()`` is one."""
+    assert settle.screened() == tuple(name for name in dialects.names() if dialects.get(name).screen() is not None)
+
+
+@pytest.mark.parametrize("name", ["openai-chat", "gemini", "bedrock", "ai-sdk"])
+def test_a_store_s_first_document_builds_only_the_screen_of_its_sniffed_dialect(name: str) -> None:
+    """The first document is sniffed once, so a folder of one dialect's files tries (and builds) that dialect's
+    screen first, not every screen before it in the registry."""
+    raw = _document(RENDER[name]([("user", "hi"), ("tools", ["a"], ["a"], None)]), 0, True)
+    settle._document_decoder.cache_clear()
+    settled = settle.Screener()(raw)
+    assert settled is not None and settled.dialect == name
+    assert settle._document_decoder.cache_info().currsize == 1
+
+
+def test_a_large_first_document_is_not_parsed_twice_to_pick_a_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past HINT_BYTES the screens are tried in the registry's order: no full parse beside the full read's."""
+    raw = _document(RENDER["bedrock"]([("user", "hi"), ("tools", ["a"], ["a"], None)]), 0, True)
+    monkeypatch.setattr(settle, "HINT_BYTES", len(raw) - 1)
+    parsed: list[bytes] = []
+    monkeypatch.setattr(settle.Screener, "_hint", lambda self, data: parsed.append(data))
+    settled = settle.Screener()(raw)
+    assert settled is not None and settled.dialect == "bedrock" and not parsed
+    monkeypatch.setattr(settle, "HINT_BYTES", len(raw))
+    settle.Screener()(raw)
+    assert parsed == [raw]

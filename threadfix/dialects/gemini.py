@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
+from itertools import chain
 from typing import Any, Literal
 
 from msgspec.structs import replace
@@ -357,35 +358,50 @@ def _screen() -> Screen:
         ("role", Literal[tuple(ROLES)] | UnsetType, UNSET),
         *absent("type", "content", "kind", "tool_calls", "toolInvocations"),
     ], frozen=True)
-    empty = len(keys)
-
-    def found(p: Any, spellings: tuple[str, str]) -> Any:
-        value = getattr(p, spellings[0])
-        return value if value is not UNSET else getattr(p, spellings[1])
+    empty = (UNSET,) * len(keys)
 
     def settles(items: list[Any]) -> bool | None:
-        if any(astuple(p).count(UNSET) == empty for c in items for p in c.parts) or not any(
+        # C-level passes over every part, then a step per call turn, not per content (issue #28)
+        contents = [c.parts for c in items]
+        if empty in map(astuple, chain.from_iterable(contents)) or not any(
                 c.parts or c.role != "user" for c in items[:200]):
             return None  # an empty part (the sniff refuses it); or only user contents without parts, which the AI
             # SDK's sniff gives 60
-        expected: list[tuple[Any, Any]] | None = None
-        seen: list[str] = []
-        for c in items:
-            calls = [(v.id or None, v.name or "unknown") for p in c.parts if (v := found(p, CALL_KEYS)) is not UNSET]
-            answers = [(v.id or None, v.name or "unknown") for p in c.parts
-                       if (v := found(p, RESPONSE_KEYS)) is not UNSET]
-            model = c.role == "model"
-            if calls and not model:
-                return False  # a call outside a model turn
-            seen += [i for i, _ in calls if i is not None]
-            if model:
-                if expected or answers:
-                    return False
-                expected = calls or None
-            elif sorted(answers, key=repr) != sorted(expected or [], key=repr):
+        # (CALL_KEYS and RESPONSE_KEYS, the API's spelling first, as a full read takes them)
+        calls = [(m, v) for m, ps in enumerate(contents) for p in ps
+                 if (v := p.functionCall) is not UNSET or (v := p.function_call) is not UNSET]
+        answers = [(m, v) for m, ps in enumerate(contents) for p in ps
+                   if (v := p.functionResponse) is not UNSET or (v := p.function_response) is not UNSET]
+        if not calls and not answers:
+            return True
+        turns: dict[int, list[tuple[Any, Any]]] = {}
+        for m, v in calls:
+            turns.setdefault(m, []).append((v.id or None, v.name or "unknown"))
+        answered: dict[int, list[tuple[Any, Any]]] = {}
+        for m, v in answers:
+            answered.setdefault(m, []).append((v.id or None, v.name or "unknown"))
+        roles = [c.role for c in items]
+        last = len(items) - 1
+        for m, called in turns.items():
+            # a call turn is a model content, answered by exactly its calls in the very next one, not a model's
+            if roles[m] != "model" or m == last or roles[m + 1] == "model" or \
+                    not _same_pairs(answered.get(m + 1, []), called):
                 return False
-            else:
-                expected = None
-        return expected is None and len(set(seen)) == len(seen) and usable_ids(seen)
+        # every content with responses is the one after a call turn (no other response anywhere)
+        seen = [v.id for _, v in calls if v.id]
+        return len(answered) == len(turns) and len(set(seen)) == len(seen) and usable_ids(seen)
 
     return Screen(content, settles)
+
+
+def _same_pairs(answers: list[tuple[Any, Any]], calls: list[tuple[Any, Any]]) -> bool:
+    """Whether a call turn's (id, name) pairs and its answers' are the same, each as many times: in the same order,
+    or as sets of as many distinct pairs, or, when a pair repeats (calls without ids), sorted."""
+    if answers == calls:
+        return True
+    if len(answers) != len(calls):
+        return False
+    distinct = set(calls)
+    if len(distinct) == len(calls):
+        return distinct == set(answers)
+    return sorted(answers, key=repr) == sorted(calls, key=repr)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 import importlib
+import os
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -130,7 +131,7 @@ def open_folder_entry(entry: FolderEntry, options: StoreOptions) -> Store:
 def open_found(spec: str, refused: str | None, options: StoreOptions, many: bool = False) -> Store:
     """The store of a file a folder walk found (a ``--jobs`` input's, :func:`inputs`), read whole: by its suffix, or
     refused with ``refused``; ``many``: one of many thread files in its folder, as the walk found it."""
-    return open_folder_entry(FolderEntry(Path(spec), refused=refused, many=many), options)
+    return open_folder_entry(FolderEntry(str(Path(spec)), refused=refused, many=many), options)
 
 
 def iter_stores(specs: Iterable[str], options: StoreOptions, stdin: Any = None,
@@ -173,17 +174,17 @@ def inputs(spec: str) -> Iterator[Input]:
 def _folder_input(entry: FolderEntry) -> Input:
     """A folder walk's entry as an input: a Strands folder is opened as if named (one store per agent, each read
     whole), a database as if named (it is one by its header), a thread file by the walk's suffix rules."""
-    found = str(entry.path)
+    found = str(entry.where)
     if entry.agents is not None:
         return Input(Shard(found))
     if entry.refused is not None:
         return Input(Shard(found, in_folder=True, refused=entry.refused))
-    return Input(Shard(found, in_folder=not entry.database, many=entry.many), _file_size(entry.path))
+    return Input(Shard(found, in_folder=not entry.database, many=entry.many), _file_size(found))
 
 
-def _file_size(path: Path) -> int:
+def _file_size(path: Path | str) -> int:
     try:
-        return path.stat().st_size
+        return os.stat(path).st_size
     except OSError:
         return 0  # gone since the walk: its reader says so
 

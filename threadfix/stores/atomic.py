@@ -200,10 +200,11 @@ class Rewriter:
     """
 
     def __init__(self, source: Path, expected: Fingerprint, dest: Path | None = None) -> None:
-        self.source = Path(os.path.realpath(source))
         #: ``dest`` writes elsewhere (``-o``): the source is only read, never replaced
         self.dest = dest
+        # (in place, the source is the target: its real path resolved once, not once for each)
         self.target = resolve_target(source) if dest is None else _new_target(dest)
+        self.source = self.target if dest is None else Path(os.path.realpath(source))
         self.display = str(source) if dest is None else str(dest)
         self.expected = expected
         self._src: BinaryIO | None = None
@@ -222,7 +223,8 @@ class Rewriter:
         except PermissionError:
             raise StoreError("the folder is not writable, so the file cannot be replaced atomically",
                              self.display) from None
-        self._src = open(self.source, "rb")  # noqa: SIM115 - closed in commit/abort
+        # unbuffered: it is only copied from, by the kernel (a buffered reader costs a file two more system calls)
+        self._src = open(self.source, "rb", buffering=0)  # noqa: SIM115 - closed in commit/abort
         if Fingerprint.of(os.fstat(self._src.fileno())) != self.expected:
             raise BusyError("changed while threadfix was reading it; nothing was written", self.display)
 

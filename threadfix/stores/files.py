@@ -72,16 +72,21 @@ def _folder_screener(dialect: str | None) -> settle.Screener:
 
 
 def _read_to_end(fd: int, size: int) -> bytes:
-    """Everything left to read from ``fd``, whose file is ``size`` bytes (one read, and one that finds the end)."""
-    parts = [os.read(fd, size + 1)]
+    """Everything left to read from ``fd``, whose file is ``size`` bytes: one read when it gives exactly those bytes
+    of the ``size + 1`` asked for (the file's end, as of its ``fstat``: a later change is the compare-and-swap's
+    to catch); else more until a read finds the end (a file that grew, shrank, or a short read)."""
+    first = os.read(fd, size + 1)
+    if len(first) == size:
+        return first
+    parts = [first]
     while parts[-1]:
         parts.append(os.read(fd, max(size + 1, 1 << 16)))
-    return parts[0] if len(parts) == 2 else b"".join(parts)
+    return b"".join(parts)
 
 
 def _binary(head: bytes) -> bool:
     """One error line for a binary file, instead of one per "line" of it."""
-    return b"\x00" in head[:BINARY_SNIFF_BYTES]
+    return head.find(b"\x00", 0, BINARY_SNIFF_BYTES) != -1  # (no copy of the head, as a slice would make)
 
 
 class SessionFile:
@@ -102,9 +107,11 @@ class SessionFile:
 class FileStore(Store):
     """One file (or stdin's bytes), in the container it holds: a JSON document, JSONL, or a coding agent's session."""
 
-    def __init__(self, path: Path | None, display: str, data: bytes | None = None, *, jsonl: bool | None = None,
+    def __init__(self, path: Path | str | None, display: str, data: bytes | None = None, *, jsonl: bool | None = None,
                  max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES, dialect: str | None = None) -> None:
-        self.path = path
+        #: the file, as given: a str (a folder walk's) becomes a Path only when asked for (most files of a folder are
+        #: read, screened and settled by the string alone: issue #28)
+        self._path = path
         self.display = display
         self.data = data
         self.jsonl = jsonl
@@ -120,6 +127,17 @@ class FileStore(Store):
         self.batched = False
         #: screened from its first byte, whatever this process read before (a file of a folder of many)
         self.screen_always = False
+
+    @property
+    def path(self) -> Path | None:
+        path = self._path
+        if path.__class__ is str:
+            path = self._path = Path(path)
+        return path
+
+    @path.setter
+    def path(self, path: Path | None) -> None:
+        self._path = path
 
     @property
     def session(self) -> Any:
@@ -147,7 +165,7 @@ class FileStore(Store):
         if self.data is not None:
             yield from self._read_bytes(self.data, screen)
             return
-        assert self.path is not None
+        assert self._path is not None
         if self.jsonl is False and self.byte_range is None:
             yield from self._read_document_file(screen)
             return
@@ -214,7 +232,7 @@ class FileStore(Store):
         global _documents_read
         try:
             # a descriptor, not a file object: Python's open and readall cost three more system calls a file
-            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            fd = os.open(self._path, os.O_RDONLY | os.O_CLOEXEC)
         except OSError as exc:
             yield self._unopened(exc)
             return
@@ -464,7 +482,8 @@ def is_sqlite(path: Path) -> bool:
 class FolderEntry(Struct, frozen=True):
     """A file a folder walk found: a thread file (read by its suffix), a SQLite database, or one it refuses."""
 
-    path: Path
+    #: its path, spelled as ``str(path)`` spells it (a walk joins names to it without building a Path for each)
+    where: str
     database: bool = False
     #: why it is left alone, unread (reported as a problem of that file)
     refused: str | None = None
@@ -472,6 +491,10 @@ class FolderEntry(Struct, frozen=True):
     agents: tuple[Path, ...] | None = None
     #: one of many thread files in its folder (at least SCREEN_FOLDER_FILES): screened from the first
     many: bool = False
+
+    @property
+    def path(self) -> Path:
+        return Path(self.where)
 
 
 def walk_folder(spec: str) -> Iterator[FolderEntry]:
@@ -494,15 +517,15 @@ def walk_folder(spec: str) -> Iterator[FolderEntry]:
         agents = _strands_agents(Path(folder), subfolders, files)
         if agents is not None:
             subfolders[:] = []
-            yield FolderEntry(Path(folder), agents=agents)
+            yield FolderEntry(str(Path(folder)), agents=agents)
             continue
         subfolders[:] = sorted(d for d in subfolders if not d.startswith("."))
-        base = Path(folder)
+        child = _children_of(folder)
         found = sorted(name for name in files if name.endswith(FOUND_SUFFIXES) and not name.startswith(TEMP_PREFIX))
         many = len(found) >= SCREEN_FOLDER_FILES
         for name in found:
             database = name.endswith(DATABASE_SUFFIXES)
-            path = base / name
+            path = child(name)
             if links[name] and os.path.commonpath([root, os.path.realpath(path)]) != root:
                 yield FolderEntry(path, database, f"is a symlink to a file outside {spec}; name it directly to "
                                   "repair it")
@@ -511,6 +534,16 @@ def walk_folder(spec: str) -> Iterator[FolderEntry]:
             else:
                 yield FolderEntry(path, database, many=many)
     yield from _unlisted(unlisted)
+
+
+def _children_of(folder: str) -> Callable[[str], str]:
+    """How ``str(Path(folder) / name)`` spells a file of ``folder``, without building a Path per file (1,000 files'
+    Paths cost a repair of a folder a few ms, issue #28)."""
+    base = str(Path(folder))
+    if base == "." or (os.altsep is not None and base.endswith(":")):
+        return lambda name: str(Path(base) / name)  # ("x", not "./x"; a drive's own folder: "C:x")
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    return prefix.__add__
 
 
 def _walk(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], dict[str, bool]]]:
@@ -563,7 +596,7 @@ def _unlisted(errors: list[OSError]) -> Iterator[FolderEntry]:
     """The folders ``os.walk`` could not list, as refused entries (it passes them over otherwise)."""
     while errors:
         error = errors.pop(0)
-        yield FolderEntry(Path(error.filename), False, f"cannot read this folder ({reason(error)})")
+        yield FolderEntry(str(Path(error.filename)), False, f"cannot read this folder ({reason(error)})")
 
 
 def reason(error: OSError) -> str:
@@ -571,7 +604,7 @@ def reason(error: OSError) -> str:
     return (os.strerror(error.errno) if error.errno else str(error)).lower()
 
 
-def not_a_database(path: Path) -> str | None:
+def not_a_database(path: Path | str) -> str | None:
     """Why a file named like a SQLite database (``.db``...) cannot be read as one, or None when it is one."""
     try:
         with open(path, "rb") as handle:
@@ -603,10 +636,10 @@ def folder_file_store(entry: FolderEntry, *, max_doc_bytes: int = DEFAULT_MAX_DO
     """The store of a thread file a folder walk found (read by its suffix), or of one it refused."""
     if entry.refused is not None:
         return RefusedFile(entry.path, entry.refused)
-    display = str(entry.path)
+    display = str(entry.where)  # (str of a str is itself; a caller may still hand a Path)
     # (the suffix as Path.suffix has it, without building one more path: a file named ".jsonl" has none)
     jsonl = display.endswith(".jsonl") and not display.endswith(("/.jsonl", "\\.jsonl")) and display != ".jsonl"
-    store = FileStore(entry.path, display, jsonl=jsonl, max_doc_bytes=max_doc_bytes, dialect=dialect)
+    store = FileStore(display, display, jsonl=jsonl, max_doc_bytes=max_doc_bytes, dialect=dialect)
     store.batched = store.jsonl is False
     store.screen_always = entry.many
     return store
@@ -623,7 +656,7 @@ class FileMedium(Medium):
 
     def reopen(self, spec: str, options: Any) -> Iterator[Store]:
         # a file that was cut is JSONL by its suffix; one gone since is the read's to say
-        yield folder_file_store(FolderEntry(Path(spec)), max_doc_bytes=options.max_doc_bytes, dialect=options.dialect)
+        yield folder_file_store(FolderEntry(str(Path(spec))), max_doc_bytes=options.max_doc_bytes, dialect=options.dialect)
 
 
 MEDIUM = FileMedium()

@@ -30,6 +30,7 @@ from operator import attrgetter
 from typing import Any
 
 from threadfix import dialects
+from threadfix.dialects.base import Dialect
 from threadfix.dialects.openai_responses import (  # noqa: F401 - the Responses rules the SQLite screen shares
     CALL,
     IS_CALL,
@@ -45,6 +46,9 @@ from threadfix.stores.base import Settled
 DIALECT = "openai-responses"
 #: a store of fewer bytes is read in full: importing the decoder (~20 ms) would cost more than it saves
 MIN_DOCUMENTS_BYTES = 4 * 1024 * 1024
+#: a store's first document is sniffed by a full read (to pick the screen tried first) only up to this size: a
+#: larger one is screened in the registry's order, as a second full parse of it would cost more than the screens
+HINT_BYTES = 1024 * 1024
 
 
 def worth_screening(dialect: str | None, size: int | None = None) -> bool:
@@ -67,23 +71,32 @@ def has_screen(dialect: str | None) -> bool:
 
 @cache
 def screened() -> tuple[str, ...]:
-    """The dialects with a screen, in the registry's order."""
-    return tuple(name for name in dialects.names() if dialects.get(name).screen() is not None)
+    """The dialects with a screen (their class overrides :meth:`Dialect.screen`), in the registry's order. Told from
+    the class, so that no screen is built until a document is tried with it (each costs its msgspec types and
+    decoder, 5-9 ms for all nine: issue #28)."""
+    return tuple(name for name in dialects.names() if type(dialects.get(name)).screen is not Dialect.screen)
 
 
 class Screener:
     """Settles a store's thread documents one at a time: ``screener(raw)`` is a :class:`Settled` count of one,
     or None (read it in full).
 
-    The dialect that settled the last thread is tried first (sniffed once per store, not per thread); the others
-    only when its screen cannot tell the document is its thread, never when it can and the thread needs a closer
-    look (a stuck thread of the same dialect). ``dialect``: the one forced on the store, the only one tried.
+    The dialect that settled the last thread is tried first (the first document's is sniffed by a full read, once
+    per store, not per thread); the others only when its screen cannot tell the document is its thread, never when
+    it can and the thread needs a closer look (a stuck thread of the same dialect). ``dialect``: the one forced on
+    the store, the only one tried.
     """
 
     def __init__(self, dialect: str | None = None) -> None:
         self.order = [dialect] if dialect is not None else list(screened())
+        #: whether the order was set by the dialect a full read sniffs the first document as (see :meth:`_hint`)
+        self.hinted = dialect is not None
 
     def __call__(self, raw: bytes) -> Settled | None:
+        if not self.hinted:
+            self.hinted = True
+            if len(raw) <= HINT_BYTES:
+                self._hint(raw)
         order = self.order
         for at, name in enumerate(order):
             verdict = _verdict(name, raw)
@@ -93,6 +106,22 @@ class Screener:
                 order.insert(0, order.pop(at))
             return _settled(name) if verdict else None
         return None
+
+
+    def _hint(self, raw: bytes) -> None:
+        """Try first the dialect a full read of the store's first document sniffs: one parse and sniff, where
+        trying the screens in the registry's order builds each one tried before its own (a folder of Bedrock files
+        built seven). Only the order changes: each screen still vouches for its own dialect alone."""
+        from threadfix import jsonio
+        from threadfix.stores.document import split_container
+
+        try:
+            parts = split_container(jsonio.loads(raw))
+        except (jsonio.JsonReadError, RecursionError):
+            return  # (the screens in order; the full read says what is wrong with it)
+        sniffed = dialects.sniff(parts[0]) if parts is not None else None
+        if sniffed is not None and sniffed.name in self.order:
+            self.order.insert(0, self.order.pop(self.order.index(sniffed.name)))
 
 
 def _verdict(name: str, raw: bytes) -> bool | None:
