@@ -125,7 +125,7 @@ def test_a_word_deep_in_a_result_never_flags_it() -> None:
 def test_a_traceback_that_ends_the_output_flags_it() -> None:
     text = "step 1 ok\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'id'\n"
     result = classify(text)
-    assert result.kind is Kind.EXECUTION
+    assert result.kind is Kind.NOT_FOUND  # an uncaught exception is read by its words: a missing key
     assert "KeyError" in result.evidence
     assert result.excerpt == "KeyError: 'id'"
 

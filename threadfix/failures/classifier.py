@@ -617,6 +617,8 @@ _SIGNALS: tuple[_Signal, ...] = (
     _signal(
         Kind.INVALID_ARGUMENTS,
         r"\binvalid\b", r"\bmalformed\b", r"\bis not a valid\b", r"\bis required\b", r"\bvalidation\b",
+        # A parser's refusal of what it was given to read (the corpus's rule settled after heldout6).
+        r"\bsyntax error\b", r"\bparse error\b", r"\berror parsing\b", r"\b(?:failed to|could not|cannot|unable to) parse\b",
     ),
 )
 _STRONG_SIGNALS = _SIGNALS[:-1]
@@ -1206,6 +1208,54 @@ def _exit_verdict(code: int, text: str, basis: str) -> _Verdict:
     evidence = f"exit code {code}; {hit.evidence}" if hit is not None else f"exit code {code}"
     kind = Kind.TERMINAL_ERROR if hit is None or hit.kind is Kind.EXECUTION else hit.kind
     return _Verdict(kind, f"{basis}; {evidence}" if basis else evidence, message=text)
+
+
+# An uncaught exception is read by its name and its message, like any other text (the corpus's rule settled
+# after heldout6): a missing key or a name that says "not found" is a missing thing; a parse, decode, syntax or
+# validation error, or a value error (ValueError, TypeError, a module's own ``Error``) whose message complains
+# of the value it was given ("month must be in 1..12", "Incorrect padding", "badly formed"), is bad input; any
+# other uncaught exception ("TypeError: unsupported operand", "ValueError: oops") is the tool's crash.
+_EXCEPTION_NAME = _Lazy(r"(?:[A-Za-z_]\w*\.){0,6}[A-Za-z_]\w{0,80}(?=:|\s*$)")
+_MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)$")
+_PARSE_NAME = _Lazy(r"(?:Decode|Parse|Parser|Parsing|Syntax|Validation|Unpickling|Invalid)\w*(?:Error|Exception)$")
+# ValueError, TypeError, or a library's own error (a dotted name: ``_csv.Error``, ``statistics.StatisticsError``);
+# a builtin such as IndexError or RuntimeError is a defect whatever its message says.
+_VALUE_NAME = _Lazy(r"(?:Value|Type)Error$|[\w.]+\.\w*(?:Error|error|Exception)$")
+# The last exception line of a traceback whose message runs on (``yaml.parser.ParserError: while parsing ...``
+# then the marks), or whose name is lower case (``struct.error: ...``).
+_TRACEBACK_EXCEPTION = _Lazy(r"^(?:[A-Za-z_]\w*\.){0,6}\w*(?:Error|Exception|error)\b:[^\n]*", re.MULTILINE)
+_VALUE_COMPLAINT = _Lazy(
+    r"\b(?:must|has to|needs to|should) (?:be|not|have|contain|start|end)\b|\b(?:invalid|incorrect|illegal|malformed)\b"
+    r"|\bbadly formed\b|\bunexpected\b|\bexpected\b|\brequires\b|\bdo(?:es)? not (?:appear to be|match)\b"
+    r"|\bout of range\b|\bunknown string format\b|\bno closing\b|\bunterminated\b",
+    re.IGNORECASE,
+)
+
+
+def _exception_kind(line: str) -> _Hit | None:
+    """The kind an uncaught exception's line ``pkg.SomeError: message`` names by its words, or None (a crash)."""
+    match = _EXCEPTION_NAME.match(line)
+    if match is None:
+        return None
+    name = match.group().rstrip()
+    said = f"uncaught {_quote(name, 60)}"
+    if _MISSING_NAME.search(name):
+        return _Hit(Kind.NOT_FOUND, f"{said}: a missing thing")
+    if _PARSE_NAME.search(name):
+        return _Hit(Kind.INVALID_ARGUMENTS, f"{said}: input that does not parse")
+    if _VALUE_NAME.search(name) and _VALUE_COMPLAINT.search(line, match.end()) is not None:
+        return _Hit(Kind.INVALID_ARGUMENTS, f"{said}: a bad value")
+    return None
+
+
+def _exception_hit(window: str, first: str, last: str, python_end: bool) -> _Hit | None:
+    """The kind the uncaught exception that heads or ends a failure text names (:func:`_exception_kind`)."""
+    if python_end:
+        return _exception_kind(last)
+    if _PY_TRACEBACK in window:
+        lines = _TRACEBACK_EXCEPTION.findall(window, window.rfind(_PY_TRACEBACK))
+        return _exception_kind(lines[-1]) if lines else None
+    return _exception_kind(first) if _PY_EXCEPTION_LINE.match(first) else None
 
 
 def _stack_kind(window: str) -> str | None:
@@ -1856,6 +1906,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
     low = _lowered(window)
     if hit is None and not python_end and window not in headlines:  # a one-line text was its own headline
         hit = _find_signal(window, low=low)
+    if hit is None:
+        hit = _exception_hit(window, first, last_stripped, python_end)
     retry = _retry_in_text(window, low)
     shell = _SHELL_LINE.match(first) is not None
     if hit is not None and not (shell and hit.kind not in _ENVIRONMENT_KINDS):
