@@ -1273,12 +1273,15 @@ def _stack_kind(window: str) -> str | None:
 # an errno name leading it, Claude Code's tool-error tag.
 _FAILURE_WORD = _Lazy(r"(?i:\berror\b|\bfail|\bexception\b|\bfatal\b)|^E[A-Z]{3,}:|<tool_use_error>")
 # A line among the first few that states an error as compilers and package managers write one.
-_ERROR_LINE = _Lazy(r"(?:[^\s:]{1,200}:\d+:\d+: )?(?:ERROR|Error|error|FATAL|fatal)(?:\[[\w-]{0,40}\])?:\s+(\S[^\n]{0,300})")
+# A coding agent's transcript writes a tool's result under its call behind "⎿" (Claude Code: "⏺ Read(x)" then
+# "  ⎿  Error: File content ... exceeds maximum allowed tokens").
+_RESULT_MARK = "(?:[ \t]{0,8}\u23bf[ \t]+)?"
+_ERROR_LINE = _Lazy(_RESULT_MARK + r"(?:[^\s:]{1,200}:\d+:\d+: )?(?:ERROR|Error|error|FATAL|fatal)(?:\[[\w-]{0,40}\])?:\s+(\S[^\n]{0,300})")
 #: The line is looked for in the first five lines and 600 characters.
 _ERROR_LINE_REACH = 5
 _ERROR_LINE_PROBE = 600
 # Starts with a literal newline, so the search jumps from line to line.
-_ERROR_LINE_AT = _Lazy(r"\n(?:ERROR|Error|error|FATAL|fatal)")
+_ERROR_LINE_AT = _Lazy(r"\n" + _RESULT_MARK + "(?:ERROR|Error|error|FATAL|fatal)")
 # A compiler's diagnostic (``file.c:1:21: error: ...``), looked for only where "error: " is in the probe
 # (tried at every line, its name's run would cost most texts more than the literal's search).
 _COMPILER_LINE_AT = _Lazy(r"\n[^\s:]{1,200}+:\d+:\d+: (?:fatal )?error:")
