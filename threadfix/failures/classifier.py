@@ -1232,13 +1232,16 @@ _VALUE_COMPLAINT = _Lazy(
 )
 
 
-def _exception_kind(line: str) -> _Hit | None:
-    """The kind an uncaught exception's line ``pkg.SomeError: message`` names by its words, or None (a crash)."""
+def _exception_kind(line: str, stack: str | None = None) -> _Hit | None:
+    """The kind an uncaught exception's line ``pkg.SomeError: message`` names by its words, or None (a crash).
+
+    ``stack``: the stack trace it ends (lint's TF204 reads "traceback" in the evidence).
+    """
     match = _EXCEPTION_NAME.match(line)
     if match is None:
         return None
     name = match.group().rstrip()
-    said = f"uncaught {_quote(name, 60)}"
+    said = f"uncaught {_quote(name, 60)}" + (f" ({stack})" if stack else "")
     if _MISSING_NAME.search(name):
         return _Hit(Kind.NOT_FOUND, f"{said}: a missing thing")
     if _PARSE_NAME.search(name):
@@ -1251,10 +1254,10 @@ def _exception_kind(line: str) -> _Hit | None:
 def _exception_hit(window: str, first: str, last: str, python_end: bool) -> _Hit | None:
     """The kind the uncaught exception that heads or ends a failure text names (:func:`_exception_kind`)."""
     if python_end:
-        return _exception_kind(last)
+        return _exception_kind(last, _stack_kind(window))
     if _PY_TRACEBACK in window:
         lines = _TRACEBACK_EXCEPTION.findall(window, window.rfind(_PY_TRACEBACK))
-        return _exception_kind(lines[-1]) if lines else None
+        return _exception_kind(lines[-1], _stack_kind(window)) if lines else None
     return _exception_kind(first) if _PY_EXCEPTION_LINE.match(first) else None
 
 
