@@ -619,6 +619,9 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\binvalid\b", r"\bmalformed\b", r"\bis not a valid\b", r"\bis required\b", r"\bvalidation\b",
         # A parser's refusal of what it was given to read (the corpus's rule settled after heldout6).
         r"\bsyntax error\b", r"\bparse error\b", r"\berror parsing\b", r"\b(?:failed to|could not|cannot|unable to) parse\b",
+        # ... and a file in the wrong format or cut short ("not in gzip format", "bad magic number").
+        r"\bfile format not recognized\b", r"\bnot in \w+ format\b", r"\bbad magic number\b", r"\bformat not supported\b",
+        r"\bfile ends unexpectedly\b",
     ),
 )
 _STRONG_SIGNALS = _SIGNALS[:-1]
@@ -1227,7 +1230,7 @@ _TRACEBACK_EXCEPTION = _Lazy(r"^(?:[A-Za-z_]\w*\.){0,6}\w*(?:Error|Exception|err
 _VALUE_COMPLAINT = _Lazy(
     r"\b(?:must|has to|needs to|should) (?:be|not|have|contain|start|end)\b|\b(?:invalid|incorrect|illegal|malformed)\b"
     r"|\bbadly formed\b|\bunexpected\b|\bexpected\b|\brequires\b|\bdo(?:es)? not (?:appear to be|match)\b"
-    r"|\bout of range\b|\bunknown string format\b|\bno closing\b|\bunterminated\b",
+    r"|\bout of range\b|\bunknown string format\b|\bno closing\b|\bunterminated\b|\bformat not (?:supported|recognized)\b",
     re.IGNORECASE,
 )
 
