@@ -125,7 +125,7 @@ def test_a_word_deep_in_a_result_never_flags_it() -> None:
 def test_a_traceback_that_ends_the_output_flags_it() -> None:
     text = "step 1 ok\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'id'\n"
     result = classify(text)
-    assert result.kind is Kind.EXECUTION
+    assert result.kind is Kind.NOT_FOUND  # an uncaught exception is read by its words: a missing key
     assert "KeyError" in result.evidence
     assert result.excerpt == "KeyError: 'id'"
 
@@ -352,3 +352,39 @@ def test_the_generated_stores_healthy_file_reads_are_results() -> None:
         for item in thread.items:
             if item.get("type") == "function_call_output" and item["call_id"] not in thread.failed:
                 assert not classify(item["output"]).is_error, (index, str(item["output"])[:200])
+
+
+# --------------------------------------------------------------------------------------------------
+# An uncaught exception read by its name and words (the corpus's rule settled after heldout6).
+
+_TRACEBACK = 'Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n'
+#: message text that holds no word of any kind: the exception's name alone decides
+_WORDLESS = st.text(alphabet="0123456789 .,:'()[]-_", max_size=60)
+_MODULE = st.from_regex(r"[a-z_][a-z0-9_]{0,10}(\.[a-z_][a-z0-9_]{0,10}){0,2}", fullmatch=True)
+
+
+@settings(max_examples=150)
+@given(_MODULE, st.sampled_from(["DecodeError", "ParseError", "ParserError", "JSONDecodeError", "SyntaxError",
+                                 "ValidationError", "UnpicklingError", "InvalidFileException"]), _WORDLESS)
+def test_a_parse_or_decode_exception_is_bad_input(module: str, name: str, message: str) -> None:
+    result = classify(f"{_TRACEBACK}{module}.{name}: {message}".rstrip())
+    assert result.kind is Kind.INVALID_ARGUMENTS, result.evidence
+
+
+@settings(max_examples=150)
+@given(st.sampled_from(["KeyError", "ValueError", "IndexError", "RuntimeError", "ZeroDivisionError", "AttributeError",
+                        "AssertionError", "TypeError"]), _WORDLESS, st.booleans())
+def test_an_exception_with_no_complaint_is_a_crash_unless_a_key_is_missing(name: str, message: str, framed: bool) -> None:
+    text = f"{_TRACEBACK if framed else ''}{name}: {message}".rstrip()
+    result = classify(text)
+    assert result.kind is (Kind.NOT_FOUND if name == "KeyError" else Kind.EXECUTION), result.evidence
+
+
+@settings(max_examples=150)
+@given(st.sampled_from(["ValueError", "TypeError", "_csv.Error", "binascii.Error", "struct.error", "pkg.mod.FooError"]),
+       st.sampled_from(["must be in 1..12", "Incorrect padding", "badly formed hexadecimal UUID string",
+                        "unexpected end of data", "requires a buffer of 4 bytes"]),
+       st.sampled_from(["IndexError", "RuntimeError", "AssertionError"]), _WORDLESS)
+def test_a_value_complaint_is_bad_input_only_from_a_value_error(name: str, complaint: str, defect: str, tail: str) -> None:
+    assert classify(f"{_TRACEBACK}{name}: {complaint}{tail}".rstrip()).kind is Kind.INVALID_ARGUMENTS
+    assert classify(f"{_TRACEBACK}{defect}: {complaint}{tail}".rstrip()).kind is Kind.EXECUTION

@@ -617,6 +617,11 @@ _SIGNALS: tuple[_Signal, ...] = (
     _signal(
         Kind.INVALID_ARGUMENTS,
         r"\binvalid\b", r"\bmalformed\b", r"\bis not a valid\b", r"\bis required\b", r"\bvalidation\b",
+        # A parser's refusal of what it was given to read (the corpus's rule settled after heldout6).
+        r"\bsyntax error\b", r"\bparse error\b", r"\berror parsing\b", r"\b(?:failed to|could not|cannot|unable to) parse\b",
+        # ... and a file in the wrong format or cut short ("not in gzip format", "bad magic number").
+        r"\bfile format not recognized\b", r"\bnot in \w+ format\b", r"\bbad magic number\b", r"\bformat not supported\b",
+        r"\bfile ends unexpectedly\b",
     ),
 )
 _STRONG_SIGNALS = _SIGNALS[:-1]
@@ -1208,6 +1213,57 @@ def _exit_verdict(code: int, text: str, basis: str) -> _Verdict:
     return _Verdict(kind, f"{basis}; {evidence}" if basis else evidence, message=text)
 
 
+# An uncaught exception is read by its name and its message, like any other text (the corpus's rule settled
+# after heldout6): a missing key or a name that says "not found" is a missing thing; a parse, decode, syntax or
+# validation error, or a value error (ValueError, TypeError, a module's own ``Error``) whose message complains
+# of the value it was given ("month must be in 1..12", "Incorrect padding", "badly formed"), is bad input; any
+# other uncaught exception ("TypeError: unsupported operand", "ValueError: oops") is the tool's crash.
+_EXCEPTION_NAME = _Lazy(r"(?:[A-Za-z_]\w*\.){0,6}[A-Za-z_]\w{0,80}(?=:|\s*$)")
+_MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)$")
+_PARSE_NAME = _Lazy(r"(?:Decode|Parse|Parser|Parsing|Syntax|Validation|Unpickling|Invalid)\w*(?:Error|Exception)$")
+# ValueError, TypeError, or a library's own error (a dotted name: ``_csv.Error``, ``statistics.StatisticsError``);
+# a builtin such as IndexError or RuntimeError is a defect whatever its message says.
+_VALUE_NAME = _Lazy(r"(?:Value|Type)Error$|[\w.]+\.\w*(?:Error|error|Exception)$")
+# The last exception line of a traceback whose message runs on (``yaml.parser.ParserError: while parsing ...``
+# then the marks), or whose name is lower case (``struct.error: ...``).
+_TRACEBACK_EXCEPTION = _Lazy(r"^(?:[A-Za-z_]\w*\.){0,6}\w*(?:Error|Exception|error)\b:[^\n]*", re.MULTILINE)
+_VALUE_COMPLAINT = _Lazy(
+    r"\b(?:must|has to|needs to|should) (?:be|not|have|contain|start|end)\b|\b(?:invalid|incorrect|illegal|malformed)\b"
+    r"|\bbadly formed\b|\bunexpected\b|\bexpected\b|\brequires\b|\bdo(?:es)? not (?:appear to be|match)\b"
+    r"|\bout of range\b|\bunknown string format\b|\bno closing\b|\bunterminated\b|\bformat not (?:supported|recognized)\b",
+    re.IGNORECASE,
+)
+
+
+def _exception_kind(line: str, stack: str | None = None) -> _Hit | None:
+    """The kind an uncaught exception's line ``pkg.SomeError: message`` names by its words, or None (a crash).
+
+    ``stack``: the stack trace it ends (lint's TF204 reads "traceback" in the evidence).
+    """
+    match = _EXCEPTION_NAME.match(line)
+    if match is None:
+        return None
+    name = match.group().rstrip()
+    said = f"uncaught {_quote(name, 60)}" + (f" ({stack})" if stack else "")
+    if _MISSING_NAME.search(name):
+        return _Hit(Kind.NOT_FOUND, f"{said}: a missing thing")
+    if _PARSE_NAME.search(name):
+        return _Hit(Kind.INVALID_ARGUMENTS, f"{said}: input that does not parse")
+    if _VALUE_NAME.search(name) and _VALUE_COMPLAINT.search(line, match.end()) is not None:
+        return _Hit(Kind.INVALID_ARGUMENTS, f"{said}: a bad value")
+    return None
+
+
+def _exception_hit(window: str, first: str, last: str, python_end: bool) -> _Hit | None:
+    """The kind the uncaught exception that heads or ends a failure text names (:func:`_exception_kind`)."""
+    if python_end:
+        return _exception_kind(last, _stack_kind(window))
+    if _PY_TRACEBACK in window:
+        lines = _TRACEBACK_EXCEPTION.findall(window, window.rfind(_PY_TRACEBACK))
+        return _exception_kind(lines[-1], _stack_kind(window)) if lines else None
+    return _exception_kind(first) if _PY_EXCEPTION_LINE.match(first) else None
+
+
 def _stack_kind(window: str) -> str | None:
     """Name the uncaught-failure report in a text, if it holds one."""
     if _PY_TRACEBACK in window:
@@ -1223,12 +1279,15 @@ def _stack_kind(window: str) -> str | None:
 # an errno name leading it, Claude Code's tool-error tag.
 _FAILURE_WORD = _Lazy(r"(?i:\berror\b|\bfail|\bexception\b|\bfatal\b)|^E[A-Z]{3,}:|<tool_use_error>")
 # A line among the first few that states an error as compilers and package managers write one.
-_ERROR_LINE = _Lazy(r"(?:[^\s:]{1,200}:\d+:\d+: )?(?:ERROR|Error|error|FATAL|fatal)(?:\[[\w-]{0,40}\])?:\s+(\S[^\n]{0,300})")
+# A coding agent's transcript writes a tool's result under its call behind "⎿" (Claude Code: "⏺ Read(x)" then
+# "  ⎿  Error: File content ... exceeds maximum allowed tokens").
+_RESULT_MARK = "(?:[ \t]{0,8}\u23bf[ \t]+)?"
+_ERROR_LINE = _Lazy(_RESULT_MARK + r"(?:[^\s:]{1,200}:\d+:\d+: )?(?:ERROR|Error|error|FATAL|fatal)(?:\[[\w-]{0,40}\])?:\s+(\S[^\n]{0,300})")
 #: The line is looked for in the first five lines and 600 characters.
 _ERROR_LINE_REACH = 5
 _ERROR_LINE_PROBE = 600
 # Starts with a literal newline, so the search jumps from line to line.
-_ERROR_LINE_AT = _Lazy(r"\n(?:ERROR|Error|error|FATAL|fatal)")
+_ERROR_LINE_AT = _Lazy(r"\n" + _RESULT_MARK + "(?:ERROR|Error|error|FATAL|fatal)")
 # A compiler's diagnostic (``file.c:1:21: error: ...``), looked for only where "error: " is in the probe
 # (tried at every line, its name's run would cost most texts more than the literal's search).
 _COMPILER_LINE_AT = _Lazy(r"\n[^\s:]{1,200}+:\d+:\d+: (?:fatal )?error:")
@@ -1856,6 +1915,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
     low = _lowered(window)
     if hit is None and not python_end and window not in headlines:  # a one-line text was its own headline
         hit = _find_signal(window, low=low)
+    if hit is None:
+        hit = _exception_hit(window, first, last_stripped, python_end)
     retry = _retry_in_text(window, low)
     shell = _SHELL_LINE.match(first) is not None
     if hit is not None and not (shell and hit.kind not in _ENVIRONMENT_KINDS):
