@@ -1738,8 +1738,11 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
     _STATED_TOKENS is in its reach: both are told here, before it is called).
     """
     verdict = None
-    if len(text) > STATED_CHARS + 2 * _EDGE and text[0] not in "45" and not (text[0].isspace() or text[-1].isspace()):
-        stripped = ""  # _past_message's common case, inline: no space to skip at either end, no status first
+    size = len(text)
+    if size <= STATED_CHARS:
+        stripped = text.strip()  # _past_message's common cases, inline: short, or no space to skip at either end
+    elif size > STATED_CHARS + 2 * _EDGE and text[0] not in "45" and not (text[0].isspace() or text[-1].isspace()):
+        stripped = ""
     else:
         stripped = "" if _past_message(text) else text.strip()
     if stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
@@ -2537,6 +2540,9 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
         wire = _NO_WIRE
     else:
         wire = _wire(is_error, status)
+        if is_error is False and status is None and type(content) is str and _plain(content):
+            # Text the wire calls a result: _classify would find no JSON to read and _from_text trust the flag.
+            return _classification(_success(wire.basis), wire)
     return _classification(_classify(content, wire, 0), wire)
 
 
