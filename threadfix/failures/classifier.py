@@ -1575,13 +1575,14 @@ def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) ->
         said = first
     else:
         return None
-    low = _folded(reach)
-    end = _SENTENCE_END.search(low)
+    low = reach.lower() if reach.isascii() else _folded(reach)  # _folded, its common case inline
+    # Only one of _SENTENCE_END's characters can end the sentence: a line without any is one sentence.
+    end = _SENTENCE_END.search(low) if ("." in low or "!" in low or "?" in low or ";" in low or "\n" in low) else None
     if end is None:
         sentence = low  # its words are the reach's, at hand
     else:
         sentence = low[: end.start()]
-        words = _words(sentence)
+        words = sentence.encode().translate(_NON_WORD).split() if sentence.isascii() else _words(sentence)
     # Each test below only rules out, so the one that rules out most healthy texts comes first.
     if _describes(sentence, words):
         return None  # a description, a condition or a question (before _STATED: it rules out as surely)
