@@ -858,10 +858,14 @@ def _unframed(text: str, first: str | None = None) -> bool:
     """
     if first is None:
         first = _first_line(text)
-    if first[:1] in _STATUS_MARKS:
+    lead = first[:1]
+    if lead in _STATUS_MARKS:
         return False  # read once its marks are stripped (_unmarked)
-    tail = text[-TAIL_CHARS:].rstrip()  # _last_line, inline (copying the tail costs less than finding its end)
-    last = tail[tail.rfind("\n") + 1 :][-_LINE_CHARS:]
+    if text[-1:].isspace():
+        tail = text[-TAIL_CHARS:].rstrip()  # _last_line, inline
+        last = tail[tail.rfind("\n") + 1 :][-_LINE_CHARS:]
+    else:  # no trailing space to strip: the last line is found in place, the tail not copied
+        last = text[text.rfind("\n", -TAIL_CHARS) + 1 :][-_LINE_CHARS:]
     stripped = last.strip()
     if (stripped[:2] == "at" and stripped[2:3].isspace()) or last.endswith("more") or last.startswith("Node.js"):
         return False  # _FRAME_END: a stack frame, "... 12 more", "Node.js v20.1.0"
@@ -870,12 +874,12 @@ def _unframed(text: str, first: str | None = None) -> bool:
     # (unexpected) error" can follow (see _AN_ERROR).
     head = first[:_EXIT_REACH]
     head = head.lower() if head.isascii() else _folded(head)
-    if head.startswith(_START_WORDS_BY_LEAD.get(head[:1], ())) or (first[:1] in "aA45" and _AN_ERROR.match(first)):
+    if head.startswith(_START_WORDS_BY_LEAD.get(head[:1], ())) or (lead in "aA45" and _AN_ERROR.match(first)):
         return False
-    if "A" <= first[:1] <= "Z" and ("rror" in head or "xception" in head) and _COMPONENT_ERROR.match(first):
+    if "A" <= lead <= "Z" and ("rror" in head or "xception" in head) and _COMPONENT_ERROR.match(first):
         return False  # a component's error line
-    if len(first) <= 160 and _has_exit_word(head):
-        return False  # an exit code
+    if len(first) <= 160 and ("exit" in head or "make" in head or "return" in head and _has_exit_word(head)):
+        return False  # an exit code (_has_exit_word, its first tests inline)
     # A line without trailing spaces that holds none of a name's ends is the run alone or no name's line,
     # and a line with a space is not the run alone.
     if (":" in first or "(" in first or "[" in first or " " not in first) and _FIRST_NAMED.match(first):
@@ -888,7 +892,7 @@ def _unframed(text: str, first: str | None = None) -> bool:
     head = head.lower() if head.isascii() else _folded(head)
     if head.startswith(_DEATH_WORDS) or (":" in stripped or " " not in stripped) and _LAST_NAMED.match(stripped):
         return False  # _PROCESS_DEATH, _PY_EXCEPTION_LINE
-    return not (len(stripped) <= 160 and _has_exit_word(head))
+    return not (len(stripped) <= 160 and ("exit" in head or "make" in head or "return" in head and _has_exit_word(head)))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1630,13 +1634,14 @@ def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) ->
         said = first
     else:
         return None
-    low = _folded(reach)
-    end = _SENTENCE_END.search(low)
+    low = reach.lower() if reach.isascii() else _folded(reach)  # _folded, its common case inline
+    # Only one of _SENTENCE_END's characters can end the sentence: a line without any is one sentence.
+    end = _SENTENCE_END.search(low) if ("." in low or "!" in low or "?" in low or ";" in low or "\n" in low) else None
     if end is None:
         sentence = low  # its words are the reach's, at hand
     else:
         sentence = low[: end.start()]
-        words = _words(sentence)
+        words = sentence.encode().translate(_NON_WORD).split() if sentence.isascii() else _words(sentence)
     # Each test below only rules out, so the one that rules out most healthy texts comes first.
     if _describes(sentence, words):
         return None  # a description, a condition or a question (before _STATED: it rules out as surely)
@@ -1793,16 +1798,24 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
     _STATED_TOKENS is in its reach: both are told here, before it is called).
     """
     verdict = None
-    stripped = "" if _past_message(text) else text.strip()
+    size = len(text)
+    if size <= STATED_CHARS:
+        stripped = text.strip()  # _past_message's common cases, inline: short, or no space to skip at either end
+    elif size > STATED_CHARS + 2 * _EDGE and text[0] not in "45" and not (text[0].isspace() or text[-1].isspace()):
+        stripped = ""
+    else:
+        stripped = "" if _past_message(text) else text.strip()
     if stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
         reach = first[:_STATED_REACH]
-        words = _words(reach if reach.isascii() else _folded(reach))
-        if not _no_stated_word(reach, words):
+        # _words and _no_stated_word, inline
+        words = reach.encode().translate(_NON_WORD).split() if reach.isascii() else _words(_folded(reach))
+        if not _STATED_TOKENS.isdisjoint(words):
             verdict = _stated_failure(text, first, words, stripped)
     if verdict is None:
         # _no_error_line, inline: an error line starts at a newline (a one-line text has none).
         at = text.find("\n", 0, _ERROR_LINE_PROBE)
-        if at >= 0 and not _no_error_line(text, at):
+        if at >= 0 and (_ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is not None or (
+                text.find("error: ", at, _ERROR_LINE_PROBE) >= 0 and _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is not None)):
             verdict = _error_line(text)
     if verdict is None and stripped and first.find(": ", 1, 34) > 0:  # _may_be_diagnostic's first test, inline
         verdict = _diagnostic(stripped, first)
@@ -2577,11 +2590,21 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
         if lead != "{" and lead != "[" and lead != "" and (not lead.isspace() or _plain(content)):
             # Most outputs: plain text with no flag, read as text at once (_parsed would say None); _plain's
             # test, its common case inline.
-            first = _first_line(content)
-            return _plain_text(content, first, _unframed(content, first))
+            if lead.isspace():
+                first = _first_line(content)
+            else:  # _first_line's common case, inline
+                end = content.find("\n", 0, _LINE_CHARS)
+                first = (content[:_LINE_CHARS] if end < 0 else content[:end]).rstrip()
+            if _unframed(content, first):  # _plain_text, its common case inline
+                verdict = _unframed_reading(content, first)
+                return _NO_SIGNAL_RESULT if verdict is None else _classification(verdict, _NO_WIRE)
+            return _classification(_from_text(content, _NO_WIRE, first, False), _NO_WIRE)
         wire = _NO_WIRE
     else:
         wire = _wire(is_error, status)
+        if is_error is False and status is None and type(content) is str and _plain(content):
+            # Text the wire calls a result: _classify would find no JSON to read and _from_text trust the flag.
+            return _classification(_success(wire.basis), wire)
     return _classification(_classify(content, wire, 0), wire)
 
 
