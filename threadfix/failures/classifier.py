@@ -1811,12 +1811,8 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
         words = reach.encode().translate(_NON_WORD).split() if reach.isascii() else _words(_folded(reach))
         if not _STATED_TOKENS.isdisjoint(words):
             verdict = _stated_failure(text, first, words, stripped)
-    if verdict is None:
-        # _no_error_line, inline: an error line starts at a newline (a one-line text has none).
-        at = text.find("\n", 0, _ERROR_LINE_PROBE)
-        if at >= 0 and (_ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is not None or (
-                text.find("error: ", at, _ERROR_LINE_PROBE) >= 0 and _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is not None)):
-            verdict = _error_line(text)
+    if verdict is None and not _no_error_line(text):
+        verdict = _error_line(text)
     if verdict is None and stripped and first.find(": ", 1, 34) > 0:  # _may_be_diagnostic's first test, inline
         verdict = _diagnostic(stripped, first)
     if verdict is not None and _discussion(text):
