@@ -1807,9 +1807,8 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
         stripped = "" if _past_message(text) else text.strip()
     if stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
         reach = first[:_STATED_REACH]
-        # _words and _no_stated_word, inline
-        words = reach.encode().translate(_NON_WORD).split() if reach.isascii() else _words(_folded(reach))
-        if not _STATED_TOKENS.isdisjoint(words):
+        words = _words(reach if reach.isascii() else _folded(reach))
+        if not _no_stated_word(reach, words):
             verdict = _stated_failure(text, first, words, stripped)
     if verdict is None and not _no_error_line(text):
         verdict = _error_line(text)
