@@ -1,7 +1,8 @@
 """Every shortcut lint and report take, switched on or off at once, and the stores the tests compare the two ways on.
 
 The shortcuts: structural rules skipped on threads the dialect accepts (``lint``), the rules' pre-checks and shared
-output pass (``rules.context``), the index's own acceptance seen on its way (``rules.context``, ``report``), report's
+output pass (``rules.context``), the index's own acceptance seen on its way (``rules.context``, ``report``), lint's and
+report's typed read of accepted Responses threads (``lint``, ``report``), report's
 C-level counting, calls' days read from their messages and the message masks' tests (``report``), classifications
 cached by text (``verdicts``), the text rules' one pass over a thread's outputs (``rules.marks``).
 """
@@ -22,7 +23,7 @@ from threadfix import lint, report, verdicts
 from threadfix.rules import context, marks
 
 SWITCHES = ((lint, "SKIP_STRUCTURAL_WHEN_ACCEPTED"), (lint, "TYPED_READ"), (context, "FAST"), (marks, "FAST"), (report, "FAST"),
-            (verdicts, "FAST"))
+            (report, "TYPED_READ"), (verdicts, "FAST"))
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_threads"
 
 

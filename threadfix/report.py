@@ -42,6 +42,7 @@ from threadfix.failures.kinds import Kind
 from threadfix.model import Action, Call, Edit, Loc, Output, RepairPlan, Thread, ThreadIndex
 from threadfix.repair import plan_repair, waiting_on
 from threadfix.stores import Store, StoreOptions
+from threadfix.stores.jsonl import IndexedThread
 from threadfix.times import ITEM_TIME_KEYS, modified_time, parse_time
 from threadfix.verdicts import failure_of
 
@@ -66,6 +67,9 @@ THREAD_START_KEYS = ("created_at", "createdAt", "timestamp", "created", "time", 
 #: False: no shortcut (every call's and output's day looked up one by one, the dialect's quick check asked, the
 #: index's own verdict not taken, every message mask tried); the tests compare the two ways
 FAST = True
+#: False: every thread line read in full; True: accepted Responses threads read typed, as lint reads them
+#: (:mod:`threadfix.stores.typed_read`), their items never built
+TYPED_READ = True
 
 
 # --------------------------------------------------------------------------- data
@@ -485,10 +489,12 @@ def report_paths(specs: list[str], options: StoreOptions = StoreOptions(), *, ke
         specs = [specs]
     specs = [os.fspath(spec) for spec in specs]
     judged = {"min_age": min_age, "leave_tools": tuple(leave_tools), "now": time.time() if min_age > 0 else None}
-    parts = scan_parts(specs, jobs, options, partial(_report_part, keep=keep, judged=judged), on_store=on_store)
+    typed = TYPED_READ
+    parts = scan_parts(specs, jobs, options, partial(_report_part, keep=keep, judged=judged), on_store=on_store,
+                       indexed=typed)
     if parts is None:
         # a store that spreads its own read (PostgreSQL key ranges over connections) takes --jobs itself
-        scanned = scan(specs, replace(options, jobs=jobs) if jobs else options, on_store=on_store)
+        scanned = scan(specs, replace(options, jobs=jobs) if jobs else options, on_store=on_store, indexed=typed)
         return build_report(scanned, keep=keep, on_problem=on_problem,
                             progress=progress, **judged)
     report = Report(keep=keep, **judged)
@@ -522,10 +528,21 @@ class _Times:
     __slots__ = ("items", "thread_day", "_by_message")
 
     def __init__(self, thread: Thread) -> None:
+        moment = thread.exact_time()
+        if thread.__class__ is IndexedThread and thread.full is None:
+            # a typed read: no item holds a time (it knows no such key), so every item is on the thread's day, which
+            # its document's update time gives, else its start time (what the lines below read of the full document)
+            self.items = None
+            if moment is None:
+                updated, created = thread.document_times
+                moment = None if updated is None else parse_time(updated)
+                if moment is None and created is not None:
+                    moment = parse_time(created)
+            self.thread_day = day_of(moment)
+            return
         self.items = items = thread.items
         # the store's exact time (a row's time column), else the thread's and its last items' own; never
         # a file's mtime, which says when the file was written, not when its threads happened
-        moment = thread.exact_time()
         if moment is None:
             # what Thread.last_changed reads: the container and the last three items (none of which holds a time,
             # in most threads: then the container alone, without a lookup of every time key in each)
@@ -537,6 +554,8 @@ class _Times:
 
     def of(self, at: Loc) -> str | None:
         """The day of the message at ``at``: its own time, else the thread's."""
+        if self.items is None:
+            return self.thread_day
         message = at[0]
         if message not in self._by_message:
             item = self.items[message] if 0 <= message < len(self.items) else None
@@ -548,6 +567,8 @@ class _Times:
         """How many of ``calls`` fall on each day: one C-level pass over their messages' keys when none holds
         a time (most threads), so each is on the thread's day; else each call's day in turn."""
         items = self.items
+        if items is None:
+            return {self.thread_day: len(calls)} if calls else {}
         try:
             # an index past the end raises; a negative one reads another item, whose answer is only ever
             # "look at each" or the thread's day, what of() gives a message outside the thread

@@ -174,7 +174,7 @@ class JsonlReader:
         (:mod:`threadfix.stores.typed_read`) come as :class:`IndexedThread`, their items read only if asked
         for (lint's read)."""
         settles = settle.Screener(self.dialect) if screen else None
-        read_typed = typed_read.typed_read if typed and self.dialect in (None, typed_read.DIALECT) else None
+        read_typed = typed_read.typed_read_timed if typed and self.dialect in (None, typed_read.DIALECT) else None
         display = self.display
         items_of: ItemLines | None = None
         if mode == "threads":
@@ -195,7 +195,8 @@ class JsonlReader:
             if settles is not None and mode == "threads" and (settled := settles(body)) is not None:
                 yield settled
                 continue
-            if read_typed is not None and mode != "items" and (read := read_typed(body)) is not None:
+            if read_typed is not None and mode != "items" and (timed := read_typed(body)) is not None:
+                read, times = timed
                 if mode is None:  # an object holding items, or an array of them: a thread per line
                     mode = "threads"
                     self.adopt(THREAD_LINES)
@@ -204,6 +205,7 @@ class JsonlReader:
                     address=Address(display, line=number, key=None if read.thread_id is None else f"id={read.thread_id}"),
                     items=None, items_key=read.items_key, raw=line[bom:end],  # type: ignore[arg-type]
                     mtime=self.mtime, dialect=self.dialect, locator=Span(start + bom, start + end), indexed=read.index,
+                    document_times=times,
                 )
                 continue
             try:
@@ -263,6 +265,9 @@ class IndexedThread(Thread):
     indexed: ThreadIndex | None = None
     #: (items, document) once read in full
     full: Any = None
+    #: the document's ``updated_at`` and ``created_at`` as the typed read decoded them (its only times: no item
+    #: holds one), for a thread's day without reading the document in full
+    document_times: typed_read.DocumentTimes = typed_read.NO_TIMES
     #: the dialect a sniff of its items names
     sniffed = typed_read.DIALECT
 

@@ -186,3 +186,30 @@ def typed_index(items: list[Any]) -> ThreadIndex | None:
     if len(unique) != present:
         return None  # the provider refuses a repeated item id
     return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items), True)
+
+
+#: a thread document's own times as the typed read decoded them: (``updated_at``, ``created_at``), each None when
+#: absent; the only time keys a typed read lets through (see ``_TIME_KEYS``), so every item is without a time
+DocumentTimes = tuple[Union[float, str, None], Union[float, str, None]]  # noqa: UP007 - a runtime alias
+NO_TIMES: DocumentTimes = (None, None)
+
+
+def typed_read_timed(body: bytes) -> tuple[TypedRead, DocumentTimes] | None:
+    """:func:`typed_read`, with the document's own times: what report reads a thread's day from, without the
+    document itself (every item of a typed read is without a time of its own, so the thread's day is every
+    item's)."""
+    try:
+        document = _decoder().decode(body)
+    except (msgspec.DecodeError, RecursionError, MemoryError):
+        return None
+    if document.__class__ is list:
+        items, key, thread_id, times = document, None, None, NO_TIMES
+    else:
+        key = next((key for key, value in zip(THREAD_KEYS, _items_of(document)) if value is not None), None)
+        if key is None:
+            return None  # no thread in it: the full read says so
+        items = getattr(document, key)
+        thread_id = next((value for value in _ids_of(document) if value is not None), None)
+        times = (document.updated_at, document.created_at)
+    index = typed_index(items)
+    return None if index is None else (TypedRead(index, key, thread_id), times)

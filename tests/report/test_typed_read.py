@@ -1,0 +1,72 @@
+"""report reads accepted Responses threads typed (:mod:`threadfix.stores.typed_read`): the day of each thread, and of
+every call and failure in it, from the document's own times, and every number as the full read gives it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests import shortcuts
+from tests.report.test_without_shortcuts import CONTENTS, _report
+from threadfix import batch
+from threadfix.stores.jsonl import IndexedThread
+
+#: what a document's update and start times may hold: seconds, milliseconds, fractions, ISO text, an integer past
+#: every double's precision, and values no day is read from
+DOCUMENT_TIMES = st.one_of(
+    st.none(), st.booleans(), st.integers(-10**20, 10**20), st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["2025-04-01T10:00:00Z", "2025-06-30T23:59:59+02:00", "2025-06-30", "soon", "", "9999-12-31T23:59:59Z"]),
+)
+
+
+@st.composite
+def timed_documents(draw: st.DrawFn) -> list[Any]:
+    """Accepted Responses threads as documents with any mix of ``updated_at`` and ``created_at`` (or as bare arrays of
+    items), outputs from the classifier's corpus, some with a status."""
+    documents: list[Any] = []
+    for number in range(draw(st.integers(1, 4))):
+        items: list[dict[str, Any]] = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}]
+        for i in range(draw(st.integers(0, 4))):
+            call_id = f"c{number}_{i}"
+            items.append({"type": "function_call", "call_id": call_id, "name": draw(st.sampled_from(["shell", "read"])),
+                          "arguments": "{}"})
+            output: dict[str, Any] = {"type": "function_call_output", "call_id": call_id,
+                                      "output": draw(st.sampled_from(CONTENTS))}
+            if draw(st.booleans()):
+                output["status"] = draw(st.sampled_from(["completed", "incomplete"]))
+            items.append(output)
+        if draw(st.integers(0, 5)) == 0:
+            documents.append(items)
+            continue
+        document: dict[str, Any] = {"id": f"t{number}", "items": items}
+        for key in draw(st.lists(st.sampled_from(["updated_at", "created_at"]), unique=True)):
+            document[key] = draw(DOCUMENT_TIMES)
+        documents.append(document)
+    return documents
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(documents=timed_documents())
+def test_report_over_typed_reads_is_the_full_reads(tmp_path: Path, documents: list[Any]) -> None:
+    path = tmp_path / "timed.jsonl"
+    path.write_text("".join(json.dumps(document) + "\n" for document in documents), "utf-8")
+    fast, slow = shortcuts.both_ways(lambda: _report([path]))
+    assert fast == slow
+
+
+def test_the_benchmark_threads_are_read_typed(tmp_path: Path) -> None:
+    """The shortcut is taken where it is meant to be: most of the benchmark's Responses threads (all but those with
+    something to repair or refuse) come from the typed read, and their items are never built."""
+    store = next(path for path in shortcuts.benchmark_stores(tmp_path) if path.name == "openai-responses.jsonl")
+    with shortcuts.shortcuts(True):
+        scanned = [entry for entry in batch.scan([str(store)], indexed=True) if isinstance(entry, batch.Scanned)]
+        fast = _report([store])
+    typed = [entry.thread for entry in scanned if isinstance(entry.thread, IndexedThread)]
+    assert len(typed) > len(scanned) // 2
+    with shortcuts.shortcuts(False):
+        slow = _report([store])
+    assert fast == slow and fast[0].days
