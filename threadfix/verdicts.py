@@ -15,6 +15,11 @@ A reply of one text part that the classifier reads exactly as its text alone
 (:func:`threadfix.failures.classifier.lone_text`, the common shape of MCP and Anthropic tool results) takes
 the same way as that text.
 
+A JSON object with no flag and no status whose keys no reader of error shapes looks at (the classifier's
+``_unread``: ``{"results": [...]}``, ``{"location": ..., "temperature": ...}``, half the outputs of the benchmark
+store) is a result: classify parses it and says so at its first test, and so is it answered here, parsed once,
+without the screen, the cache or the classifier's walk down to that test. Any other JSON goes the whole way.
+
 ``FAST = False`` turns all of these off; the tests compare the two ways on generated stores and the case files.
 """
 
@@ -22,7 +27,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from threadfix.failures.classifier import Classification, classify, classify_screened, lone_text, screen
+import orjson
+
+from threadfix.failures.classifier import PARSE_LIMIT, Classification, classify, classify_screened, lone_text, screen
+from threadfix.failures.classifier import _unread as unread_by_every_reader
 
 #: False: every output goes through classify, uncached (the tests compare the two ways)
 FAST = True
@@ -44,6 +52,8 @@ def failure_of(content: Any, is_error: bool | None = None, status: str | None = 
     if FAST and content.__class__ is str:
         screened = None
         if is_error is None and status is None:
+            if content[:1] == "{" and len(content) <= PARSE_LIMIT and _plain_object(content):
+                return None
             screened = screen(content)
             if screened is None:
                 return None
@@ -71,3 +81,14 @@ def _failure(
 ) -> Classification | None:
     found = classify(content, is_error=is_error, status=status) if screened is None else classify_screened(content, screened)
     return found if found.is_error else None
+
+
+def _plain_object(text: str) -> bool:
+    """True when ``text`` is a JSON object that classify (no flag, no status) reads as a result at once: it parses
+    a text that opens with ``{`` and is no longer than PARSE_LIMIT in full, and a parsed object no reader of error
+    shapes looks into is a success. False: classify reads it (a text that is not JSON, an envelope, an error)."""
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return False
+    return data.__class__ is dict and unread_by_every_reader(data)

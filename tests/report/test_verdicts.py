@@ -133,3 +133,54 @@ def test_report_counts_the_same_with_and_without_the_cache(monkeypatch, stores) 
         fast, slow = _both_ways(monkeypatch, run)
         assert fast == slow
         assert orjson.loads(fast)["totals"]["error_outputs"] > 0
+
+
+# --------------------------------------------------------------------------- JSON objects answered at once
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from threadfix.failures import classifier  # noqa: E402
+
+#: keys a reader of error shapes looks at, keys none does, and the values that make an object one of theirs
+OBJECT_KEYS = st.sampled_from(sorted(classifier._READ_KEYS) + ["results", "location", "title", "object", "type", "rows",
+                                                                "instance", "items", "a"])
+TYPE_VALUES = st.sampled_from(["rate_limit_error", "error", "execution-denied", "about:blank", "https://x.io/p", "text",
+                               "output_text", "json", "error-text", "result"])
+LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-3, 600), st.floats(allow_nan=False, allow_infinity=False),
+                   TYPE_VALUES, st.sampled_from(["Error: boom", "rate limit exceeded", "ok", "404 Not Found", "", "x" * 40]))
+VALUES = st.recursive(LEAVES, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(OBJECT_KEYS, inner, max_size=3),
+                      max_leaves=8)
+
+
+def _written(value: object, how: str) -> str:
+    if how == "orjson":
+        return orjson.dumps(value).decode()
+    if how == "indented":
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    if how == "long":  # past the length the classifier parses whole without looking at its head
+        return orjson.dumps({"pad": "p" * classifier.PARSE_LIMIT, **value}).decode()
+    return orjson.dumps(value).decode()[:-1]  # cut: not JSON
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=st.dictionaries(OBJECT_KEYS, VALUES, max_size=4), how=st.sampled_from(["orjson", "indented", "long", "cut"]),
+       wire=st.sampled_from(WIRES))
+def test_a_json_object_answered_at_once_is_answered_as_classify_answers_it(value, how, wire) -> None:
+    """Objects of keys the readers of error shapes look at and keys none does, nested, whole, indented, cut or past
+    the parse limit, under every wire: failure_of's answer is classify's."""
+    verdicts._cache.clear()
+    text = _written(value, how)
+    assert verdicts.failure_of(text, *wire) == _slow(text, *wire)
+
+
+def test_a_plain_json_object_is_answered_without_the_classifier(monkeypatch) -> None:
+    calls: list[object] = []
+    monkeypatch.setattr(verdicts, "_cache", {})
+    _spy(monkeypatch, calls)
+    plain = ['{"results": [{"title": "a", "url": "https://x.io"}]}', '{"location": "Zürich", "temperature": 21.5}']
+    assert all(map(could_be_failure, plain))  # the screen passes them: classify must parse them to tell
+    assert [verdicts.failure_of(text) for text in plain] == [None, None]
+    assert calls == [] and not verdicts._cache
+    wrapped = '{"output": "Traceback (most recent call last):\\nValueError: bad"}'
+    assert verdicts.failure_of(wrapped) is not None and calls == [wrapped]
