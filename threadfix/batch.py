@@ -208,7 +208,7 @@ def scan(specs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], optio
          stdin: Any = None, on_store: Callable[[Store], None] | None = None, indexed: bool = False
          ) -> Iterator[Scanned | Problem]:
     """Every thread of every store, indexed by its dialect, read-only; unreadable parts as Problems. ``indexed``:
-    through :meth:`Store.threads_indexed` (lint's read: accepted threads indexed from a typed read)."""
+    through :meth:`Store.threads_indexed` (lint's and report's read: accepted threads indexed from a typed read)."""
     return scan_stores(iter_stores(as_paths(specs), options, stdin, on_store), options, indexed)
 
 

@@ -5,6 +5,11 @@ threads, so its memory does not grow with the store: tools beyond :data:`MAX_TOO
 row, error-message patterns are pruned to the most frequent, the stuck threads kept are the worst
 ``keep``. Two reports over different threads merge into the report of both (a ``--jobs`` worker each).
 
+Accepted OpenAI Responses threads in JSONL are read typed (:mod:`threadfix.stores.typed_read`, as lint reads them):
+their index is built straight from msgspec's structs and their items and document are never built, since an
+accepted thread is neither planned nor checked and its day is its document's (no item of a typed read holds a time
+of its own). :data:`TYPED_READ` off reads every thread in full; the tests compare the two.
+
 Every decision comes from the shared libraries, so report agrees with lint and repair: outputs are
 classified by :func:`threadfix.failures.classify` (once each, a text that comes back answered from
 :mod:`threadfix.verdicts`, as in lint), dangling calls are the planner's

@@ -185,8 +185,8 @@ class Store(ABC):
         """Every thread in store order; unreadable parts as ReadProblems."""
 
     def threads_indexed(self) -> Iterator[Thread | ReadProblem]:
-        """:meth:`threads` for lint: a store that can index a healthy thread from a typed read may give it as a
-        thread that knows its index and reads its items only when asked (a JSONL file of Responses threads)."""
+        """:meth:`threads` for lint and report: a store that can index a healthy thread from a typed read may give it
+        as a thread that knows its index and reads its items only when asked (a JSONL file of Responses threads)."""
         return self.threads()
 
     def threads_to_repair(self) -> Iterator[Thread | ReadProblem | Settled]:

@@ -172,7 +172,7 @@ class JsonlReader:
         thread), None to tell from the first line read. ``screen``: once the lines are known to be threads,
         those :mod:`.settle` settles come as Settled. ``typed``: threads a typed read indexes
         (:mod:`threadfix.stores.typed_read`) come as :class:`IndexedThread`, their items read only if asked
-        for (lint's read)."""
+        for (lint's and report's read)."""
         settles = settle.Screener(self.dialect) if screen else None
         read_typed = typed_read.typed_read_timed if typed and self.dialect in (None, typed_read.DIALECT) else None
         display = self.display
