@@ -7,13 +7,18 @@ import json
 from pathlib import Path
 from typing import Any
 
+import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests import shortcuts
+from tests import benchmark_store, shortcuts
+from tests.lint.test_typed_read import hostile_lines
 from tests.report.test_without_shortcuts import CONTENTS, _report
 from threadfix import batch
+from threadfix.report import report_paths
 from threadfix.stores.jsonl import IndexedThread
+from threadfix.stores.typed_read import typed_read, typed_read_timed
 
 #: what a document's update and start times may hold: seconds, milliseconds, fractions, ISO text, an integer past
 #: every double's precision, and values no day is read from
@@ -70,3 +75,40 @@ def test_the_benchmark_threads_are_read_typed(tmp_path: Path) -> None:
     with shortcuts.shortcuts(False):
         slow = _report([store])
     assert fast == slow and fast[0].days
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(hostile_lines(), min_size=1, max_size=3))
+def test_report_over_hostile_lines_is_the_full_reads(tmp_path: Path, lines: list[bytes]) -> None:
+    """Lines the typed read must refuse where the full read refuses them (invalid UTF-8, lone surrogates, numbers
+    orjson refuses, extra or repeated keys, values of another type): the same numbers, the same lines unreadable."""
+    path = tmp_path / "hostile.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    fast, slow = shortcuts.both_ways(lambda: _report([path]))
+    assert fast == slow
+
+
+@settings(max_examples=200, deadline=None)
+@given(line=hostile_lines())
+def test_the_timed_read_is_the_typed_read_with_the_documents_times(line: bytes) -> None:
+    read, timed = typed_read(line), typed_read_timed(line)
+    assert (read is None) == (timed is None)
+    if timed is not None:
+        document = orjson.loads(line)
+        assert timed[0] == read
+        assert timed[1] == (document.get("updated_at"), document.get("created_at"))
+
+
+def test_report_in_several_processes_through_the_typed_read_is_the_full_read_in_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from threadfix import parallel
+
+    monkeypatch.setattr(parallel, "MIN_SHARD_BYTES", 256 * 1024)  # several parts (the workers are forked with it)
+    generate = benchmark_store.generator()
+    store = tmp_path / "threads.jsonl"
+    store.write_bytes(generate.make_batch(generate.DEFAULT_SEED, 0, 200).jsonl)
+    with shortcuts.shortcuts(True):
+        spread = report_paths([str(store)], jobs=2)
+    with shortcuts.shortcuts(False):
+        whole = report_paths([str(store)], jobs=1)
+    assert spread == whole and spread.totals.threads == 200 and spread.totals.error_outputs
