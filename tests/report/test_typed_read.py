@@ -4,6 +4,7 @@ every call and failure in it, from the document's own times, and every number as
 from __future__ import annotations
 
 import json
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -112,3 +113,18 @@ def test_report_in_several_processes_through_the_typed_read_is_the_full_read_in_
     with shortcuts.shortcuts(False):
         whole = report_paths([str(store)], jobs=1)
     assert spread == whole and spread.totals.threads == 200 and spread.totals.error_outputs
+
+
+def test_no_item_of_a_typed_read_holds_a_time_and_its_document_only_the_two_report_reads() -> None:
+    """What report's day of a typed thread rests on: were a struct to learn an item's time key, or the document
+    another time key, the thread's day would need more than its document's two times."""
+    from threadfix.report import THREAD_START_KEYS
+    from threadfix.stores import typed_read as typed
+    from threadfix.times import ITEM_TIME_KEYS, THREAD_TIME_KEYS
+
+    structs = typing.get_args(typed.Item)
+    assert typed.FunctionCallOutput in structs
+    for struct in structs:
+        assert not set(struct.__struct_fields__) & set(ITEM_TIME_KEYS), struct
+    document_times = set(typed.Document.__struct_fields__) & {*THREAD_TIME_KEYS, *THREAD_START_KEYS}
+    assert document_times == {"updated_at", "created_at"}
