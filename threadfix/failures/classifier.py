@@ -1223,18 +1223,32 @@ def _exit_verdict(code: int, text: str, basis: str) -> _Verdict:
 # of the value it was given ("month must be in 1..12", "Incorrect padding", "badly formed"), is bad input; any
 # other uncaught exception ("TypeError: unsupported operand", "ValueError: oops") is the tool's crash.
 _EXCEPTION_NAME = _Lazy(r"(?:[A-Za-z_]\w*\.){0,6}[A-Za-z_]\w{0,80}(?=:|\s*$)")
-_MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)$")
-_PARSE_NAME = _Lazy(r"(?:Decode|Parse|Parser|Parsing|Syntax|Validation|Unpickling|Invalid)\w*(?:Error|Exception)$")
-# ValueError, TypeError, or a library's own error (a dotted name: ``_csv.Error``, ``statistics.StatisticsError``);
-# a builtin such as IndexError or RuntimeError is a defect whatever its message says.
-_VALUE_NAME = _Lazy(r"(?:Value|Type)Error$|[\w.]+\.\w*(?:Error|error|Exception)$")
+_MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)$|(?:^|\.)NoSuch[A-Z]\w*$")
+# A parser's or decoder's refusal, or a name that calls its input bad (``gzip.BadGzipFile``,
+# ``decimal.InvalidOperation``).
+_PARSE_NAME = _Lazy(
+    r"(?:Decode|Parse|Parser|Parsing|Syntax|Validation|Unpickling|Invalid)\w*(?:Error|Exception)$"
+    r"|(?:^|\.)(?:Bad|Invalid|Malformed)[A-Z]\w*$"
+)
+# ValueError, TypeError, LookupError ("unknown encoding"), EOFError and OSError (a decoder's "Invalid data
+# stream"), or a library's own error (a dotted name: ``_csv.Error``, ``locale.Error``); a builtin such as
+# IndexError or RuntimeError is a defect whatever its message says.
+_VALUE_NAME = _Lazy(r"(?:Value|Type|Lookup|EOF|OS)Error$|[\w.]+\.\w*(?:Error|error|Exception)$")
 # The last exception line of a traceback whose message runs on (``yaml.parser.ParserError: while parsing ...``
 # then the marks), or whose name is lower case (``struct.error: ...``).
-_TRACEBACK_EXCEPTION = _Lazy(r"^(?:[A-Za-z_]\w*\.){0,6}\w*(?:Error|Exception|error)\b:[^\n]*", re.MULTILINE)
+# A module's exception whose name has no such ending is written with its module (``gzip.BadGzipFile: ...``).
+_TRACEBACK_EXCEPTION = _Lazy(
+    r"^(?:(?:[A-Za-z_]\w*\.){0,6}\w*(?:Error|Exception|error)\b|(?:[A-Za-z_]\w*\.){1,6}[A-Z]\w*):[^\n]*", re.MULTILINE)
 _VALUE_COMPLAINT = _Lazy(
     r"\b(?:must|has to|needs to|should) (?:be|not|have|contain|start|end)\b|\b(?:invalid|incorrect|illegal|malformed)\b"
     r"|\bbadly formed\b|\bunexpected\b|\bexpected\b|\brequires\b|\bdo(?:es)? not (?:appear to be|match)\b"
-    r"|\bout of range\b|\bunknown string format\b|\bno closing\b|\bunterminated\b|\bformat not (?:supported|recognized)\b",
+    r"|\bout of range\b|\bunknown string format\b|\bno closing\b|\bunterminated\b|\bformat not (?:supported|recognized)\b"
+    # ... a value nobody knows or takes ("unknown encoding", "unsupported locale setting", "option -x not
+    # recognized", "7 is not a valid Color"), one outside what the operation is defined for ("math domain
+    # error", "Sample larger than population"), or input cut short or left open ("EOF read where not
+    # expected", "EOF in multi-line string", "unclosed token", "Missing close parenthesis").
+    r"|\bunknown\b|\bunsupported\b|\b(?:not |un)?recogni[sz]ed\b|\bnot an? valid\b|\bdomain error\b"
+    r"|\b(?:larger|greater|smaller|less|more) than\b|\bEOF\b|\bunclosed\b|\bunbalanced\b|\bmissing\b",
     re.IGNORECASE,
 )
 
