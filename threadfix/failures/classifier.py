@@ -1248,7 +1248,11 @@ _VALUE_COMPLAINT = _Lazy(
     # error", "Sample larger than population"), or input cut short or left open ("EOF read where not
     # expected", "EOF in multi-line string", "unclosed token", "Missing close parenthesis").
     r"|\bunknown\b|\bunsupported\b|\b(?:not |un)?recogni[sz]ed\b|\bnot an? valid\b|\bdomain error\b"
-    r"|\b(?:larger|greater|smaller|less|more) than\b|\bEOF\b|\bunclosed\b|\bunbalanced\b|\bmissing\b",
+    r"|\b(?:larger|greater|smaller|less|more) than\b|\bEOF\b|\bunclosed\b|\bunbalanced\b|\bmissing\b"
+    # ... or of the wrong form ("non-integer argument", "too few X's", "no properly formatted checksum lines",
+    # "no valid OpenPGP data"), or a parser's refusal named inside the message ("Error running jq: ParserError").
+    r"|\bnon-(?:integer|numeric|negative|positive)\b|\btoo (?:few|many|long|short|large|small|big)\b"
+    r"|\b(?:no|not|im)\s*properly formatted\b|\bno valid\b|\b\w*(?:Decode|Parse|Parser|Syntax)(?:Error|Exception)\b",
     re.IGNORECASE,
 )
 
@@ -1796,6 +1800,10 @@ def _diagnostic(stripped: str, first: str) -> _Verdict | None:
         return None
     basis = f"a diagnostic of '{_quote(name, 32)}'"
     hit = _find_signal(stripped)
+    if hit is None and _VALUE_COMPLAINT.search(message) is not None:
+        # The complaint is about what the program was given, as an uncaught exception's would be ("find:
+        # unknown predicate", "expand: tab size cannot be 0", "zstd: x: unsupported format").
+        return _Verdict(Kind.INVALID_ARGUMENTS, f"{basis}: a complaint about its input", message=stripped)
     if hit is None:
         return _Verdict(Kind.EXECUTION, basis, message=stripped, generic=True)
     return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, retry_after=_retry_in_text(stripped),
