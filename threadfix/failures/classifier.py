@@ -1249,10 +1249,10 @@ _VALUE_COMPLAINT = _Lazy(
     # expected", "EOF in multi-line string", "unclosed token", "Missing close parenthesis").
     r"|\bunknown\b|\bunsupported\b|\b(?:not |un)?recogni[sz]ed\b|\bnot an? valid\b|\bdomain error\b"
     r"|\b(?:larger|greater|smaller|less|more) than\b|\bEOF\b|\bunclosed\b|\bunbalanced\b|\bmissing\b"
-    # ... or of the wrong form ("non-integer argument", "too few X's", "no properly formatted checksum lines",
-    # "no valid OpenPGP data"), or a parser's refusal named inside the message ("Error running jq: ParserError").
+    # ... or of the wrong form ("non-integer argument", "too few X's", "no properly formatted checksum lines"),
+    # or a parser's refusal named inside the message ("Error running jq: ParserError").
     r"|\bnon-(?:integer|numeric|negative|positive)\b|\btoo (?:few|many|long|short|large|small|big)\b"
-    r"|\b(?:no|not|im)\s*properly formatted\b|\bno valid\b|\b\w*(?:Decode|Parse|Parser|Syntax)(?:Error|Exception)\b",
+    r"|\b(?:no|not|im)\s*properly formatted\b|\b\w*(?:Decode|Parse|Parser|Syntax)(?:Error|Exception)\b",
     re.IGNORECASE,
 )
 
