@@ -751,6 +751,21 @@ _FRAME_END = _Lazy(
 _JVM_THREAD = _Lazy(r"^Exception in thread \"[^\"]*\" ", re.MULTILINE)
 _CAUSED_BY = _Lazy(r"^Caused by: [^\n]{1,300}", re.MULTILINE)
 _STACK_FRAME = _Lazy(r"^[ \t]+at \S[^\n]{0,300}?(?:\([^()\n]*:\d+(?::\d+)?\)|:\d+:\d+\)?)[ \t]*$", re.MULTILINE)
+# A web server's error page as a fetch returns it: an HTML document (led at most by a short label, "responseText =
+# ") whose title or first heading is an HTTP status and its reason ("<title>504 Gateway Time-out</title>",
+# "<h1>501 Method Not Implemented</h1>"). A page about a status has more in its title ("503 - HTTP | MDN").
+_PAGE_OPEN = _Lazy(r"\s*(?:[^<\n]{0,60}[=:]\s*)?<(?:!doctype\s+html|html|\?xml|head|body)\b", re.IGNORECASE)
+_PAGE_TITLE = _Lazy(r"<(title|h1)>\s*(?:error\s*)?([45]\d\d)\s*[-:]?\s*[A-Za-z][A-Za-z' -]{1,40}</\1>", re.IGNORECASE)
+_PAGE_REACH = 1024
+
+
+def _error_page(text: str) -> re.Match[str] | None:
+    """The title of the error page ``text`` is, or None."""
+    if _PAGE_OPEN.match(text) is None:
+        return None
+    return _PAGE_TITLE.search(text, 0, _PAGE_REACH)
+
+
 _PROCESS_DEATH = _Lazy(r"(?i:segmentation fault|bus error|killed|aborted)(?: \(core dumped\))?\s*$")
 _GENERIC_MARKER = _Lazy(
     r"^\s*(?:(?i:error|fatal|failure|panic|exception)\b|ERROR\b|\[(?i:error)\]"
@@ -884,6 +899,8 @@ def _unframed(text: str, first: str | None = None) -> bool:
     # and a line with a space is not the run alone.
     if (":" in first or "(" in first or "[" in first or " " not in first) and _FIRST_NAMED.match(first):
         return False  # _ERROR_START's names
+    if "<" in first and _error_page(text) is not None:
+        return False
     if stripped == first:
         # A one-line text is its own last line: a name ending as a last line's ends as a first line's,
         # the death words but "bus" are start words, and the exit words were just looked for.
@@ -1928,6 +1945,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             basis = f"ends with '{_quote(last_stripped, 24)}'"
         elif (lead := _STATUS_LEAD.match(first)) is not None and _short_message(text):
             basis = f"starts with HTTP status {lead.group(1)}"
+        elif "<" in first and (page := _error_page(text)) is not None:
+            basis = f"an error page titled HTTP {page.group(2)}"
         else:
             return _unframed_reading(text, first) or _NO_SIGNAL
     else:
