@@ -437,6 +437,8 @@ _TIMEOUT = _signal(
     r"\btimeout (?:of \d+\s*\w*\s*)?(?:error|exceeded|expired|reached|occurred)", r"timeout(?:error|exception)\b",
     r"readtimeout\b", r"connecttimeout\b", r"writetimeout\b", r"pooltimeout\b", r"socket\.timeout\b",
     r"request timeout\b", r"gateway time-?out",
+    # Chinese tools' own "请求超时" (the request timed out), after a "错误:" (error) they lead with.
+    ("超时", r"超时"),
 )
 _CANCELLED = _signal(
     Kind.CANCELLED,
@@ -714,6 +716,7 @@ _ERROR_START = _Lazy(
       | (?:HTTP(?:/[\d.]+)?\s*(?:Error\s*)?)[45]\d\d\b
       | [45]\d\d,?\s*(?:[-:]\s*)?(?:(?i:""" + _REASONS.replace(" ", r"\s") + r""")|message=)
       | (?i:client|server)\s+error\b
+      | 错误\s*[:：] | [\w.]{0,20}?失败\s*[:：]
       | (?i:
             connection\s+(?:refused|reset)|no\s+such\s+file|permission\s+denied|access\s+(?:is\s+)?denied
           | rate\s+limit|too\s+many\s+requests|(?:request\s+|operation\s+)?timed\s+out|timeout\s*[:!.]?\s*$
@@ -888,7 +891,12 @@ def _unframed(text: str, first: str | None = None) -> bool:
     # words an IGNORECASE pattern matches are there in ASCII), "a"/"an" only where _ERROR_START's "an
     # (unexpected) error" can follow (see _AN_ERROR).
     head = first[:_EXIT_REACH]
-    head = head.lower() if head.isascii() else _folded(head)
+    if head.isascii():
+        head = head.lower()
+    else:
+        head = _folded(head)
+        if "错误" in head or "失败" in head:
+            return False  # "错误: ..." (error), "API调用失败: ..." (API call failed), _ERROR_START's
     if head.startswith(_START_WORDS_BY_LEAD.get(head[:1], ())) or (lead in "aA45" and _AN_ERROR.match(first)):
         return False
     if "A" <= lead <= "Z" and ("rror" in head or "xception" in head) and _COMPONENT_ERROR.match(first):
