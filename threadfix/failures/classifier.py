@@ -716,7 +716,7 @@ _ERROR_START = _Lazy(
       | (?:HTTP(?:/[\d.]+)?\s*(?:Error\s*)?)[45]\d\d\b
       | [45]\d\d,?\s*(?:[-:]\s*)?(?:(?i:""" + _REASONS.replace(" ", r"\s") + r""")|message=)
       | (?i:client|server)\s+error\b
-      | 错误\s*[:：] | [\w.]{0,20}?失败\s*[:：]
+      | 错误\s*[:：]
       | (?i:
             connection\s+(?:refused|reset)|no\s+such\s+file|permission\s+denied|access\s+(?:is\s+)?denied
           | rate\s+limit|too\s+many\s+requests|(?:request\s+|operation\s+)?timed\s+out|timeout\s*[:!.]?\s*$
@@ -790,6 +790,7 @@ _START_WORDS = (
     "client", "server", "connection", "no", "permission", "access", "rate", "too", "timed", "timeout",
     "unauthori", "forbidden", "internal", "service", "bad", "gateway", "cancel", "aborted", "interrupted",
     "killed", "segmentation", "out", "unknown", "invalid", "validation", "quota", "insufficient", "api", "(eval)",
+    "错误",
 )
 # The start words by their first character: str.startswith tries a tuple's words one by one.
 _START_WORDS_BY_LEAD = {
@@ -891,12 +892,7 @@ def _unframed(text: str, first: str | None = None) -> bool:
     # words an IGNORECASE pattern matches are there in ASCII), "a"/"an" only where _ERROR_START's "an
     # (unexpected) error" can follow (see _AN_ERROR).
     head = first[:_EXIT_REACH]
-    if head.isascii():
-        head = head.lower()
-    else:
-        head = _folded(head)
-        if "错误" in head or "失败" in head:
-            return False  # "错误: ..." (error), "API调用失败: ..." (API call failed), _ERROR_START's
+    head = head.lower() if head.isascii() else _folded(head)
     if head.startswith(_START_WORDS_BY_LEAD.get(head[:1], ())) or (lead in "aA45" and _AN_ERROR.match(first)):
         return False
     if "A" <= lead <= "Z" and ("rror" in head or "xception" in head) and _COMPONENT_ERROR.match(first):
@@ -907,8 +903,6 @@ def _unframed(text: str, first: str | None = None) -> bool:
     # and a line with a space is not the run alone.
     if (":" in first or "(" in first or "[" in first or " " not in first) and _FIRST_NAMED.match(first):
         return False  # _ERROR_START's names
-    if "<" in first and _error_page(text) is not None:
-        return False
     if stripped == first:
         # A one-line text is its own last line: a name ending as a last line's ends as a first line's,
         # the death words but "bus" are start words, and the exit words were just looked for.
