@@ -465,6 +465,9 @@ _TRUNCATED = _signal(
     # token maximum" (anthropics/claude-code issues), "was cut off because it reached the token limit".
     ("output token", r"\bexceeded (?:the |its )?(?:\d+ )?output tokens? (?:maximum|limit)"),
     ("cut off", r"\bcut off\b[^.\n]{0,60}?\b(?:output )?token limit"),
+    # "the response hit the max_tokens limit before this tool call finished" (jaseci-labs/jac #6766), "it hit
+    # the output token limit" (aaif-goose/goose #9946).
+    r"\bhit (?:the |its )?(?:max[_ ]?tokens|output[ _]tokens?) limit",
 )
 _MALFORMED = _signal(
     Kind.MALFORMED_ARGUMENTS,
@@ -608,6 +611,9 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bmissing \d+ required (?:positional |keyword-only )?arguments?\b", r"\bbad request\b",
         r"\bunrecognized (?:option|arguments?)\b", r"\b(?:invalid|unknown) option\b",
         r"\bunprocessable\b", r"\bis not of type\b", r"\bis not valid under\b", r"context[_ ]length[_ ]exceeded",
+        # OpenAI's refusal of a request over the context window: "This model's maximum context length is 4097
+        # tokens. However, you requested 4268 tokens".
+        r"maximum context length is \d+ tokens",
         r"prompt is too long", r"\bexpected \w+, (?:got|received)\b",
         # A command line the program cannot run (GNU's usage errors: "missing operand", "option requires an
         # argument -- 'f'", then "Try 'cut --help' for more information.").
@@ -727,6 +733,7 @@ _ERROR_START = _Lazy(
           | killed\s*$|segmentation\s+fault|out\s+of\s+memory|command\s+not\s+found|unknown\s+tool
           | invalid\s+(?:arguments?|params|parameters|input)|validation\s+(?:error|failed)
           | not\s+implemented|quota\s+exceeded|insufficient\s+(?:credits?|balance|funds|quota|permissions?)
+          | this\ model's\ maximum\ context\ length\ is\ \d+\ tokens[.,]\s+(?:however|(?:please\s+)?reduce)
         )\b
     )""",
     re.VERBOSE,
@@ -790,7 +797,7 @@ _START_WORDS = (
     "client", "server", "connection", "no", "permission", "access", "rate", "too", "timed", "timeout",
     "unauthori", "forbidden", "internal", "service", "bad", "gateway", "cancel", "aborted", "interrupted",
     "killed", "segmentation", "out", "unknown", "invalid", "validation", "quota", "insufficient", "api", "(eval)",
-    "错误",
+    "错误", "this model's maximum context length is",
 )
 # The start words by their first character: str.startswith tries a tuple's words one by one.
 _START_WORDS_BY_LEAD = {
@@ -1266,7 +1273,7 @@ _VALUE_COMPLAINT = _Lazy(
     # recognized", "7 is not a valid Color"), one outside what the operation is defined for ("math domain
     # error", "Sample larger than population"), or input cut short or left open ("EOF read where not
     # expected", "EOF in multi-line string", "unclosed token", "Missing close parenthesis").
-    r"|\bunknown\b|\bunsupported\b|\b(?:not |un)?recogni[sz]ed\b|\bnot an? valid\b|\bdomain error\b"
+    r"|\bunknown\b|\bunsupported\b|\bcan(?:not|'t) be\b|\b(?:not |un)?recogni[sz]ed\b|\bnot an? valid\b|\bdomain error\b"
     r"|\b(?:larger|greater|smaller|less|more) than\b|\bEOF\b|\bunclosed\b|\bunbalanced\b|\bmissing\b"
     # ... or of the wrong form ("non-integer argument", "too few X's", "no properly formatted checksum lines"),
     # or a parser's refusal named inside the message ("Error running jq: ParserError").
@@ -1431,6 +1438,7 @@ _STATED_WORDS = (
     r"|timed out|time(?:d)?out (?:error|exceeded|expired)|deadline exceeded"
     # A limit is a failure when something hit it, not when a text speaks of limits ("Rate limits are per key").
     r"|rate[ -]?limited|rate[ -]?limit (?:exceeded|reached|hit|error)|too many requests|hit (?:\w+ ){0,3}rate limits?"
+    r"|hit (?:the |its )?(?:max[_ ]?tokens|output[ _]tokens?) limit"
     r"|too many (?:concurrent|parallel|simultaneous)|not (?:yet )?implemented|blocked by"
     r"|quota (?:exceeded|exhausted|reached)|exceeded (?:\w+ ){0,3}quota|out of quota|insufficient[_ ]quota"
     r"|usage limit (?:reached|exceeded|hit)|hit your (?:[\w-]+ ){0,2}limit"
