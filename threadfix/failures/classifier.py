@@ -64,7 +64,8 @@ Precedence, highest first:
    diagnostic ("expr: division by zero", "bzip2: notes.txt: bad magic number", "tr: missing operand" then
    "Try 'tr --help' ...") is that program's failure when its words name a defect (not a field of a
    listing, a title's type, a value or code, nor "Nothing to be done"). A line numbered as grep -n prints
-   one ("247:  error(...)") is a listing, and a thread of people's comments ("name · comment · date") a
+   one ("247:  error(...)") is a listing, and a thread of people's comments ("name · comment · date") or an
+   issue (a title, a blank line, a body in the first person, asking, or under Markdown headings) a
    discussion, whatever error it quotes.
    A word such as "error" deeper in a
    file, log or grep result never flags a result; ``Exit code: 0`` on the frame line marks a success
@@ -1874,10 +1875,27 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
 _COMMENT_LINE = _Lazy(r"^[\w.@-]{1,60} · (?:comment|review|reply|answer)\w* · \d{4}-\d\d-\d\d\b", re.MULTILINE)
 
 
+# An issue as an issue tool returns it: its title, a blank line, then a body a person wrote, in the first
+# person, asking, or under Markdown headings ("Insufficient Balance" then "How can I resolve ...", "503 error
+# cause" then "### MDN URL"). The title may be an error message; the body says it was reported, not returned.
+_ISSUE_TITLE_CHARS = 200
+_ISSUE_BODY_CHARS = 600
+_PERSON_WRITES = _Lazy(
+    r"\b(?:I|I'm|I've|I'd|I'll|my|we're|we've)(?=[\s,.!?])|^#{1,4} "
+    r"|^(?:[Hh]ow|[Ww]hy|[Ww]hat|[Ii]s|[Aa]re|[Cc]an|[Cc]ould|[Dd]oes|[Dd]o|[Aa]ny|[Hh]as|[Hh]ave)\b[^\n?]{0,200}\?",
+    re.MULTILINE,
+)
+
+
 def _discussion(text: str) -> bool:
-    """True when ``text`` is a thread of comments (``_COMMENT_LINE`` within what is read of it)."""
+    """True when ``text`` is a thread of comments (``_COMMENT_LINE`` within what is read of it) or an issue
+    with its body (``_PERSON_WRITES`` in the body under a one-line title)."""
     window = _window(text)
-    return " · " in window and _COMMENT_LINE.search(window) is not None
+    if " · " in window and _COMMENT_LINE.search(window) is not None:
+        return True
+    title, blank, body = text[: _ISSUE_TITLE_CHARS + 2 + _ISSUE_BODY_CHARS].partition("\n\n")
+    return bool(blank) and "\n" not in title and len(title) <= _ISSUE_TITLE_CHARS \
+        and _PERSON_WRITES.search(body, 0, _ISSUE_BODY_CHARS) is not None
 
 
 def _no_error_line(text: str, at: int | None = None) -> bool:
@@ -2066,7 +2084,7 @@ _common_wire = functools.lru_cache(maxsize=256)(_read_wire)
 
 _NO_SIGNAL = _Verdict(Kind.SUCCESS, "no error signal")
 _EXIT_ZERO = _Verdict(Kind.SUCCESS, "exit code 0")
-_DISCUSSION = _Verdict(Kind.SUCCESS, "a thread of comments")
+_DISCUSSION = _Verdict(Kind.SUCCESS, "an issue or a thread of comments")
 _NO_SIGNAL_RESULT = Classification(Kind.SUCCESS, False, _NO_SIGNAL.evidence)
 
 
