@@ -1821,12 +1821,23 @@ _DIAGNOSTIC_LINES = 5
 
 def _may_be_diagnostic(first: str) -> bool:
     """False when ``first`` surely is no program's diagnostic line (a shortcut for _diagnostic)."""
-    return first.find(": ", 1, 34) > 0 and "a" <= first[:1] <= "z"
+    return first.find(": ", 1, 34) > 0 and ("a" <= first[:1] <= "z" or first[:6] == "Usage:")
+
+
+# A usage error as argparse and optparse print one: the usage line, then "prog: error: ..." ("usage: tool [-h]
+# [--count COUNT]" then "tool: error: argument --count: invalid int value: 'many'"). A usage text alone is help.
+_USAGE_ERROR = _Lazy(r"^(?:[^\n:]{1,60}: )?error: \S[^\n]{0,300}", re.MULTILINE)
+_USAGE_REACH = 1024
 
 
 def _diagnostic(stripped: str, first: str) -> _Verdict | None:
     """A failure a program reports in its own diagnostic form (``_PROGRAM_LINE``), or None: a short text
     (``stripped``, whose first line is ``first``) whose message is words, not a value."""
+    if first[:6] in ("usage:", "Usage:"):
+        error = _USAGE_ERROR.search(stripped, 0, _USAGE_REACH)
+        if error is None:
+            return None
+        return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error: '{_quote(error.group(), 40)}'", message=stripped)
     found = _PROGRAM_LINE.match(first) if _may_be_diagnostic(first) else None
     if found is None or found.group(1) in _NOT_PROGRAMS:
         return None
