@@ -1777,7 +1777,7 @@ def _clear(text: str, first: str) -> bool:
     diagnostic line first."""
     if not (_past_message(text) or _no_stated_word(first[:_STATED_REACH])) and _message(text):
         return False
-    return _no_error_line(text) and not _may_be_diagnostic(first)
+    return _no_error_line(text) and not _may_be_diagnostic(first) and first[:6] != "Usage:"  # _diagnostic's usage errors
 
 
 # A program's own diagnostic, written as the GNU coding standards have a program write one: its name, a
@@ -1821,7 +1821,7 @@ _DIAGNOSTIC_LINES = 5
 
 def _may_be_diagnostic(first: str) -> bool:
     """False when ``first`` surely is no program's diagnostic line (a shortcut for _diagnostic)."""
-    return first.find(": ", 1, 34) > 0 and ("a" <= first[:1] <= "z" or first[:6] == "Usage:")
+    return first.find(": ", 1, 34) > 0 and "a" <= first[:1] <= "z"
 
 
 # A usage error as argparse and optparse print one: the usage line, then "prog: error: ..." ("usage: tool [-h]
@@ -1833,14 +1833,11 @@ _USAGE_REACH = 1024
 def _diagnostic(stripped: str, first: str) -> _Verdict | None:
     """A failure a program reports in its own diagnostic form (``_PROGRAM_LINE``), or None: a short text
     (``stripped``, whose first line is ``first``) whose message is words, not a value."""
-    if first[:6] in ("usage:", "Usage:"):
-        error = _USAGE_ERROR.search(stripped, 0, _USAGE_REACH)
-        if error is None:
-            return None
-        return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error: '{_quote(error.group(), 40)}'", message=stripped)
     found = _PROGRAM_LINE.match(first) if _may_be_diagnostic(first) else None
     if found is None or found.group(1) in _NOT_PROGRAMS:
-        return None
+        if first[5:6] != ":" or first[:5] not in ("usage", "Usage") or (error := _USAGE_ERROR.search(stripped, 0, _USAGE_REACH)) is None:
+            return None
+        return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error: '{_quote(error.group(), 40)}'", message=stripped)
     if len(stripped) > STATED_CHARS or stripped.count("\n") >= _DIAGNOSTIC_LINES:
         return None
     name, message = found.group(1), first[found.end() :]
