@@ -1310,6 +1310,10 @@ def _exception_hit(window: str, first: str, last: str, python_end: bool) -> _Hit
     if _PY_TRACEBACK in window:
         lines = _TRACEBACK_EXCEPTION.findall(window, window.rfind(_PY_TRACEBACK))
         return _exception_kind(lines[-1], _stack_kind(window)) if lines else None
+    if (frame := _STACK_FRAME.search(window)) is not None and window[frame.start()] == " ":
+        # Node's uncaught error: the source line and a caret, then "SyntaxError: ..." above its "    at" frames.
+        lines = _TRACEBACK_EXCEPTION.findall(window, 0, frame.start())
+        return _exception_kind(lines[-1], _stack_kind(window)) if lines else None
     return _exception_kind(first) if _PY_EXCEPTION_LINE.match(first) else None
 
 
