@@ -1,3 +1,3 @@
-from threadfix.cli import main
+from threadfix.cli import console
 
-main()
+console()

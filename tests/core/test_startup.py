@@ -277,3 +277,32 @@ def test_the_collector_leaves_start_up_alone_in_threadfixs_own_process(tmp_path:
                           text=True, timeout=60, check=False, cwd=tmp_path)
     assert done.stdout.strip(), done.stderr  # the command did run
     assert done.stderr.splitlines()[-1] == "PASSES 0 THRESHOLD True"
+
+
+def _stuck_folder(folder: Path, files: int) -> Path:
+    folder.mkdir()
+    for n in range(files):
+        (folder / f"{n:04d}.json").write_bytes(SAMPLE.read_bytes())
+    return folder
+
+
+def test_the_command_ends_its_process_with_every_line_written_and_its_exit_code(tmp_path: Path) -> None:
+    """``python -m threadfix`` ends without the interpreter's teardown (issue #28): what it printed must still reach
+    a pipe whole, far more than a pipe holds, and the exit code be the command's."""
+    folder = _stuck_folder(tmp_path / "chats", 400)
+    done = subprocess.run([sys.executable, "-m", "threadfix", "repair", "--check", "--min-age", "0", "--format",
+                           "jsonl", str(folder)], capture_output=True, timeout=120, check=False, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr  # --check: something would change
+    records = [line for line in done.stdout.splitlines() if b'"address"' in line]
+    assert len(records) == 400 and len(done.stdout) > 65536, done.stdout[-300:]
+    assert done.stdout.endswith(b"\n") and b"would repair 400 of 400 threads" in done.stderr
+
+
+def test_under_a_profiler_the_command_ends_as_usual_so_the_profile_is_written(tmp_path: Path) -> None:
+    """A profiler (or coverage) writes its results at exit, which a process ended without teardown never reaches."""
+    profile = tmp_path / "repair.prof"
+    done = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "threadfix", "repair",
+                           "--dry-run", "--min-age", "0", str(_stuck_folder(tmp_path / "chats", 2))],
+                          capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert profile.stat().st_size > 0

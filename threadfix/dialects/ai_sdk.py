@@ -362,22 +362,21 @@ def _screen() -> Screen:
         *absent("type", "content", "kind", "tool_calls", "toolInvocations"),
     ], frozen=True)
 
-    def is_tool(p: Any) -> bool:
-        kind = p.type
-        return (kind == "dynamic-tool" or kind.startswith("tool-")) and p.toolCallId is not UNSET and p.state.__class__ is str
-
-    def sure(items: list[Any]) -> bool:
-        for m in items[:200]:
-            for p in m.parts:
-                if not is_tool(p) and p.type not in _UI_PARTS and not p.type.startswith("data-"):
-                    return False
-        return bool(items)
-
     def settles(items: list[Any]) -> bool | None:
-        if not sure(items):
+        # one pass, each part's kind told once (issue #28): a tool part (a client one's id and whether it is in an
+        # output state kept), else, among the first 200 messages, a UI or data- part, or not this dialect's thread
+        if not items:
             return None
-        ids = [(p.toolCallId, p.state in OUTPUT_STATES) for m in items for p in m.parts
-               if is_tool(p) and p.providerExecuted is not True]
+        ids: list[tuple[Any, bool]] = []
+        for n, m in enumerate(items):
+            for p in m.parts:
+                kind = p.type
+                if (kind == "dynamic-tool" or kind.startswith("tool-")) and p.toolCallId is not UNSET and \
+                        p.state.__class__ is str:
+                    if p.providerExecuted is not True:
+                        ids.append((p.toolCallId, p.state in OUTPUT_STATES))
+                elif n < 200 and kind not in _UI_PARTS and not kind.startswith("data-"):
+                    return None
         return each_answered_once(ids)  # (which refuses a blank id, as the planner does)
 
     return Screen(message, settles)

@@ -366,11 +366,11 @@ def _screen() -> Screen:
                 elif uses and b.text is not UNSET:
                     text_after = True
             if m.role == "assistant":
-                if expected or answers or text_after or any(u.type == "server_tool_use" for u in uses):
+                if expected or answers or text_after or (uses and any(u.type == "server_tool_use" for u in uses)):
                     return False
                 expected = [u.toolUseId for u in uses]
                 seen += expected
-            elif uses or sorted(answers) != sorted(expected) or (answers and m.role != "user"):
+            elif uses or (answers != expected and sorted(answers) != sorted(expected)) or (answers and m.role != "user"):
                 return False  # a call in a user message; results that are not the turn's calls, each once
             else:
                 expected = []

@@ -411,35 +411,50 @@ SYNC_THREADS = 8
 def sync_temps(rewriters: list[Rewriter], meanwhile: Callable[[], Any] | None = None) -> list[OSError | None]:
     """``fsync`` the finished temp files of ``rewriters`` at once, in a few threads, and run ``meanwhile`` (the
     journal's append) in this one as they do; what each sync raised, in order (each rewriter's :meth:`synced`
-    says it). Ctrl-C and SIGTERM wait until every sync is done: a temp file must not be closed under a thread."""
+    says it). Ctrl-C and SIGTERM wait until every sync is done: a temp file must not be closed under a thread.
+
+    The threads are the interpreter's own (``_thread``): a ``threading.Thread`` costs its module's import and, at
+    each start, a wait until the new thread runs, a switch away and back for each of them on a busy machine
+    (issue #28); a lock released at the end of each thread's share is all the joining this needs."""
     fds = [rewriter._tmp_fd for rewriter in rewriters]
     errors: list[OSError | None] = [None] * len(fds)
     threads = min(SYNC_THREADS, len(fds))
 
-    def work(first: int) -> None:
-        for at in range(first, len(fds), threads):
-            try:
-                os.fsync(fds[at])
-            except OSError as exc:
-                errors[at] = exc
+    def work(first: int, done: Any = None) -> None:
+        try:
+            for at in range(first, len(fds), threads):
+                try:
+                    os.fsync(fds[at])
+                except OSError as exc:
+                    errors[at] = exc
+        finally:
+            if done is not None:
+                done.release()
 
     if threads <= 1:
         work(0)
         if meanwhile is not None:
             meanwhile()
         return errors
-    import threading  # (~1 ms, only for a batch of several files)
+    import _thread  # (built in: nothing to load)
 
     with interrupts_held():  # (the threads start with the signals blocked, so only this thread takes them)
-        started = [threading.Thread(target=work, args=(first,), daemon=True) for first in range(threads)]
-        for thread in started:
-            thread.start()
+        running = []
         try:
+            for first in range(threads):
+                done = _thread.allocate_lock()
+                done.acquire()
+                try:
+                    _thread.start_new_thread(work, (first, done))
+                except RuntimeError:  # no thread to be had (a process at its limit): this share here, in turn
+                    work(first)
+                    continue
+                running.append(done)
             if meanwhile is not None:
                 meanwhile()
         finally:
-            for thread in started:
-                thread.join()
+            for done in running:
+                done.acquire()
     return errors
 
 
