@@ -19,6 +19,7 @@ from threadfix.dialects import Dialect, Violation
 from threadfix.failures import Arguments, read_arguments
 from threadfix.model import Address, Call, Output, RepairPlan, Severity, Thread, ThreadIndex
 from threadfix.repair import RepairOptions, as_written, plan_repair, waiting_on
+from threadfix.rules.error_output_cut_mid_json import ERROR_KEYS
 from threadfix.rules.marks import marks
 
 if TYPE_CHECKING:
@@ -275,8 +276,9 @@ class Context:
     @once
     def closer(self) -> Sequence[Output]:
         """The outputs the cut-JSON rule reads closely (TF202), in index order: all but those whose text (one string,
-        or a list of text parts) is led by a character that is neither whitespace nor a bracket: such an output does
-        not start like JSON."""
+        or a list of text parts) is led by a character that is neither whitespace nor a bracket (such an output does
+        not start like JSON), and those the wire does not flag whose text opens an object with a key that names no
+        error (``{"`` not followed by one of :data:`ERROR_KEYS`: half the outputs of a store, each a JSON result)."""
         return self._outputs_read.closer
 
     @once
@@ -328,14 +330,22 @@ class Context:
                 unsized.append(output)
                 blank_led.append(output)
                 text = None
+            flagged = output.is_error is not None or output.status is not None
             if text is not None:
-                if not text or (first := text[0]) == "{" or first == "[" or first.isspace():
+                if not text:
                     closer.append(output)
-                    if not text or first.isspace():
-                        blank_led.append(output)
+                    blank_led.append(output)
+                elif (first := text[0]) == "{":
+                    if flagged or text[1:2] != '"' or text.startswith(ERROR_KEYS, 2):
+                        closer.append(output)
+                elif first == "[":
+                    closer.append(output)
+                elif first.isspace():
+                    closer.append(output)
+                    blank_led.append(output)
                 if chars > short:
                     unsized.append(output)
-            if output.by_threadfix or output.is_error is not None or output.status is not None:
+            if flagged or output.by_threadfix:
                 marked.append(output)
         return OutputsRead(texts, closer, marked, unsized, blank_led)
 
