@@ -20,7 +20,7 @@ from threadfix.failures import Arguments, read_arguments
 from threadfix.model import Address, Call, Output, RepairPlan, Severity, Thread, ThreadIndex
 from threadfix.repair import RepairOptions, as_written, plan_repair, waiting_on
 from threadfix.rules.error_output_cut_mid_json import ERROR_KEYS
-from threadfix.rules.marks import marks
+from threadfix.rules.marks import marks_of_lines
 
 if TYPE_CHECKING:
     from threadfix.failures.classifier import Classification
@@ -358,7 +358,7 @@ class Context:
     def text_marks(self) -> int:
         """The text rules that may find something in :attr:`all_text`, a bit each (:mod:`threadfix.rules.marks`):
         one pass over the text for all of them."""
-        return marks(self.all_text) if self.index.outputs else 0
+        return marks_of_lines(self.texts) if self.index.outputs else 0
 
     def failure(self, output: Output) -> Classification | None:
         """The output's classification when it is an error output, else None (classified once, on demand)."""
