@@ -19,7 +19,6 @@ from threadfix.dialects import Dialect, Violation
 from threadfix.failures import Arguments, read_arguments
 from threadfix.model import Address, Call, Output, RepairPlan, Severity, Thread, ThreadIndex
 from threadfix.repair import RepairOptions, as_written, plan_repair, waiting_on
-from threadfix.rules.error_output_cut_mid_json import ERROR_KEYS
 from threadfix.rules.marks import marks_of_lines
 
 if TYPE_CHECKING:
@@ -29,6 +28,9 @@ if TYPE_CHECKING:
 #: instead); ``lint.SKIP_STRUCTURAL_WHEN_ACCEPTED`` is what runs every rule on every thread. The tests turn all the
 #: switches off together (tests/shortcuts.py) and compare on generated stores of every dialect and the sample threads
 FAST = True
+#: the first keys of an object that names an error, as the cut-JSON rule (TF202) reads it; the pass over the outputs
+#: leaves out an unflagged object whose first key starts with none of them
+ERROR_KEYS = ("error", "errors", "err", "exception", "fault", "kind", "subcode", "isError", "is_error")
 DEFAULT_OVERSIZED_BYTES = 100_000
 #: characters of each output the text rules (secrets, stack traces, paths) read; the rest is not scanned
 DEFAULT_SCAN_CHARS = 32_768

@@ -8,14 +8,13 @@ import orjson
 from threadfix.model import Finding, Severity
 from threadfix.patterns import Lazy
 from threadfix.rules.base import Rule, call_label, quoted
+from threadfix.rules.context import ERROR_KEYS
 
 if TYPE_CHECKING:
     from threadfix.rules.context import Context
 
 #: an object whose first key names an error (the shapes tools and the seed projects write)
 _JSON_START = Lazy(r"\s*[\[{]")
-#: (the context's pass over the outputs leaves out an unflagged object whose first key starts with none of them)
-ERROR_KEYS = ("error", "errors", "err", "exception", "fault", "kind", "subcode", "isError", "is_error")
 _ERROR_OBJECT = Lazy(r'\s*\{\s*"(?:' + "|".join(ERROR_KEYS) + r')"\s*:')
 
 
