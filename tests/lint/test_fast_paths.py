@@ -238,7 +238,9 @@ def test_text_parts_read_the_common_shape() -> None:
                         {"type": "output_text", "text": "b"}]) == ("a\nb", 33)
 
 
-OUTPUT_TEXT = st.one_of(st.text(alphabet=" \t\n\x1c\x85\u2003\u3000{[ab\u00e9", max_size=6), st.text(max_size=3))
+OUTPUT_TEXT = st.one_of(st.text(alphabet=" \t\n\x1c\x85\u2003\u3000{[ab\u00e9", max_size=6), st.text(max_size=3),
+                        st.lists(st.sampled_from(['{"', '{"err', '{"error"', '{ "', '{"rows', '{"kind":', '"', "}", " x"]),
+                                 max_size=3).map("".join))
 
 
 @given(outputs=st.lists(st.tuples(OUTPUT_TEXT, st.sampled_from([None, True, False]), st.sampled_from([None, "failed"]),
@@ -262,7 +264,11 @@ def test_the_shared_output_views_are_what_they_say(outputs, other) -> None:
 
     # an output neither one string nor text parts is read closely by both rules
     lead = [text[:1] if isinstance(o.content, str) or _parts_read(o.content) else " " for o, text in zip(made, texts)]
-    assert ctx.closer == [o for o, c in zip(made, lead) if c in ("", "{", "[") or c.isspace()]
+    # an unflagged object led by a key that names no error is no error object: the cut-JSON rule skips it
+    result = [(isinstance(o.content, str) or _parts_read(o.content) is not None) and o.is_error is None
+              and o.status is None and t.startswith('{"')
+              and not t.startswith(error_output_cut_mid_json.ERROR_KEYS, 2) for o, t in zip(made, texts)]
+    assert ctx.closer == [o for o, c, r in zip(made, lead, result) if (c in ("", "{", "[") or c.isspace()) and not r]
     assert ctx.blank_led == [o for o, c in zip(made, lead) if c == "" or c.isspace()]
     assert ctx.marked == [o for o in made if o.by_threadfix or o.is_error is not None or o.status is not None]
     def chars(content) -> float:  # as the oversized rule's bound counts them; anything else is measured
@@ -276,3 +282,50 @@ def test_no_character_past_u3000_is_whitespace() -> None:
     import sys
 
     assert not any(chr(c).isspace() for c in range(0x3001, sys.maxunicode + 1))
+
+
+# --------------------------------------------------------------------------- retry storms
+
+
+TOOL_NAMES = st.one_of(st.sampled_from(["search", "shell", "", None]), st.lists(st.integers(0, 1), max_size=1))
+
+
+@given(names=st.lists(TOOL_NAMES, max_size=12), wanted=st.integers(1, 5))
+def test_a_run_of_one_tool_is_found_where_groupby_finds_one(names, wanted: int) -> None:
+    from itertools import groupby
+
+    from threadfix.rules.retry_storm import _has_run
+
+    calls = tuple(Call(f"c{i}", name, "function_call", (i, -1)) for i, name in enumerate(names))
+    longest = max((len(list(group)) for _, group in groupby(name for name in names)), default=0)
+    assert _has_run(calls, wanted) is (longest >= wanted or wanted <= 1)
+
+
+_STORM_OUTPUTS = ('{"error": "rate limited"}', "Error: timed out", "ok", '{"rows": 3}', "Traceback (most recent call "
+                  "last):\n  File \"x.py\", line 1\nKeyError: 'q'", "")
+
+
+@given(calls=st.lists(st.tuples(st.sampled_from(["search", "shell", "read"]), st.sampled_from(_STORM_OUTPUTS)),
+                      max_size=10),
+       wanted=st.integers(2, 4))
+def test_the_retry_storm_check_finds_what_walking_every_group_finds(calls, wanted: int) -> None:
+    """Threads of a few tools, failing or not, as Responses items: the same storms with the run check and without."""
+    assert _storms(calls, wanted, fast=True) == _storms(calls, wanted, fast=False)
+
+
+def test_the_retry_storm_check_lets_a_storm_through() -> None:
+    calls = [("read", "ok"), *[("search", '{"error": "rate limited"}')] * 3, ("shell", "ok")]
+    assert len(_storms(calls, 3, fast=True)) == 1 and _storms(calls, 4, fast=True) == []
+
+
+def _storms(calls: list[tuple[str, str]], wanted: int, fast: bool) -> list:
+    from threadfix.rules import context, retry_storm
+
+    items: list[dict] = [{"type": "message", "role": "user", "content": "go"}]
+    for i, (name, text) in enumerate(calls):
+        items.append({"type": "function_call", "call_id": f"c{i}", "name": name, "arguments": "{}"})
+        items.append({"type": "function_call_output", "call_id": f"c{i}", "output": text})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(context, "FAST", fast)
+        found = lint_items(items, "openai-responses", LintOptions(retry_storm=wanted))
+    return [f for f in found if f.code == retry_storm.RULE.code]

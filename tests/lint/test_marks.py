@@ -14,8 +14,16 @@ from hypothesis import strategies as st
 from threadfix.rules import internals_leaked, marks
 from threadfix.secrets import may_hold_secret
 
-scan = marks.scanner()
-pytestmark = pytest.mark.skipif(scan is None, reason="no Hyperscan wheel for this platform: the rules "
+_scan_bytes = marks.scanner()
+
+
+def scan(text: str) -> int:
+    """The scanner's groups for a text, as the marks read it (UTF-8, lone surrogates passed through)."""
+    assert _scan_bytes is not None
+    return _scan_bytes(text.encode("utf-8", "surrogatepass"))
+
+
+pytestmark = pytest.mark.skipif(_scan_bytes is None, reason="no Hyperscan wheel for this platform: the rules "
                                 "test every thread themselves")
 
 SECRET_PIECES = ("sk-", "proj-", "ant-", "AKIA", "AIza", "eyJ", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "ghx_",
@@ -104,6 +112,14 @@ def test_hyperscan_is_installed_where_the_project_asks_for_it() -> None:
 
     if platform.machine() in ("x86_64", "AMD64", "aarch64", "arm64"):
         assert marks.scanner() is not None
+
+
+@given(texts=st.lists(st.text(alphabet="ab\n /srv/sk-at\u00e9\u20ac\U0001f600\ud800\udfff"), max_size=5))
+def test_a_threads_lines_are_marked_as_their_joined_text(texts: list[str]) -> None:
+    """Each text encoded alone and the bytes joined: the groups of the one string the thread's texts join to."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(marks, "_read", marks.COMPILE_AFTER)
+        assert marks.marks_of_lines(texts) == marks.marks("\n".join(["", *texts])) == scan("\n".join(["", *texts]))
 
 
 def test_without_the_pass_every_group_may_match(monkeypatch: pytest.MonkeyPatch) -> None:

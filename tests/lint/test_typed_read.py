@@ -169,3 +169,24 @@ def test_jobs_workers_read_their_parts_through_the_typed_read_too(tmp_path: Path
     assert parts is not None
     counts = [count for _, count in parts]
     assert len(counts) > 1 and all(counts), counts  # every part, in its worker, read lines the typed way
+
+
+_OURS = ('{"error": {"kind": "aborted"}, "written_by": "threadfix"}', '{"written_by":"threadfix"}', "threadfix",
+         '"threadfix"', "not ours", "")
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=st.lists(st.tuples(st.sampled_from(_OURS), st.booleans()), min_size=1, max_size=4),
+       escape=st.sampled_from(["", "t", "h", "x", "\u00e9"]))
+def test_threadfix_outputs_are_found_however_the_line_spells_them(texts: list[tuple[str, bool]], escape: str) -> None:
+    """The line is searched once for the marker's word: spelt plainly, behind a \\u escape of one of its letters,
+    as text parts, or absent, every output threadfix wrote is found as the full read finds it."""
+    items: list[dict] = [{"type": "message", "role": "user", "content": "go"}]
+    for i, (text, parts) in enumerate(texts):
+        items.append({"type": "function_call", "call_id": f"c{i}", "name": "shell", "arguments": "{}"})
+        items.append({"type": "function_call_output", "call_id": f"c{i}",
+                      "output": [{"type": "input_text", "text": text}] if parts else text})
+    line = orjson.dumps({"id": "t", "items": items})
+    if escape:
+        line = line.replace(escape.encode(), f"\\u{ord(escape):04x}".encode())
+    assert _agrees(line)

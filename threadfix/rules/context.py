@@ -19,7 +19,7 @@ from threadfix.dialects import Dialect, Violation
 from threadfix.failures import Arguments, read_arguments
 from threadfix.model import Address, Call, Output, RepairPlan, Severity, Thread, ThreadIndex
 from threadfix.repair import RepairOptions, as_written, plan_repair, waiting_on
-from threadfix.rules.marks import marks
+from threadfix.rules.marks import marks_of_lines
 
 if TYPE_CHECKING:
     from threadfix.failures.classifier import Classification
@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 #: instead); ``lint.SKIP_STRUCTURAL_WHEN_ACCEPTED`` is what runs every rule on every thread. The tests turn all the
 #: switches off together (tests/shortcuts.py) and compare on generated stores of every dialect and the sample threads
 FAST = True
+#: the first keys of an object that names an error, as the cut-JSON rule (TF202) reads it; the pass over the outputs
+#: leaves out an unflagged object whose first key starts with none of them
+ERROR_KEYS = ("error", "errors", "err", "exception", "fault", "kind", "subcode", "isError", "is_error")
 DEFAULT_OVERSIZED_BYTES = 100_000
 #: characters of each output the text rules (secrets, stack traces, paths) read; the rest is not scanned
 DEFAULT_SCAN_CHARS = 32_768
@@ -275,8 +278,9 @@ class Context:
     @once
     def closer(self) -> Sequence[Output]:
         """The outputs the cut-JSON rule reads closely (TF202), in index order: all but those whose text (one string,
-        or a list of text parts) is led by a character that is neither whitespace nor a bracket: such an output does
-        not start like JSON."""
+        or a list of text parts) is led by a character that is neither whitespace nor a bracket (such an output does
+        not start like JSON), and those the wire does not flag whose text opens an object with a key that names no
+        error (``{"`` not followed by one of :data:`ERROR_KEYS`: half the outputs of a store, each a JSON result)."""
         return self._outputs_read.closer
 
     @once
@@ -328,14 +332,22 @@ class Context:
                 unsized.append(output)
                 blank_led.append(output)
                 text = None
+            flagged = output.is_error is not None or output.status is not None
             if text is not None:
-                if not text or (first := text[0]) == "{" or first == "[" or first.isspace():
+                if not text:
                     closer.append(output)
-                    if not text or first.isspace():
-                        blank_led.append(output)
+                    blank_led.append(output)
+                elif (first := text[0]) == "{":
+                    if flagged or text[1:2] != '"' or text.startswith(ERROR_KEYS, 2):
+                        closer.append(output)
+                elif first == "[":
+                    closer.append(output)
+                elif first.isspace():
+                    closer.append(output)
+                    blank_led.append(output)
                 if chars > short:
                     unsized.append(output)
-            if output.by_threadfix or output.is_error is not None or output.status is not None:
+            if flagged or output.by_threadfix:
                 marked.append(output)
         return OutputsRead(texts, closer, marked, unsized, blank_led)
 
@@ -348,7 +360,7 @@ class Context:
     def text_marks(self) -> int:
         """The text rules that may find something in :attr:`all_text`, a bit each (:mod:`threadfix.rules.marks`):
         one pass over the text for all of them."""
-        return marks(self.all_text) if self.index.outputs else 0
+        return marks_of_lines(self.texts) if self.index.outputs else 0
 
     def failure(self, output: Output) -> Classification | None:
         """The output's classification when it is an error output, else None (classified once, on demand)."""

@@ -8,14 +8,14 @@ import orjson
 from threadfix.model import Finding, Severity
 from threadfix.patterns import Lazy
 from threadfix.rules.base import Rule, call_label, quoted
+from threadfix.rules.context import ERROR_KEYS
 
 if TYPE_CHECKING:
     from threadfix.rules.context import Context
 
 #: an object whose first key names an error (the shapes tools and the seed projects write)
 _JSON_START = Lazy(r"\s*[\[{]")
-_NAMES = ("error", "errors", "err", "exception", "fault", "kind", "subcode", "isError", "is_error")
-_ERROR_OBJECT = Lazy(r'\s*\{\s*"(?:' + "|".join(_NAMES) + r')"\s*:')
+_ERROR_OBJECT = Lazy(r'\s*\{\s*"(?:' + "|".join(ERROR_KEYS) + r')"\s*:')
 
 
 class ErrorOutputCutMidJson(Rule):
@@ -83,7 +83,7 @@ def _named(text: str) -> bool | None:
     be one of the names."""
     first = text[:1]
     if first == "{":
-        return (text[1:2] != '"' or text.startswith(_NAMES, 2)) and _ERROR_OBJECT.match(text) is not None
+        return (text[1:2] != '"' or text.startswith(ERROR_KEYS, 2)) and _ERROR_OBJECT.match(text) is not None
     if first == "[":
         return False
     if first.isspace() and _JSON_START.match(text) is not None:

@@ -20,7 +20,7 @@ Without Hyperscan (a platform with no wheel), with :data:`FAST` off, or before a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -58,23 +58,35 @@ _read = 0
 
 def marks(text: str) -> int:
     """The groups that may match somewhere in ``text`` (a bit each); :data:`EVERY` when there is no scanner yet."""
+    return marks_of_lines((text,), "")
+
+
+def marks_of_lines(texts: Sequence[str], before: str = "\n") -> int:
+    """:func:`marks` of ``before`` joined to each of ``texts`` (a thread's outputs, each after a newline), without
+    building that string: each text is encoded alone and the bytes joined. Joined first, every text of a thread
+    was widened to its widest character and then encoded as wide text, where an ASCII text alone is one copy; UTF-8
+    encodes a string piece by piece, so the bytes scanned are the same."""
     global _read
     if not FAST:
         return EVERY
     if _read < COMPILE_AFTER:
-        _read += len(text)
+        _read += sum(map(len, texts))
         return EVERY
     scan = _scanner()
-    return EVERY if scan is None else scan(text)
+    if scan is None:
+        return EVERY
+    encoded = before.encode() + before.encode().join([text.encode("utf-8", "surrogatepass") for text in texts])
+    return scan(encoded)
 
 
-def scanner() -> Callable[[str], int] | None:
-    """The compiled scan (what :func:`marks` uses once a run has read enough text); None without Hyperscan."""
+def scanner() -> Callable[[bytes], int] | None:
+    """The compiled scan of UTF-8 bytes (``surrogatepass``: what :func:`marks` uses once a run has read enough
+    text); None without Hyperscan."""
     return _scanner()
 
 
 @cache
-def _scanner() -> Callable[[str], int] | None:
+def _scanner() -> Callable[[bytes], int] | None:
     """Compile the patterns once per process (about 5 ms); None without Hyperscan."""
     try:
         import hyperscan
@@ -95,10 +107,10 @@ def _scanner() -> Callable[[str], int] | None:
         seen = found[0] = found[0] | groups[pattern]
         return seen == EVERY
 
-    def scan(text: str) -> int:
+    def scan(data: bytes) -> int:
         found = [0]  # each scan its own (a library caller may lint from several threads)
         try:
-            database.scan(text.encode("utf-8", "surrogatepass"), match_event_handler=on_match, context=found)
+            database.scan(data, match_event_handler=on_match, context=found)
         except stopped:
             pass
         except failed:  # the database's scratch space in use by another thread: the rules' own tests decide
