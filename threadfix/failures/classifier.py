@@ -64,7 +64,8 @@ Precedence, highest first:
    diagnostic ("expr: division by zero", "bzip2: notes.txt: bad magic number", "tr: missing operand" then
    "Try 'tr --help' ...") is that program's failure when its words name a defect (not a field of a
    listing, a title's type, a value or code, nor "Nothing to be done"). A line numbered as grep -n prints
-   one ("247:  error(...)") is a listing, and a thread of people's comments ("name · comment · date") a
+   one ("247:  error(...)") is a listing, and a thread of people's comments ("name · comment · date") or an
+   issue (a title, a blank line, a body in the first person, asking, or under Markdown headings) a
    discussion, whatever error it quotes.
    A word such as "error" deeper in a
    file, log or grep result never flags a result; ``Exit code: 0`` on the frame line marks a success
@@ -437,6 +438,10 @@ _TIMEOUT = _signal(
     r"\btimeout (?:of \d+\s*\w*\s*)?(?:error|exceeded|expired|reached|occurred)", r"timeout(?:error|exception)\b",
     r"readtimeout\b", r"connecttimeout\b", r"writetimeout\b", r"pooltimeout\b", r"socket\.timeout\b",
     r"request timeout\b", r"gateway time-?out",
+    # PostgreSQL's "canceling statement due to statement timeout" (and lock_timeout's "lock timeout").
+    r"\b(?:statement|lock) timeout\b",
+    # Chinese tools' own "请求超时" (the request timed out), after a "错误:" (error) they lead with.
+    ("超时", r"超时"),
 )
 _CANCELLED = _signal(
     Kind.CANCELLED,
@@ -463,6 +468,9 @@ _TRUNCATED = _signal(
     # token maximum" (anthropics/claude-code issues), "was cut off because it reached the token limit".
     ("output token", r"\bexceeded (?:the |its )?(?:\d+ )?output tokens? (?:maximum|limit)"),
     ("cut off", r"\bcut off\b[^.\n]{0,60}?\b(?:output )?token limit"),
+    # "the response hit the max_tokens limit before this tool call finished" (jaseci-labs/jac #6766), "it hit
+    # the output token limit" (aaif-goose/goose #9946).
+    r"\bhit (?:the |its )?(?:max[_ ]?tokens|output[ _]tokens?) limit",
 )
 _MALFORMED = _signal(
     Kind.MALFORMED_ARGUMENTS,
@@ -606,6 +614,9 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bmissing \d+ required (?:positional |keyword-only )?arguments?\b", r"\bbad request\b",
         r"\bunrecognized (?:option|arguments?)\b", r"\b(?:invalid|unknown) option\b",
         r"\bunprocessable\b", r"\bis not of type\b", r"\bis not valid under\b", r"context[_ ]length[_ ]exceeded",
+        # OpenAI's refusal of a request over the context window: "This model's maximum context length is 4097
+        # tokens. However, you requested 4268 tokens".
+        r"maximum context length is \d+ tokens",
         r"prompt is too long", r"\bexpected \w+, (?:got|received)\b",
         # A command line the program cannot run (GNU's usage errors: "missing operand", "option requires an
         # argument -- 'f'", then "Try 'cut --help' for more information.").
@@ -709,11 +720,13 @@ _ERROR_START = _Lazy(
       | Traceback\s+\(most\s+recent\s+call\s+last\)
       | Uncaught(?=\s*:|\s+\(in\s+promise\)|\s+[\w$.]+\s*:|\s+(?i:exception|error)\b|\s*$)
       | Unhandled\s+(?i:exception|rejection|error)
+      | thread\ '[^'\n]{0,80}'(?:\ \(\d+\))?\ panicked\ at\b
       | npm\s+ERR! | curl:\s*\(\d+\) | (?i:api\s+error)\b | \(eval\):\d+:
       | (?:/[\w.-]+)*/?(?:ba|z|da|fi|k)?sh(?::\s+line\s+\d+)?:\s
       | (?:HTTP(?:/[\d.]+)?\s*(?:Error\s*)?)[45]\d\d\b
       | [45]\d\d,?\s*(?:[-:]\s*)?(?:(?i:""" + _REASONS.replace(" ", r"\s") + r""")|message=)
       | (?i:client|server)\s+error\b
+      | 错误\s*[:：]
       | (?i:
             connection\s+(?:refused|reset)|no\s+such\s+file|permission\s+denied|access\s+(?:is\s+)?denied
           | rate\s+limit|too\s+many\s+requests|(?:request\s+|operation\s+)?timed\s+out|timeout\s*[:!.]?\s*$
@@ -724,6 +737,7 @@ _ERROR_START = _Lazy(
           | killed\s*$|segmentation\s+fault|out\s+of\s+memory|command\s+not\s+found|unknown\s+tool
           | invalid\s+(?:arguments?|params|parameters|input)|validation\s+(?:error|failed)
           | not\s+implemented|quota\s+exceeded|insufficient\s+(?:credits?|balance|funds|quota|permissions?)
+          | this\ model's\ maximum\ context\ length\ is\ \d+\ tokens[.,]\s+(?:however|(?:please\s+)?reduce)
         )\b
     )""",
     re.VERBOSE,
@@ -751,6 +765,21 @@ _FRAME_END = _Lazy(
 _JVM_THREAD = _Lazy(r"^Exception in thread \"[^\"]*\" ", re.MULTILINE)
 _CAUSED_BY = _Lazy(r"^Caused by: [^\n]{1,300}", re.MULTILINE)
 _STACK_FRAME = _Lazy(r"^[ \t]+at \S[^\n]{0,300}?(?:\([^()\n]*:\d+(?::\d+)?\)|:\d+:\d+\)?)[ \t]*$", re.MULTILINE)
+# A web server's error page as a fetch returns it: an HTML document (led at most by a short label, "responseText =
+# ") whose title or first heading is an HTTP status and its reason ("<title>504 Gateway Time-out</title>",
+# "<h1>501 Method Not Implemented</h1>"). A page about a status has more in its title ("503 - HTTP | MDN").
+_PAGE_OPEN = _Lazy(r"\s*(?:[^<\n]{0,60}[=:]\s*)?<(?:!doctype\s+html|html|\?xml|head|body)\b", re.IGNORECASE)
+_PAGE_TITLE = _Lazy(r"<(title|h1)>\s*(?:error\s*)?([45]\d\d)\s*[-:]?\s*[A-Za-z][A-Za-z' -]{1,40}</\1>", re.IGNORECASE)
+_PAGE_REACH = 1024
+
+
+def _error_page(text: str) -> re.Match[str] | None:
+    """The title of the error page ``text`` is, or None."""
+    if _PAGE_OPEN.match(text) is None:
+        return None
+    return _PAGE_TITLE.search(text, 0, _PAGE_REACH)
+
+
 _PROCESS_DEATH = _Lazy(r"(?i:segmentation fault|bus error|killed|aborted)(?: \(core dumped\))?\s*$")
 _GENERIC_MARKER = _Lazy(
     r"^\s*(?:(?i:error|fatal|failure|panic|exception)\b|ERROR\b|\[(?i:error)\]"
@@ -772,6 +801,7 @@ _START_WORDS = (
     "client", "server", "connection", "no", "permission", "access", "rate", "too", "timed", "timeout",
     "unauthori", "forbidden", "internal", "service", "bad", "gateway", "cancel", "aborted", "interrupted",
     "killed", "segmentation", "out", "unknown", "invalid", "validation", "quota", "insufficient", "api", "(eval)",
+    "错误", "this model's maximum context length is", "thread '",
 )
 # The start words by their first character: str.startswith tries a tuple's words one by one.
 _START_WORDS_BY_LEAD = {
@@ -1223,18 +1253,38 @@ def _exit_verdict(code: int, text: str, basis: str) -> _Verdict:
 # of the value it was given ("month must be in 1..12", "Incorrect padding", "badly formed"), is bad input; any
 # other uncaught exception ("TypeError: unsupported operand", "ValueError: oops") is the tool's crash.
 _EXCEPTION_NAME = _Lazy(r"(?:[A-Za-z_]\w*\.){0,6}[A-Za-z_]\w{0,80}(?=:|\s*$)")
-_MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)$")
-_PARSE_NAME = _Lazy(r"(?:Decode|Parse|Parser|Parsing|Syntax|Validation|Unpickling|Invalid)\w*(?:Error|Exception)$")
-# ValueError, TypeError, or a library's own error (a dotted name: ``_csv.Error``, ``statistics.StatisticsError``);
-# a builtin such as IndexError or RuntimeError is a defect whatever its message says.
-_VALUE_NAME = _Lazy(r"(?:Value|Type)Error$|[\w.]+\.\w*(?:Error|error|Exception)$")
+_MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)$|(?:^|\.)NoSuch[A-Z]\w*$")
+# A parser's or decoder's refusal, or a name that calls its input bad (``gzip.BadGzipFile``,
+# ``decimal.InvalidOperation``).
+_PARSE_NAME = _Lazy(
+    r"(?:Decode|Parse|Parser|Parsing|Syntax|Validation|Unpickling|Invalid)\w*(?:Error|Exception)$"
+    r"|(?:^|\.)(?:Bad|Invalid|Malformed)[A-Z]\w*$"
+    # The JVM's exceptions for a value of the wrong form or an argument a method refuses.
+    r"|(?:NumberFormat|IllegalArgument|InputMismatch|UnsupportedEncoding)Exception$"
+)
+# ValueError, TypeError, LookupError ("unknown encoding"), EOFError and OSError (a decoder's "Invalid data
+# stream"), or a library's own error (a dotted name: ``_csv.Error``, ``locale.Error``); a builtin such as
+# IndexError or RuntimeError is a defect whatever its message says.
+_VALUE_NAME = _Lazy(r"(?:Value|Type|Lookup|EOF|OS)Error$|[\w.]+\.\w*(?:Error|error|Exception)$")
 # The last exception line of a traceback whose message runs on (``yaml.parser.ParserError: while parsing ...``
 # then the marks), or whose name is lower case (``struct.error: ...``).
-_TRACEBACK_EXCEPTION = _Lazy(r"^(?:[A-Za-z_]\w*\.){0,6}\w*(?:Error|Exception|error)\b:[^\n]*", re.MULTILINE)
+# A module's exception whose name has no such ending is written with its module (``gzip.BadGzipFile: ...``).
+_TRACEBACK_EXCEPTION = _Lazy(
+    r"^(?:(?:[A-Za-z_]\w*\.){0,6}\w*(?:Error|Exception|error)\b|(?:[A-Za-z_]\w*\.){1,6}[A-Z]\w*):[^\n]*", re.MULTILINE)
 _VALUE_COMPLAINT = _Lazy(
     r"\b(?:must|has to|needs to|should) (?:be|not|have|contain|start|end)\b|\b(?:invalid|incorrect|illegal|malformed)\b"
     r"|\bbadly formed\b|\bunexpected\b|\bexpected\b|\brequires\b|\bdo(?:es)? not (?:appear to be|match)\b"
-    r"|\bout of range\b|\bunknown string format\b|\bno closing\b|\bunterminated\b|\bformat not (?:supported|recognized)\b",
+    r"|\bout of range\b|\bunknown string format\b|\bno closing\b|\bunterminated\b|\bformat not (?:supported|recognized)\b"
+    # ... a value nobody knows or takes ("unknown encoding", "unsupported locale setting", "option -x not
+    # recognized", "7 is not a valid Color"), one outside what the operation is defined for ("math domain
+    # error", "Sample larger than population"), or input cut short or left open ("EOF read where not
+    # expected", "EOF in multi-line string", "unclosed token", "Missing close parenthesis").
+    r"|\bunknown\b|\bunsupported\b|\bcan(?:not|'t) be\b|\b(?:not |un)?recogni[sz]ed\b|\bnot an? valid\b|\bdomain error\b"
+    r"|\b(?:larger|greater|smaller|less|more) than\b|\bEOF\b|\bunclosed\b|\bunbalanced\b|\bmissing\b"
+    # ... or of the wrong form ("non-integer argument", "too few X's", "no properly formatted checksum lines"),
+    # or a parser's refusal named inside the message ("Error running jq: ParserError").
+    r"|\bnon-(?:integer|numeric|negative|positive)\b|\btoo (?:few|many|long|short|large|small|big)\b"
+    r"|\b(?:no|not|im)\s*properly formatted\b|\b\w*(?:Decode|Parse|Parser|Syntax)(?:Error|Exception)\b",
     re.IGNORECASE,
 )
 
@@ -1259,11 +1309,20 @@ def _exception_kind(line: str, stack: str | None = None) -> _Hit | None:
 
 
 def _exception_hit(window: str, first: str, last: str, python_end: bool) -> _Hit | None:
-    """The kind the uncaught exception that heads or ends a failure text names (:func:`_exception_kind`)."""
+    """The kind the uncaught exception that heads or ends a failure text names (:func:`_exception_kind`):
+    a Python traceback's last exception line, a JVM thread's exception or its last ``Caused by:``."""
     if python_end:
         return _exception_kind(last, _stack_kind(window))
     if _PY_TRACEBACK in window:
         lines = _TRACEBACK_EXCEPTION.findall(window, window.rfind(_PY_TRACEBACK))
+        return _exception_kind(lines[-1], _stack_kind(window)) if lines else None
+    if (thread := _JVM_THREAD.match(first)) is not None:
+        causes = _CAUSED_BY.findall(window)
+        line = causes[-1].partition(": ")[2] if causes else first[thread.end() :]
+        return _exception_kind(line, _stack_kind(window))
+    if (frame := _STACK_FRAME.search(window)) is not None:
+        # Node's uncaught error: the source line and a caret, then "SyntaxError: ..." above the "at" frames.
+        lines = _TRACEBACK_EXCEPTION.findall(window, 0, frame.start())
         return _exception_kind(lines[-1], _stack_kind(window)) if lines else None
     return _exception_kind(first) if _PY_EXCEPTION_LINE.match(first) else None
 
@@ -1394,6 +1453,7 @@ _STATED_WORDS = (
     r"|timed out|time(?:d)?out (?:error|exceeded|expired)|deadline exceeded"
     # A limit is a failure when something hit it, not when a text speaks of limits ("Rate limits are per key").
     r"|rate[ -]?limited|rate[ -]?limit (?:exceeded|reached|hit|error)|too many requests|hit (?:\w+ ){0,3}rate limits?"
+    r"|hit (?:the |its )?(?:max[_ ]?tokens|output[ _]tokens?) limit"
     r"|too many (?:concurrent|parallel|simultaneous)|not (?:yet )?implemented|blocked by"
     r"|quota (?:exceeded|exhausted|reached)|exceeded (?:\w+ ){0,3}quota|out of quota|insufficient[_ ]quota"
     r"|usage limit (?:reached|exceeded|hit)|hit your (?:[\w-]+ ){0,2}limit"
@@ -1538,6 +1598,10 @@ _SENTENCE_END = _Lazy(r"[.!?;\n](?:(?<=\n)|(?=\s|\Z))")
 _LEADING_STATUS = _Lazy(r"\s*[45]\d\d\b\s*[-:]?\s*[\"'{\[]?[A-Za-z{]")
 #: A report states its failure early; a word further in belongs to prose.
 _STATED_REACH = 120
+# A question a program asks after its report, as a hint about the system: Docker's "Cannot connect to the
+# Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?", psql's "Is the server running
+# on that host and accepting TCP/IP connections?". Someone asking about a failure asks otherwise ("Any ideas?").
+_HINT = _Lazy(r"[.:]\s+(?:Is|Are) the [^.?\n]{1,80}\?$|[.:]\s+Did you mean\b[^.?\n]{0,80}\?$")
 _EDGE = 64
 
 
@@ -1647,7 +1711,7 @@ def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) ->
         return None  # a description, a condition or a question (before _STATED: it rules out as surely)
     if said[:2] in _JSON_STARTS or _described(said) or ("None" in said and _NONE_WHEN.search(said)):
         return None
-    if said.endswith("?") and "\n" not in said or (end is not None and low[end.start()] == "?"):
+    if said.endswith("?") and "\n" not in said and not _HINT.search(said) or (end is not None and low[end.start()] == "?"):
         return None  # it asks ("Why do I get ...?"); a hint asked on a line after a report does not
     if end is not None and _STATED_TOKENS.isdisjoint(words):
         return None  # the failure word was past the first sentence (_no_stated_word, on words at hand)
@@ -1757,12 +1821,23 @@ _DIAGNOSTIC_LINES = 5
 
 def _may_be_diagnostic(first: str) -> bool:
     """False when ``first`` surely is no program's diagnostic line (a shortcut for _diagnostic)."""
-    return first.find(": ", 1, 34) > 0 and "a" <= first[:1] <= "z"
+    return first.find(": ", 1, 34) > 0 and ("a" <= first[:1] <= "z" or first[:6] == "Usage:")
+
+
+# A usage error as argparse and optparse print one: the usage line, then "prog: error: ..." ("usage: tool [-h]
+# [--count COUNT]" then "tool: error: argument --count: invalid int value: 'many'"). A usage text alone is help.
+_USAGE_ERROR = _Lazy(r"^(?:[^\n:]{1,60}: )?error: \S[^\n]{0,300}", re.MULTILINE)
+_USAGE_REACH = 1024
 
 
 def _diagnostic(stripped: str, first: str) -> _Verdict | None:
     """A failure a program reports in its own diagnostic form (``_PROGRAM_LINE``), or None: a short text
     (``stripped``, whose first line is ``first``) whose message is words, not a value."""
+    if first[:6] in ("usage:", "Usage:"):
+        error = _USAGE_ERROR.search(stripped, 0, _USAGE_REACH)
+        if error is None:
+            return None
+        return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error: '{_quote(error.group(), 40)}'", message=stripped)
     found = _PROGRAM_LINE.match(first) if _may_be_diagnostic(first) else None
     if found is None or found.group(1) in _NOT_PROGRAMS:
         return None
@@ -1782,6 +1857,10 @@ def _diagnostic(stripped: str, first: str) -> _Verdict | None:
         return None
     basis = f"a diagnostic of '{_quote(name, 32)}'"
     hit = _find_signal(stripped)
+    if hit is None and _VALUE_COMPLAINT.search(message) is not None:
+        # The complaint is about what the program was given, as an uncaught exception's would be ("find:
+        # unknown predicate", "expand: tab size cannot be 0", "zstd: x: unsupported format").
+        return _Verdict(Kind.INVALID_ARGUMENTS, f"{basis}: a complaint about its input", message=stripped)
     if hit is None:
         return _Verdict(Kind.EXECUTION, basis, message=stripped, generic=True)
     return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, retry_after=_retry_in_text(stripped),
@@ -1825,10 +1904,27 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
 _COMMENT_LINE = _Lazy(r"^[\w.@-]{1,60} · (?:comment|review|reply|answer)\w* · \d{4}-\d\d-\d\d\b", re.MULTILINE)
 
 
+# An issue as an issue tool returns it: its title, a blank line, then a body a person wrote, in the first
+# person, asking, or under Markdown headings ("Insufficient Balance" then "How can I resolve ...", "503 error
+# cause" then "### MDN URL"). The title may be an error message; the body says it was reported, not returned.
+_ISSUE_TITLE_CHARS = 200
+_ISSUE_BODY_CHARS = 600
+_PERSON_WRITES = _Lazy(
+    r"\b(?:I|I'm|I've|I'd|I'll|my|we're|we've)(?=[\s,.!?])|^#{1,4} "
+    r"|^(?:[Hh]ow|[Ww]hy|[Ww]hat|[Ii]s|[Aa]re|[Cc]an|[Cc]ould|[Dd]oes|[Dd]o|[Aa]ny|[Hh]as|[Hh]ave)\b[^\n?]{0,200}\?",
+    re.MULTILINE,
+)
+
+
 def _discussion(text: str) -> bool:
-    """True when ``text`` is a thread of comments (``_COMMENT_LINE`` within what is read of it)."""
+    """True when ``text`` is a thread of comments (``_COMMENT_LINE`` within what is read of it) or an issue
+    with its body (``_PERSON_WRITES`` in the body under a one-line title)."""
     window = _window(text)
-    return " · " in window and _COMMENT_LINE.search(window) is not None
+    if " · " in window and _COMMENT_LINE.search(window) is not None:
+        return True
+    title, blank, body = text[: _ISSUE_TITLE_CHARS + 2 + _ISSUE_BODY_CHARS].partition("\n\n")
+    return bool(blank) and "\n" not in title and len(title) <= _ISSUE_TITLE_CHARS \
+        and _PERSON_WRITES.search(body, 0, _ISSUE_BODY_CHARS) is not None
 
 
 def _no_error_line(text: str, at: int | None = None) -> bool:
@@ -1906,6 +2002,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             basis = f"ends with '{_quote(last_stripped, 24)}'"
         elif (lead := _STATUS_LEAD.match(first)) is not None and _short_message(text):
             basis = f"starts with HTTP status {lead.group(1)}"
+        elif "<" in first and (page := _error_page(text)) is not None:
+            basis = f"an error page titled HTTP {page.group(2)}"
         else:
             return _unframed_reading(text, first) or _NO_SIGNAL
     else:
@@ -2015,7 +2113,7 @@ _common_wire = functools.lru_cache(maxsize=256)(_read_wire)
 
 _NO_SIGNAL = _Verdict(Kind.SUCCESS, "no error signal")
 _EXIT_ZERO = _Verdict(Kind.SUCCESS, "exit code 0")
-_DISCUSSION = _Verdict(Kind.SUCCESS, "a thread of comments")
+_DISCUSSION = _Verdict(Kind.SUCCESS, "an issue or a thread of comments")
 _NO_SIGNAL_RESULT = Classification(Kind.SUCCESS, False, _NO_SIGNAL.evidence)
 
 
