@@ -31,7 +31,7 @@ from threadfix.dialects.openai_responses import OpenAIResponses
 from threadfix.failures import classifier as module
 from threadfix.failures.classifier import classify
 
-SHORTCUTS = ("_unframed", "_unread", "_no_exit_word", "_no_stated_word")
+SHORTCUTS = ("_unframed", "_unread", "_no_exit_word", "_no_stated_word", "_no_error_line")
 WIRES = [(None, None), (None, "completed"), (False, None), (True, None), (None, "failed"), (None, "cancelled")]
 
 

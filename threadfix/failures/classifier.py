@@ -891,11 +891,8 @@ def _unframed(text: str, first: str | None = None) -> bool:
     lead = first[:1]
     if lead in _STATUS_MARKS:
         return False  # read once its marks are stripped (_unmarked)
-    if text[-1:].isspace():
-        tail = text[-TAIL_CHARS:].rstrip()  # _last_line, inline
-        last = tail[tail.rfind("\n") + 1 :][-_LINE_CHARS:]
-    else:  # no trailing space to strip: the last line is found in place, the tail not copied
-        last = text[text.rfind("\n", -TAIL_CHARS) + 1 :][-_LINE_CHARS:]
+    tail = text[-TAIL_CHARS:]  # _last_line, inline (str.rpartition parses no arguments, as rfind does)
+    last = (tail.rstrip() if text[-1:].isspace() else tail).rpartition("\n")[2][-_LINE_CHARS:]
     stripped = last.strip()
     if (stripped[:2] == "at" and stripped[2:3].isspace()) or last.endswith("more") or last.startswith("Node.js"):
         return False  # _FRAME_END: a stack frame, "... 12 more", "Node.js v20.1.0"
@@ -1009,13 +1006,13 @@ def _first_line(text: str) -> str:
     if text[:1].isspace():
         match = _FIRST_LINE.match(text, 0, HEAD_CHARS)
         return match.group(1).rstrip() if match else ""
-    end = text.find("\n", 0, _LINE_CHARS)  # what the pattern takes when there is no leading space to skip
-    return (text[:_LINE_CHARS] if end < 0 else text[:end]).rstrip()
+    # What the pattern takes when there is no leading space to skip (str.partition parses no arguments, as
+    # str.find does).
+    return text[:_LINE_CHARS].partition("\n")[0].rstrip()
 
 
 def _last_line(text: str) -> str:
-    tail = text[-TAIL_CHARS:].rstrip()
-    return tail[tail.rfind("\n") + 1 :][-_LINE_CHARS:]
+    return text[-TAIL_CHARS:].rstrip().rpartition("\n")[2][-_LINE_CHARS:]
 
 
 def _str(value: object, chars: int = CODE_CHARS) -> str | None:
@@ -1821,7 +1818,7 @@ _DIAGNOSTIC_LINES = 5
 
 def _may_be_diagnostic(first: str) -> bool:
     """False when ``first`` surely is no program's diagnostic line (a shortcut for _diagnostic)."""
-    return first.find(": ", 1, 34) > 0 and ("a" <= first[:1] <= "z" or first[:6] == "Usage:")
+    return ": " in first[1:34] and ("a" <= first[:1] <= "z" or first[:6] == "Usage:")
 
 
 # A usage error as argparse and optparse print one: the usage line, then "prog: error: ..." ("usage: tool [-h]
@@ -1832,13 +1829,14 @@ _USAGE_REACH = 1024
 
 def _diagnostic(stripped: str, first: str) -> _Verdict | None:
     """A failure a program reports in its own diagnostic form (``_PROGRAM_LINE``), or None: a short text
-    (``stripped``, whose first line is ``first``) whose message is words, not a value."""
+    (``stripped``, whose first line is ``first``) whose message is words, not a value. _unframed_reading
+    calls it only where ``_may_be_diagnostic(first)`` holds."""
     if first[:6] in ("usage:", "Usage:"):
         error = _USAGE_ERROR.search(stripped, 0, _USAGE_REACH)
         if error is None:
             return None
         return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error: '{_quote(error.group(), 40)}'", message=stripped)
-    found = _PROGRAM_LINE.match(first) if _may_be_diagnostic(first) else None
+    found = _PROGRAM_LINE.match(first)
     if found is None or found.group(1) in _NOT_PROGRAMS:
         return None
     if len(stripped) > STATED_CHARS or stripped.count("\n") >= _DIAGNOSTIC_LINES:
@@ -1891,7 +1889,7 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
             verdict = _stated_failure(text, first, words, stripped)
     if verdict is None and not _no_error_line(text):
         verdict = _error_line(text)
-    if verdict is None and stripped and first.find(": ", 1, 34) > 0:  # _may_be_diagnostic's first test, inline
+    if verdict is None and stripped and _may_be_diagnostic(first):
         verdict = _diagnostic(stripped, first)
     if verdict is not None and _discussion(text):
         return _DISCUSSION
@@ -1927,14 +1925,14 @@ def _discussion(text: str) -> bool:
         and _PERSON_WRITES.search(body, 0, _ISSUE_BODY_CHARS) is not None
 
 
-def _no_error_line(text: str, at: int | None = None) -> bool:
+def _no_error_line(text: str) -> bool:
     """``_error_line_at(text) is None``, with the fewest calls: an error line starts at a newline (a
-    one-line text has none), and a compiler's needs "error: " in the probe. ``at``: the first newline's
-    index, when the caller found it."""
-    if at is None:
-        at = text.find("\n", 0, _ERROR_LINE_PROBE)
-    return at < 0 or _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None and (
-        text.find("error: ", at, _ERROR_LINE_PROBE) < 0 or _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None)
+    one-line text has none), and a compiler's needs "error: " in the probe. The probe is read as a copy:
+    ``in`` parses no arguments, as ``str.find`` does, and a pattern searches it as it would the text up to
+    the probe's end."""
+    probe = text[:_ERROR_LINE_PROBE]
+    return "\n" not in probe or _ERROR_LINE_AT.search(probe) is None and (
+        "error: " not in probe or _COMPILER_LINE_AT.search(probe) is None)
 
 
 def _message(text: str) -> bool:
@@ -2686,8 +2684,7 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
             if lead.isspace():
                 first = _first_line(content)
             else:  # _first_line's common case, inline
-                end = content.find("\n", 0, _LINE_CHARS)
-                first = (content[:_LINE_CHARS] if end < 0 else content[:end]).rstrip()
+                first = content[:_LINE_CHARS].partition("\n")[0].rstrip()
             if _unframed(content, first):  # _plain_text, its common case inline
                 verdict = _unframed_reading(content, first)
                 return _NO_SIGNAL_RESULT if verdict is None else _classification(verdict, _NO_WIRE)
