@@ -1877,9 +1877,14 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
     verdict = None
     size = len(text)
     if size <= STATED_CHARS:
-        stripped = text.strip()  # _past_message's common cases, inline: short, or no space to skip at either end
-    elif size > STATED_CHARS + 2 * _EDGE and text[0] not in "45" and not (text[0].isspace() or text[-1].isspace()):
-        stripped = ""
+        stripped = text.strip()  # _past_message's common cases, inline: short, or too long to strip to a message
+    elif size > STATED_CHARS + 2 * _EDGE:
+        if text[0].isspace() or text[-1].isspace():  # a space to skip at either end: past _EDGE of it is left
+            lead = text[:_EDGE].lstrip()[:1]
+            past = lead != "" and lead not in "45" and not text[-_EDGE:].isspace()
+        else:
+            past = text[0] not in "45"
+        stripped = "" if past else text.strip()
     else:
         stripped = "" if _past_message(text) else text.strip()
     if stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
@@ -2678,7 +2683,7 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
     """
     if type(content) is str and is_error is None and status is None:
         lead = content[:1]
-        if lead != "{" and lead != "[" and lead != "" and (not lead.isspace() or _plain(content)):
+        if lead not in "{[" and (not lead.isspace() or _plain(content)):  # ("" is in every string)
             # Most outputs: plain text with no flag, read as text at once (_parsed would say None); _plain's
             # test, its common case inline.
             if lead.isspace():
