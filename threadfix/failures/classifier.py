@@ -438,8 +438,6 @@ _TIMEOUT = _signal(
     r"\btimeout (?:of \d+\s*\w*\s*)?(?:error|exceeded|expired|reached|occurred)", r"timeout(?:error|exception)\b",
     r"readtimeout\b", r"connecttimeout\b", r"writetimeout\b", r"pooltimeout\b", r"socket\.timeout\b",
     r"request timeout\b", r"gateway time-?out",
-    # PostgreSQL's "canceling statement due to statement timeout" (and lock_timeout's "lock timeout").
-    r"\b(?:statement|lock) timeout\b",
     # Chinese tools' own "请求超时" (the request timed out), after a "错误:" (error) they lead with.
     ("超时", r"超时"),
 )
@@ -720,7 +718,6 @@ _ERROR_START = _Lazy(
       | Traceback\s+\(most\s+recent\s+call\s+last\)
       | Uncaught(?=\s*:|\s+\(in\s+promise\)|\s+[\w$.]+\s*:|\s+(?i:exception|error)\b|\s*$)
       | Unhandled\s+(?i:exception|rejection|error)
-      | thread\ '[^'\n]{0,80}'(?:\ \(\d+\))?\ panicked\ at\b
       | npm\s+ERR! | curl:\s*\(\d+\) | (?i:api\s+error)\b | \(eval\):\d+:
       | (?:/[\w.-]+)*/?(?:ba|z|da|fi|k)?sh(?::\s+line\s+\d+)?:\s
       | (?:HTTP(?:/[\d.]+)?\s*(?:Error\s*)?)[45]\d\d\b
@@ -801,7 +798,7 @@ _START_WORDS = (
     "client", "server", "connection", "no", "permission", "access", "rate", "too", "timed", "timeout",
     "unauthori", "forbidden", "internal", "service", "bad", "gateway", "cancel", "aborted", "interrupted",
     "killed", "segmentation", "out", "unknown", "invalid", "validation", "quota", "insufficient", "api", "(eval)",
-    "错误", "this model's maximum context length is", "thread '",
+    "错误", "this model's maximum context length is",
 )
 # The start words by their first character: str.startswith tries a tuple's words one by one.
 _START_WORDS_BY_LEAD = {
@@ -1256,8 +1253,6 @@ _MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)$|(?:^|\.)N
 _PARSE_NAME = _Lazy(
     r"(?:Decode|Parse|Parser|Parsing|Syntax|Validation|Unpickling|Invalid)\w*(?:Error|Exception)$"
     r"|(?:^|\.)(?:Bad|Invalid|Malformed)[A-Z]\w*$"
-    # The JVM's exceptions for a value of the wrong form or an argument a method refuses.
-    r"|(?:NumberFormat|IllegalArgument|InputMismatch|UnsupportedEncoding)Exception$"
 )
 # ValueError, TypeError, LookupError ("unknown encoding"), EOFError and OSError (a decoder's "Invalid data
 # stream"), or a library's own error (a dotted name: ``_csv.Error``, ``locale.Error``); a builtin such as
@@ -1306,19 +1301,14 @@ def _exception_kind(line: str, stack: str | None = None) -> _Hit | None:
 
 
 def _exception_hit(window: str, first: str, last: str, python_end: bool) -> _Hit | None:
-    """The kind the uncaught exception that heads or ends a failure text names (:func:`_exception_kind`):
-    a Python traceback's last exception line, a JVM thread's exception or its last ``Caused by:``."""
+    """The kind the uncaught exception that heads or ends a failure text names (:func:`_exception_kind`)."""
     if python_end:
         return _exception_kind(last, _stack_kind(window))
     if _PY_TRACEBACK in window:
         lines = _TRACEBACK_EXCEPTION.findall(window, window.rfind(_PY_TRACEBACK))
         return _exception_kind(lines[-1], _stack_kind(window)) if lines else None
-    if (thread := _JVM_THREAD.match(first)) is not None:
-        causes = _CAUSED_BY.findall(window)
-        line = causes[-1].partition(": ")[2] if causes else first[thread.end() :]
-        return _exception_kind(line, _stack_kind(window))
-    if (frame := _STACK_FRAME.search(window)) is not None:
-        # Node's uncaught error: the source line and a caret, then "SyntaxError: ..." above the "at" frames.
+    if (frame := _STACK_FRAME.search(window)) is not None and window[frame.start()] == " ":
+        # Node's uncaught error: the source line and a caret, then "SyntaxError: ..." above its "    at" frames.
         lines = _TRACEBACK_EXCEPTION.findall(window, 0, frame.start())
         return _exception_kind(lines[-1], _stack_kind(window)) if lines else None
     return _exception_kind(first) if _PY_EXCEPTION_LINE.match(first) else None
@@ -1595,10 +1585,6 @@ _SENTENCE_END = _Lazy(r"[.!?;\n](?:(?<=\n)|(?=\s|\Z))")
 _LEADING_STATUS = _Lazy(r"\s*[45]\d\d\b\s*[-:]?\s*[\"'{\[]?[A-Za-z{]")
 #: A report states its failure early; a word further in belongs to prose.
 _STATED_REACH = 120
-# A question a program asks after its report, as a hint about the system: Docker's "Cannot connect to the
-# Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?", psql's "Is the server running
-# on that host and accepting TCP/IP connections?". Someone asking about a failure asks otherwise ("Any ideas?").
-_HINT = _Lazy(r"[.:]\s+(?:Is|Are) the [^.?\n]{1,80}\?$|[.:]\s+Did you mean\b[^.?\n]{0,80}\?$")
 _EDGE = 64
 
 
@@ -1708,7 +1694,7 @@ def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) ->
         return None  # a description, a condition or a question (before _STATED: it rules out as surely)
     if said[:2] in _JSON_STARTS or _described(said) or ("None" in said and _NONE_WHEN.search(said)):
         return None
-    if said.endswith("?") and "\n" not in said and not _HINT.search(said) or (end is not None and low[end.start()] == "?"):
+    if said.endswith("?") and "\n" not in said or (end is not None and low[end.start()] == "?"):
         return None  # it asks ("Why do I get ...?"); a hint asked on a line after a report does not
     if end is not None and _STATED_TOKENS.isdisjoint(words):
         return None  # the failure word was past the first sentence (_no_stated_word, on words at hand)
@@ -1774,7 +1760,7 @@ def _clear(text: str, first: str) -> bool:
     diagnostic line first."""
     if not (_past_message(text) or _no_stated_word(first[:_STATED_REACH])) and _message(text):
         return False
-    return _no_error_line(text) and not _may_be_diagnostic(first)
+    return _no_error_line(text) and not _may_be_diagnostic(first) and first[:6] != "Usage:"  # _diagnostic's usage errors
 
 
 # A program's own diagnostic, written as the GNU coding standards have a program write one: its name, a
@@ -1831,14 +1817,11 @@ def _diagnostic(stripped: str, first: str) -> _Verdict | None:
     """A failure a program reports in its own diagnostic form (``_PROGRAM_LINE``), or None: a short text
     (``stripped``, whose first line is ``first``) whose message is words, not a value. _unframed_reading
     calls it only where ``_may_be_diagnostic(first)`` holds."""
-    if first[:6] in ("usage:", "Usage:"):
-        error = _USAGE_ERROR.search(stripped, 0, _USAGE_REACH)
-        if error is None:
-            return None
-        return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error: '{_quote(error.group(), 40)}'", message=stripped)
     found = _PROGRAM_LINE.match(first)
     if found is None or found.group(1) in _NOT_PROGRAMS:
-        return None
+        if first[5:6] != ":" or first[:5] not in ("usage", "Usage") or (error := _USAGE_ERROR.search(stripped, 0, _USAGE_REACH)) is None:
+            return None
+        return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error: '{_quote(error.group(), 40)}'", message=stripped)
     if len(stripped) > STATED_CHARS or stripped.count("\n") >= _DIAGNOSTIC_LINES:
         return None
     name, message = found.group(1), first[found.end() :]
