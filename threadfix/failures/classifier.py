@@ -1658,6 +1658,10 @@ def _past_message(text: str) -> bool:
     size = len(text)
     if size <= STATED_CHARS:
         return False
+    if size > STATED_CHARS + 2 * _EDGE:
+        # Whatever is stripped within _EDGE of each end, more than STATED_CHARS are left: read its ends only.
+        lead = text[:_EDGE].lstrip()[:1]
+        return lead != "" and lead not in "45" and not text[-_EDGE:].isspace()
     start, end = 0, size
     while start < _EDGE and start < end and text[start].isspace():
         start += 1
@@ -1861,13 +1865,8 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
     size = len(text)
     if size <= STATED_CHARS:
         stripped = text.strip()  # _past_message's common cases, inline: short, or too long to strip to a message
-    elif size > STATED_CHARS + 2 * _EDGE:
-        if text[0].isspace() or text[-1].isspace():  # a space to skip at either end: past _EDGE of it is left
-            lead = text[:_EDGE].lstrip()[:1]
-            past = lead != "" and lead not in "45" and not text[-_EDGE:].isspace()
-        else:
-            past = text[0] not in "45"
-        stripped = "" if past else text.strip()
+    elif size > STATED_CHARS + 2 * _EDGE and text[0] not in "45" and not (text[0].isspace() or text[-1].isspace()):
+        stripped = ""
     else:
         stripped = "" if _past_message(text) else text.strip()
     if stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
