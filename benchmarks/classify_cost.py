@@ -14,6 +14,9 @@ each text as stored (with its wire flag, as ``classify_score.py`` times it):
   healthy    every healthy text (the path a result takes: most outputs in a store)
   ordinary   of them, the results agents' tools return day to day (session files, real commands)
   errors     every error text
+  store      with ``--store``: the tool outputs of a store ``generate.py`` wrote (``threads.jsonl``), as report
+             reads them (``verdicts.failure_of``: the pre-check, then classify where it lets an output through;
+             a tree without it classifies every output)
 
 **Instructions** (``valgrind --tool=callgrind``, the instructions the interpreter executes, which load
 on the machine does not move): a fresh process per tree and group classifies the group once to warm
@@ -47,7 +50,7 @@ import orjson
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CORPUS = ROOT / "tests" / "failures" / "corpus" / "corpus.jsonl"
-GROUPS = ("healthy", "ordinary", "errors")
+GROUPS = ("healthy", "ordinary", "errors", "store")
 #: Healthy texts as agents' tools return them day to day (classify_score.py's ORDINARY).
 ORDINARY = ("claude-code tool_result", "codex function_call_output", "shell success")
 
@@ -61,9 +64,18 @@ import orjson
 from threadfix.failures import classify
 
 calls = orjson.loads(open(sys.argv[2], "rb").read())
+try:  # as report asks: screened, then classified if the screen lets it through (cached by text)
+    from threadfix import verdicts
+except ImportError:  # a tree from before report's pre-check
+    verdicts = None
 
 
 def one_pass(group):
+    if group is calls.get("store") and verdicts is not None:
+        verdicts._cache.clear()  # each pass classifies as a first reading of the store does
+        for content, flag in group:
+            verdicts.failure_of(content)
+        return
     for text, flag in group:
         classify(text, is_error=flag)
 
@@ -85,6 +97,19 @@ else:
 """
 
 _COLLECTED = re.compile(rb"Collected\s*:\s*(\d+)")
+
+
+def store_outputs(path: Path, limit: int) -> list[list[Any]]:
+    """The first ``limit`` tool outputs of a Responses JSONL store, each as (content, no flag)."""
+    found: list[list[Any]] = []
+    with path.open("rb") as lines:
+        for line in lines:
+            for item in orjson.loads(line).get("items", ()):
+                if item.get("type") == "function_call_output":
+                    found.append([item["output"], None])
+                    if len(found) >= limit:
+                        return found
+    return found
 
 
 def groups(split: str) -> dict[str, list[list[Any]]]:
@@ -179,6 +204,9 @@ def main() -> int:
     parser.add_argument("--split", default="all", help="a corpus split, or all (default)")
     parser.add_argument("--passes", type=int, default=2, help="passes counted after the warm one (default 2)")
     parser.add_argument("--rounds", type=int, default=7, help="CPU-time rounds (default 7); 0 for none")
+    parser.add_argument("--store", type=Path, help="a store's threads.jsonl (generate.py): its outputs as report reads them")
+    parser.add_argument("--store-outputs", type=int, default=5000, help="outputs of --store read (default 5,000)")
+    parser.add_argument("--groups", help="the groups measured, comma-separated (default: every group with texts)")
     parser.add_argument("--jobs", type=int, default=2, help="callgrind runs at a time (default 2)")
     parser.add_argument("--no-instructions", action="store_true", help="skip the callgrind counts")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -189,9 +217,10 @@ def main() -> int:
     if args.passes < 1:
         parser.error("--passes must be at least 1")
     texts = groups(args.split)
+    texts["store"] = store_outputs(args.store, args.store_outputs) if args.store else []
     if not texts["healthy"] and not texts["errors"]:
         parser.error(f"the corpus holds no texts of split {args.split!r}")
-    names = [name for name in GROUPS if texts[name]]
+    names = [name for name in (args.groups.split(",") if args.groups else GROUPS) if texts.get(name)]
     results: dict[str, Any] = {"split": args.split, "trees": labels, "texts": {n: len(texts[n]) for n in names}}
     with tempfile.TemporaryDirectory(prefix="classify-cost-") as scratch:
         calls = Path(scratch) / "calls.json"
