@@ -1760,11 +1760,16 @@ def _instructs(sentence: str, match: re.Match[str], nominal: bool) -> bool:
 def _clear(text: str, first: str) -> bool:
     """True when an unframed ``text`` surely states no failure (``_unframed_reading`` would say None, told
     with its cheap tests only): too long to be a message, or no failure word where _stated_failure reads,
-    or neither a message nor led by a status; no error line where _error_line looks; and no program's
-    diagnostic line first."""
-    if not (_past_message(text) or _no_stated_word(first[:_STATED_REACH])) and _message(text):
+    or neither a message nor led by a status; no error line where _error_line looks; and no
+    program's diagnostic line first, unless the text is too long to be one (_unframed_reading reads a
+    diagnostic only in a text that is not past a message)."""
+    past = _past_message(text)
+    if not (past or _no_stated_word(first[:_STATED_REACH])) and _message(text):
         return False
-    return _no_error_line(text) and not _may_be_diagnostic(first) and first[:6] != "Usage:"  # _diagnostic's usage errors
+    if not _no_error_line(text):
+        return False
+    # _diagnostic reads a program's line (_PROGRAM_LINE) or a usage line ("usage" is such a name).
+    return past or first[:6] != "Usage:" and not (_may_be_diagnostic(first) and _PROGRAM_LINE.match(first))
 
 
 # A program's own diagnostic, written as the GNU coding standards have a program write one: its name, a
