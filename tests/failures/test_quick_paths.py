@@ -464,3 +464,11 @@ def test_past_message_is_the_stripped_texts_length(text: str) -> None:
         assert module._past_message(text) == expected, repr(text[:100])
     elif module._past_message(text):
         assert expected, repr(text[:100])
+
+
+def test_start_words_by_first_character_are_the_folded_leads() -> None:
+    """_unframed looks the start words up by a first line's raw first character: for every character, the
+    words its folded form leads."""
+    for point in (*range(0xD800), *range(0xE000, 0x110000)):
+        char = chr(point)
+        assert module._START_WORDS_BY_FIRST.get(char, ()) == module._START_WORDS_BY_LEAD.get(module._folded(char)[:1], ()), hex(point)

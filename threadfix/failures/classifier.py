@@ -827,6 +827,13 @@ _LAST_NAMED = _Lazy(r"(?=[\w$./-]*+\s*+(?::|\Z))" + _NAME_IN_RUN)
 _AN_ERROR = _Lazy(r"(?i:an?\s+(?:unexpected\s+)?error)|[45]\d\d")
 # The characters IGNORECASE matches to an ASCII letter that .lower() does not turn into that letter.
 _CASE_TWINS = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"))
+# The start words by a first line's own first character, in any case (and the characters _folded turns into a lead).
+_START_WORDS_BY_FIRST = {
+    **{lead.upper(): words for lead, words in _START_WORDS_BY_LEAD.items()},
+    **_START_WORDS_BY_LEAD,
+    **{twin: _START_WORDS_BY_LEAD[letter] for twin, letter in (*_CASE_TWINS, ("\u212a", "k"))
+       if letter in _START_WORDS_BY_LEAD},
+}
 
 
 def _folded(text: str) -> str:
@@ -898,7 +905,8 @@ def _unframed(text: str, first: str | None = None) -> bool:
     # (unexpected) error" can follow (see _AN_ERROR).
     head = first[:_EXIT_REACH]
     head = head.lower() if head.isascii() else _folded(head)
-    if head.startswith(_START_WORDS_BY_LEAD.get(head[:1], ())) or (lead in "aA45" and _AN_ERROR.match(first)):
+    words = _START_WORDS_BY_FIRST.get(lead)
+    if words is not None and head.startswith(words) or (lead in "aA45" and _AN_ERROR.match(first)):
         return False
     if "A" <= lead <= "Z" and ("rror" in head or "xception" in head) and _COMPONENT_ERROR.match(first):
         return False  # a component's error line
