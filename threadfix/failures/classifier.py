@@ -2678,10 +2678,11 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
     """
     if type(content) is str and is_error is None and status is None:
         lead = content[:1]
-        if lead not in "{[" and (not lead.isspace() or _plain(content)):  # ("" is in every string)
+        indented = lead.isspace()
+        if lead not in "{[" and (not indented or _plain(content)):  # ("" is in every string)
             # Most outputs: plain text with no flag, read as text at once (_parsed would say None); _plain's
             # test, its common case inline.
-            if lead.isspace():
+            if indented:
                 first = _first_line(content)
             else:  # _first_line's common case, inline
                 first = content[:_LINE_CHARS].partition("\n")[0].rstrip()
