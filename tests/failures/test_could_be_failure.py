@@ -105,3 +105,20 @@ def test_a_lone_text_part_reads_as_its_text_on_made_text(text: str, marker: str,
     _assert_read_as_its_text(f"Error: {text}", kind)
     _assert_read_as_its_text(f"{marker}{text}", kind)
     _assert_read_as_its_text(f" \n{text}\n{marker}", kind)
+
+
+DIAGNOSTIC_LIKE = st.tuples(
+    st.sampled_from(["tr", "expr", "bzip2", "usage", "Usage", "print(f\"{x}", "name", "x-y_1", "Tool", "a" * 31]),
+    st.sampled_from([": ", ":", ": : ", ":  "]),
+    st.sampled_from(["missing operand", "notes.txt: bad magic number", "division by zero", "ASCII text",
+                     "error: argument --count: invalid int value", "unknown predicate `-x'", "ok"]),
+    st.sampled_from(["", "\nTry 'tr --help' for more information.", "\n\ntool: error: bad", "\nversion: 2",
+                     "\n" + "x " * 250, "\n" * 5 + "y", " " * 70]),
+).map("".join)
+
+
+@given(DIAGNOSTIC_LIKE, st.sampled_from(["", "\n", " " * 65, "z" * 390]))
+def test_no_diagnostic_it_rejects_is_a_failure(text: str, pad: str) -> None:
+    """The pre-check passes over a first line only where no diagnostic reading could take it."""
+    for content in (text, text + pad, pad + text, f"usage: tool [-h]\n{text}"):
+        _assert_sound(content)

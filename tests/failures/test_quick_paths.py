@@ -31,7 +31,7 @@ from threadfix.dialects.openai_responses import OpenAIResponses
 from threadfix.failures import classifier as module
 from threadfix.failures.classifier import classify
 
-SHORTCUTS = ("_unframed", "_unread", "_no_exit_word", "_no_stated_word")
+SHORTCUTS = ("_unframed", "_unread", "_no_exit_word", "_no_stated_word", "_no_error_line")
 WIRES = [(None, None), (None, "completed"), (False, None), (True, None), (None, "failed"), (None, "cancelled")]
 
 
@@ -422,3 +422,53 @@ def test_characters_str_splits_lines_at_read_alike_on_both_paths(shape: str, brk
     text = shape.format(b=brk)
     _assert_unframed_only_if_so(text)
     _assert_same_all([(text, None, None)])
+
+
+ERROR_LINE_TEXT = st.lists(
+    PIECE | st.sampled_from(["\n", "\nERROR: x", "\nerror[E0308]: y", "\n  \u23bf  Error: z", "\nfatal: w", "\nFATAL",
+                             "\nsrc/a.c:1:2: error: x", "\na.c:3:4: fatal error: y", "error: ", "\n\n\n\n\n"])
+    | st.sampled_from(SPACES) | st.sampled_from(["x" * 150, "y" * 590]),
+    max_size=10,
+).map("".join)
+
+
+@given(ERROR_LINE_TEXT)
+def test_no_error_line_hides_no_error_line(text: str) -> None:
+    """_no_error_line reads a copy of the probe; where it says "none", _error_line_at finds none either."""
+    if module._no_error_line(text):
+        assert module._error_line_at(text) is None, repr(text)
+
+
+@given(HOSTILE_TEXT | st.sampled_from(SPACES).flatmap(lambda space: HOSTILE_TEXT.map(lambda t: t + space * 30)))
+def test_last_line_is_the_tails_last_line(text: str) -> None:
+    """_last_line and _unframed find the last line with rpartition; it is the tail's text after its last newline."""
+    tail = text[-module.TAIL_CHARS :].rstrip()
+    assert module._last_line(text) == tail[tail.rfind("\n") + 1 :][-module._LINE_CHARS :]
+
+
+PADDED_TEXT = st.tuples(
+    st.sampled_from(["", " ", "\n", "\t\n", " " * 63, " " * 64, " " * 65, "\u3000" * 70]),
+    st.sampled_from(["4", "5", "x", "\u00e9"]),
+    st.sampled_from([300, 398, 400, 460, 530, 700]),
+    st.sampled_from(["", " ", "\n", " \n" * 31, " " * 64, "\n" * 65]),
+    HOSTILE_TEXT,
+).map(lambda parts: parts[0] + parts[1] + parts[4] + "a " * (parts[2] // 2) + parts[3])
+
+
+@given(PADDED_TEXT)
+def test_past_message_is_the_stripped_texts_length(text: str) -> None:
+    """_past_message reads a long text's ends only; it says what stripping the text says."""
+    stripped = text.strip()
+    expected = len(stripped) > module.STATED_CHARS and stripped[:1] not in ("4", "5")
+    if len(text) - len(text.lstrip()) < module._EDGE and len(text) - len(text.rstrip()) < module._EDGE:
+        assert module._past_message(text) == expected, repr(text[:100])
+    elif module._past_message(text):
+        assert expected, repr(text[:100])
+
+
+def test_start_words_by_first_character_are_the_folded_leads() -> None:
+    """_unframed looks the start words up by a first line's raw first character: for every character, the
+    words its folded form leads."""
+    for point in (*range(0xD800), *range(0xE000, 0x110000)):
+        char = chr(point)
+        assert module._START_WORDS_BY_FIRST.get(char, ()) == module._START_WORDS_BY_LEAD.get(module._folded(char)[:1], ()), hex(point)

@@ -827,6 +827,13 @@ _LAST_NAMED = _Lazy(r"(?=[\w$./-]*+\s*+(?::|\Z))" + _NAME_IN_RUN)
 _AN_ERROR = _Lazy(r"(?i:an?\s+(?:unexpected\s+)?error)|[45]\d\d")
 # The characters IGNORECASE matches to an ASCII letter that .lower() does not turn into that letter.
 _CASE_TWINS = (("\u0130", "i"), ("\u0131", "i"), ("\u017f", "s"))
+# The start words by a first line's own first character, in any case (and the characters _folded turns into a lead).
+_START_WORDS_BY_FIRST = {
+    **{lead.upper(): words for lead, words in _START_WORDS_BY_LEAD.items()},
+    **_START_WORDS_BY_LEAD,
+    **{twin: _START_WORDS_BY_LEAD[letter] for twin, letter in (*_CASE_TWINS, ("\u212a", "k"))
+       if letter in _START_WORDS_BY_LEAD},
+}
 
 
 def _folded(text: str) -> str:
@@ -888,11 +895,8 @@ def _unframed(text: str, first: str | None = None) -> bool:
     lead = first[:1]
     if lead in _STATUS_MARKS:
         return False  # read once its marks are stripped (_unmarked)
-    if text[-1:].isspace():
-        tail = text[-TAIL_CHARS:].rstrip()  # _last_line, inline
-        last = tail[tail.rfind("\n") + 1 :][-_LINE_CHARS:]
-    else:  # no trailing space to strip: the last line is found in place, the tail not copied
-        last = text[text.rfind("\n", -TAIL_CHARS) + 1 :][-_LINE_CHARS:]
+    tail = text[-TAIL_CHARS:]  # _last_line, inline (str.rpartition parses no arguments, as rfind does)
+    last = (tail.rstrip() if text[-1:].isspace() else tail).rpartition("\n")[2][-_LINE_CHARS:]
     stripped = last.strip()
     if (stripped[:2] == "at" and stripped[2:3].isspace()) or last.endswith("more") or last.startswith("Node.js"):
         return False  # _FRAME_END: a stack frame, "... 12 more", "Node.js v20.1.0"
@@ -901,7 +905,8 @@ def _unframed(text: str, first: str | None = None) -> bool:
     # (unexpected) error" can follow (see _AN_ERROR).
     head = first[:_EXIT_REACH]
     head = head.lower() if head.isascii() else _folded(head)
-    if head.startswith(_START_WORDS_BY_LEAD.get(head[:1], ())) or (lead in "aA45" and _AN_ERROR.match(first)):
+    words = _START_WORDS_BY_FIRST.get(lead)
+    if words is not None and head.startswith(words) or (lead in "aA45" and _AN_ERROR.match(first)):
         return False
     if "A" <= lead <= "Z" and ("rror" in head or "xception" in head) and _COMPONENT_ERROR.match(first):
         return False  # a component's error line
@@ -1006,13 +1011,13 @@ def _first_line(text: str) -> str:
     if text[:1].isspace():
         match = _FIRST_LINE.match(text, 0, HEAD_CHARS)
         return match.group(1).rstrip() if match else ""
-    end = text.find("\n", 0, _LINE_CHARS)  # what the pattern takes when there is no leading space to skip
-    return (text[:_LINE_CHARS] if end < 0 else text[:end]).rstrip()
+    # What the pattern takes when there is no leading space to skip (str.partition parses no arguments, as
+    # str.find does).
+    return text[:_LINE_CHARS].partition("\n")[0].rstrip()
 
 
 def _last_line(text: str) -> str:
-    tail = text[-TAIL_CHARS:].rstrip()
-    return tail[tail.rfind("\n") + 1 :][-_LINE_CHARS:]
+    return text[-TAIL_CHARS:].rstrip().rpartition("\n")[2][-_LINE_CHARS:]
 
 
 def _str(value: object, chars: int = CODE_CHARS) -> str | None:
@@ -1661,6 +1666,10 @@ def _past_message(text: str) -> bool:
     size = len(text)
     if size <= STATED_CHARS:
         return False
+    if size > STATED_CHARS + 2 * _EDGE:
+        # Whatever is stripped within _EDGE of each end, more than STATED_CHARS are left: read its ends only.
+        lead = text[:_EDGE].lstrip()[:1]
+        return lead != "" and lead not in "45" and not text[-_EDGE:].isspace()
     start, end = 0, size
     while start < _EDGE and start < end and text[start].isspace():
         start += 1
@@ -1759,11 +1768,16 @@ def _instructs(sentence: str, match: re.Match[str], nominal: bool) -> bool:
 def _clear(text: str, first: str) -> bool:
     """True when an unframed ``text`` surely states no failure (``_unframed_reading`` would say None, told
     with its cheap tests only): too long to be a message, or no failure word where _stated_failure reads,
-    or neither a message nor led by a status; no error line where _error_line looks; and no program's
-    diagnostic line first."""
-    if not (_past_message(text) or _no_stated_word(first[:_STATED_REACH])) and _message(text):
+    or neither a message nor led by a status; no error line where _error_line looks; and no
+    program's diagnostic line first, unless the text is too long to be one (_unframed_reading reads a
+    diagnostic only in a text that is not past a message)."""
+    past = _past_message(text)
+    if not (past or _no_stated_word(first[:_STATED_REACH])) and _message(text):
         return False
-    return _no_error_line(text) and not _may_be_diagnostic(first) and first[:6] != "Usage:"  # _diagnostic's usage errors
+    if not _no_error_line(text):
+        return False
+    # _diagnostic reads a program's line (_PROGRAM_LINE) or a usage line ("usage" is such a name).
+    return past or first[:6] != "Usage:" and not (_may_be_diagnostic(first) and _PROGRAM_LINE.match(first))
 
 
 # A program's own diagnostic, written as the GNU coding standards have a program write one: its name, a
@@ -1807,7 +1821,7 @@ _DIAGNOSTIC_LINES = 5
 
 def _may_be_diagnostic(first: str) -> bool:
     """False when ``first`` surely is no program's diagnostic line (a shortcut for _diagnostic)."""
-    return first.find(": ", 1, 34) > 0 and "a" <= first[:1] <= "z"
+    return ": " in first[1:34] and ("a" <= first[:1] <= "z" or first[:6] == "Usage:")
 
 
 # A usage error as argparse and optparse print one: the usage line, then "prog: error: ..." ("usage: tool [-h]
@@ -1818,8 +1832,9 @@ _USAGE_REACH = 1024
 
 def _diagnostic(stripped: str, first: str) -> _Verdict | None:
     """A failure a program reports in its own diagnostic form (``_PROGRAM_LINE``), or None: a short text
-    (``stripped``, whose first line is ``first``) whose message is words, not a value."""
-    found = _PROGRAM_LINE.match(first) if _may_be_diagnostic(first) else None
+    (``stripped``, whose first line is ``first``) whose message is words, not a value. _unframed_reading
+    calls it only where ``_may_be_diagnostic(first)`` holds."""
+    found = _PROGRAM_LINE.match(first)
     if found is None or found.group(1) in _NOT_PROGRAMS:
         if first[5:6] != ":" or first[:5] not in ("usage", "Usage") or (error := _USAGE_ERROR.search(stripped, 0, _USAGE_REACH)) is None:
             return None
@@ -1862,7 +1877,7 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
     verdict = None
     size = len(text)
     if size <= STATED_CHARS:
-        stripped = text.strip()  # _past_message's common cases, inline: short, or no space to skip at either end
+        stripped = text.strip()  # _past_message's common cases, inline: short, or too long to strip to a message
     elif size > STATED_CHARS + 2 * _EDGE and text[0] not in "45" and not (text[0].isspace() or text[-1].isspace()):
         stripped = ""
     else:
@@ -1874,7 +1889,7 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
             verdict = _stated_failure(text, first, words, stripped)
     if verdict is None and not _no_error_line(text):
         verdict = _error_line(text)
-    if verdict is None and stripped and first.find(": ", 1, 34) > 0:  # _may_be_diagnostic's first test, inline
+    if verdict is None and stripped and _may_be_diagnostic(first):
         verdict = _diagnostic(stripped, first)
     if verdict is not None and _discussion(text):
         return _DISCUSSION
@@ -1910,14 +1925,14 @@ def _discussion(text: str) -> bool:
         and _PERSON_WRITES.search(body, 0, _ISSUE_BODY_CHARS) is not None
 
 
-def _no_error_line(text: str, at: int | None = None) -> bool:
+def _no_error_line(text: str) -> bool:
     """``_error_line_at(text) is None``, with the fewest calls: an error line starts at a newline (a
-    one-line text has none), and a compiler's needs "error: " in the probe. ``at``: the first newline's
-    index, when the caller found it."""
-    if at is None:
-        at = text.find("\n", 0, _ERROR_LINE_PROBE)
-    return at < 0 or _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None and (
-        text.find("error: ", at, _ERROR_LINE_PROBE) < 0 or _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE) is None)
+    one-line text has none), and a compiler's needs "error: " in the probe. The probe is read as a copy:
+    ``in`` parses no arguments, as ``str.find`` does, and a pattern searches it as it would the text up to
+    the probe's end."""
+    probe = text[:_ERROR_LINE_PROBE]
+    return "\n" not in probe or _ERROR_LINE_AT.search(probe) is None and (
+        "error: " not in probe or _COMPILER_LINE_AT.search(probe) is None)
 
 
 def _message(text: str) -> bool:
@@ -2663,14 +2678,14 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
     """
     if type(content) is str and is_error is None and status is None:
         lead = content[:1]
-        if lead != "{" and lead != "[" and lead != "" and (not lead.isspace() or _plain(content)):
+        indented = lead.isspace()
+        if lead not in "{[" and (not indented or _plain(content)):  # ("" is in every string)
             # Most outputs: plain text with no flag, read as text at once (_parsed would say None); _plain's
             # test, its common case inline.
-            if lead.isspace():
+            if indented:
                 first = _first_line(content)
             else:  # _first_line's common case, inline
-                end = content.find("\n", 0, _LINE_CHARS)
-                first = (content[:_LINE_CHARS] if end < 0 else content[:end]).rstrip()
+                first = content[:_LINE_CHARS].partition("\n")[0].rstrip()
             if _unframed(content, first):  # _plain_text, its common case inline
                 verdict = _unframed_reading(content, first)
                 return _NO_SIGNAL_RESULT if verdict is None else _classification(verdict, _NO_WIRE)
