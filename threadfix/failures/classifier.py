@@ -438,6 +438,8 @@ _TIMEOUT = _signal(
     r"\btimeout (?:of \d+\s*\w*\s*)?(?:error|exceeded|expired|reached|occurred)", r"timeout(?:error|exception)\b",
     r"readtimeout\b", r"connecttimeout\b", r"writetimeout\b", r"pooltimeout\b", r"socket\.timeout\b",
     r"request timeout\b", r"gateway time-?out",
+    # PostgreSQL's "canceling statement due to statement timeout" (and lock_timeout's "lock timeout").
+    r"\b(?:statement|lock) timeout\b",
     # Chinese tools' own "请求超时" (the request timed out), after a "错误:" (error) they lead with.
     ("超时", r"超时"),
 )
@@ -718,6 +720,7 @@ _ERROR_START = _Lazy(
       | Traceback\s+\(most\s+recent\s+call\s+last\)
       | Uncaught(?=\s*:|\s+\(in\s+promise\)|\s+[\w$.]+\s*:|\s+(?i:exception|error)\b|\s*$)
       | Unhandled\s+(?i:exception|rejection|error)
+      | thread\ '[^'\n]{0,80}'(?:\ \(\d+\))?\ panicked\ at\b
       | npm\s+ERR! | curl:\s*\(\d+\) | (?i:api\s+error)\b | \(eval\):\d+:
       | (?:/[\w.-]+)*/?(?:ba|z|da|fi|k)?sh(?::\s+line\s+\d+)?:\s
       | (?:HTTP(?:/[\d.]+)?\s*(?:Error\s*)?)[45]\d\d\b
@@ -798,7 +801,7 @@ _START_WORDS = (
     "client", "server", "connection", "no", "permission", "access", "rate", "too", "timed", "timeout",
     "unauthori", "forbidden", "internal", "service", "bad", "gateway", "cancel", "aborted", "interrupted",
     "killed", "segmentation", "out", "unknown", "invalid", "validation", "quota", "insufficient", "api", "(eval)",
-    "错误", "this model's maximum context length is",
+    "错误", "this model's maximum context length is", "thread '",
 )
 # The start words by their first character: str.startswith tries a tuple's words one by one.
 _START_WORDS_BY_LEAD = {
@@ -1261,6 +1264,8 @@ _MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)$|(?:^|\.)N
 _PARSE_NAME = _Lazy(
     r"(?:Decode|Parse|Parser|Parsing|Syntax|Validation|Unpickling|Invalid)\w*(?:Error|Exception)$"
     r"|(?:^|\.)(?:Bad|Invalid|Malformed)[A-Z]\w*$"
+    # The JVM's exceptions for a value of the wrong form or an argument a method refuses.
+    r"|(?:NumberFormat|IllegalArgument|InputMismatch|UnsupportedEncoding)Exception$"
 )
 # ValueError, TypeError, LookupError ("unknown encoding"), EOFError and OSError (a decoder's "Invalid data
 # stream"), or a library's own error (a dotted name: ``_csv.Error``, ``locale.Error``); a builtin such as
@@ -1309,12 +1314,17 @@ def _exception_kind(line: str, stack: str | None = None) -> _Hit | None:
 
 
 def _exception_hit(window: str, first: str, last: str, python_end: bool) -> _Hit | None:
-    """The kind the uncaught exception that heads or ends a failure text names (:func:`_exception_kind`)."""
+    """The kind the uncaught exception that heads or ends a failure text names (:func:`_exception_kind`):
+    a Python traceback's last exception line, a JVM thread's exception or its last ``Caused by:``."""
     if python_end:
         return _exception_kind(last, _stack_kind(window))
     if _PY_TRACEBACK in window:
         lines = _TRACEBACK_EXCEPTION.findall(window, window.rfind(_PY_TRACEBACK))
         return _exception_kind(lines[-1], _stack_kind(window)) if lines else None
+    if (thread := _JVM_THREAD.match(first)) is not None:
+        causes = _CAUSED_BY.findall(window)
+        line = causes[-1].partition(": ")[2] if causes else first[thread.end() :]
+        return _exception_kind(line, _stack_kind(window))
     if (frame := _STACK_FRAME.search(window)) is not None and window[frame.start()] == " ":
         # Node's uncaught error: the source line and a caret, then "SyntaxError: ..." above its "    at" frames.
         lines = _TRACEBACK_EXCEPTION.findall(window, 0, frame.start())
@@ -1593,6 +1603,10 @@ _SENTENCE_END = _Lazy(r"[.!?;\n](?:(?<=\n)|(?=\s|\Z))")
 _LEADING_STATUS = _Lazy(r"\s*[45]\d\d\b\s*[-:]?\s*[\"'{\[]?[A-Za-z{]")
 #: A report states its failure early; a word further in belongs to prose.
 _STATED_REACH = 120
+# A question a program asks after its report, as a hint about the system: Docker's "Cannot connect to the
+# Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?", psql's "Is the server running
+# on that host and accepting TCP/IP connections?". Someone asking about a failure asks otherwise ("Any ideas?").
+_HINT = _Lazy(r"[.:]\s+(?:Is|Are) the [^.?\n]{1,80}\?$|[.:]\s+Did you mean\b[^.?\n]{0,80}\?$")
 _EDGE = 64
 
 
@@ -1706,7 +1720,7 @@ def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) ->
         return None  # a description, a condition or a question (before _STATED: it rules out as surely)
     if said[:2] in _JSON_STARTS or _described(said) or ("None" in said and _NONE_WHEN.search(said)):
         return None
-    if said.endswith("?") and "\n" not in said or (end is not None and low[end.start()] == "?"):
+    if said.endswith("?") and "\n" not in said and not _HINT.search(said) or (end is not None and low[end.start()] == "?"):
         return None  # it asks ("Why do I get ...?"); a hint asked on a line after a report does not
     if end is not None and _STATED_TOKENS.isdisjoint(words):
         return None  # the failure word was past the first sentence (_no_stated_word, on words at hand)
