@@ -115,20 +115,8 @@ def _decoder() -> msgspec.json.Decoder:
 
 def typed_read(body: bytes) -> TypedRead | None:
     """The index of an accepted Responses thread read from its JSON ``body``; None: read it in full (see above)."""
-    try:
-        document = _decoder().decode(body)
-    except (msgspec.DecodeError, RecursionError, MemoryError):
-        return None
-    if document.__class__ is list:
-        items, key, thread_id = document, None, None
-    else:
-        key = next((key for key, value in zip(THREAD_KEYS, _items_of(document)) if value is not None), None)
-        if key is None:
-            return None  # no thread in it: the full read says so
-        items = getattr(document, key)
-        thread_id = next((value for value in _ids_of(document) if value is not None), None)
-    index = typed_index(items)
-    return None if index is None else TypedRead(index, key, thread_id)
+    read = typed_read_timed(body)
+    return None if read is None else read[0]
 
 
 def typed_index(items: list[Any]) -> ThreadIndex | None:
