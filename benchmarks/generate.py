@@ -271,6 +271,20 @@ def _fail_unauthorized(r: random.Random, c: Corpus, tool: str, args: dict) -> st
                      orjson.dumps({"error": {"code": "unauthorized", "message": "the API key has expired"}}).decode()))
 
 
+def _labelled(kind: str, tool: str, text: str) -> str:
+    """The kind a careful reader gives the failure text drawn for ``kind``, by the corpus's labelling rules
+    (tests/failures/corpus/README.md): a shell's "command not found" is a terminal failure, and an uncaught
+    exception is labelled by its words (a ``KeyError`` is a missing thing, an "invalid literal" bad input)."""
+    if kind == "not_found" and tool == "shell":
+        return "terminal_error"
+    if kind == "execution":
+        if "\nKeyError: " in text:
+            return "not_found"
+        if "\nValueError: invalid literal" in text:
+            return "invalid_arguments"
+    return kind
+
+
 FailText = Callable[[random.Random, Corpus, str, dict], str]
 FAILURES: dict[str, FailText] = {
     "timeout": _fail_timeout, "rate_limited": _fail_rate_limited, "execution": _fail_execution,
@@ -475,8 +489,7 @@ class ThreadMaker:
         if r.random() < ERROR_RATE:
             kind = r.choices([k for k, _ in tool.failures], [w for _, w in tool.failures])[0]
             text = FAILURES[kind](r, self.c, tool.name, args)
-            # A shell's "command not found" is a terminal failure (the same bytes, counted as threadfix reads them).
-            t.failed[call["call_id"]] = "terminal_error" if kind == "not_found" and tool.name == "shell" else kind
+            t.failed[call["call_id"]] = _labelled(kind, tool.name, text)
         else:
             n = min(int(r.lognormvariate(5.35, 1.25) * verbosity) + 10, 400_000 if huge else 60_000)
             text = tool.output(r, self.c, args, n)
