@@ -16,7 +16,7 @@ A reply of one text part that the classifier reads exactly as its text alone
 the same way as that text.
 
 A JSON object with no flag and no status whose keys no reader of error shapes looks at (the classifier's
-``_unread``: ``{"results": [...]}``, ``{"location": ..., "temperature": ...}``, half the outputs of the benchmark
+``plain_result_object``: ``{"results": [...]}``, ``{"location": ..., "temperature": ...}``, half the outputs of the benchmark
 store) is a result: classify parses it and says so at its first test, and so is it answered here, parsed once,
 without the screen, the cache or the classifier's walk down to that test. Any other JSON goes the whole way.
 
@@ -29,8 +29,15 @@ from typing import Any
 
 import orjson
 
-from threadfix.failures.classifier import PARSE_LIMIT, Classification, classify, classify_screened, lone_text, screen
-from threadfix.failures.classifier import _unread as unread_by_every_reader
+from threadfix.failures.classifier import (
+    PARSE_LIMIT,
+    Classification,
+    classify,
+    classify_screened,
+    lone_text,
+    plain_result_object,
+    screen,
+)
 
 #: False: every output goes through classify, uncached (the tests compare the two ways)
 FAST = True
@@ -91,4 +98,4 @@ def _plain_object(text: str) -> bool:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
         return False
-    return data.__class__ is dict and unread_by_every_reader(data)
+    return data.__class__ is dict and plain_result_object(data)

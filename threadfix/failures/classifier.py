@@ -2484,6 +2484,13 @@ _READ_KEYS = frozenset(
 )
 
 
+def plain_result_object(data: Mapping[Any, Any]) -> bool:
+    """True when ``data``, an object a text parses to, is a result whatever wire it came on: no reader of error
+    shapes finds anything in it (:func:`_unread`, looked up at each call so a test that turns the shortcut off
+    turns it off here too); what :mod:`threadfix.verdicts` answers without classifying."""
+    return _unread(data)
+
+
 def _unread(data: Mapping[Any, Any]) -> bool:
     """True when no reader of error shapes can find anything in ``data``: it is then a plain result.
 
