@@ -75,8 +75,8 @@ def marks_of_lines(texts: Sequence[str], before: str = "\n") -> int:
     scan = _scanner()
     if scan is None:
         return EVERY
-    encoded = before.encode() + before.encode().join([text.encode("utf-8", "surrogatepass") for text in texts])
-    return scan(encoded)
+    separator = before.encode()
+    return scan(separator + separator.join([text.encode("utf-8", "surrogatepass") for text in texts]))
 
 
 def scanner() -> Callable[[bytes], int] | None:
