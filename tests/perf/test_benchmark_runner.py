@@ -73,3 +73,16 @@ def test_the_database_repair_check_tells_a_repaired_copy_from_the_original(tmp_p
         assert run.check_repair_db(source, out, manifest) == "ok"
         assert run.check_repair_db(source, source, manifest) == f"dangling calls left: {dangling}; items lost: {dangling}"
         assert run.check_repair_db(source, tmp_path / "none.sqlite", manifest) == "no output database none.sqlite"
+
+
+def test_the_report_check_agrees_with_the_generated_labels(tmp_path) -> None:
+    """The generator labels each failure text by the corpus's rules (a KeyError traceback is not_found, an
+    "invalid literal" one invalid_arguments), so report's kinds by tool match the manifest: run.py's check."""
+    data = tmp_path / "store"
+    data.mkdir()
+    manifest = benchmark_store.generator().generate(data, threads=1500, seed=3, workers=1)
+    done = subprocess.run([sys.executable, "-m", "threadfix", "--jobs", "1", "report", "--format", "json",
+                           str(data / "threads.jsonl")], capture_output=True, timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    assert {"not_found", "invalid_arguments"} <= set(manifest["errors_by_kind_tool"])
+    assert benchmark_store.script("run").check_report(done.stdout, manifest) == "ok"
