@@ -1682,6 +1682,8 @@ def _past_message(text: str) -> bool:
         return False
     if size > STATED_CHARS + 2 * _EDGE:
         # Whatever is stripped within _EDGE of each end, more than STATED_CHARS are left: read its ends only.
+        if not (text[0].isspace() or text[-1].isspace()):
+            return text[0] not in "45"  # nothing to strip: the lead is the first character
         lead = text[:_EDGE].lstrip()[:1]
         return lead != "" and lead not in "45" and not text[-_EDGE:].isspace()
     start, end = 0, size
@@ -1790,8 +1792,8 @@ def _clear(text: str, first: str) -> bool:
         return False
     if not _no_error_line(text):
         return False
-    # _diagnostic reads a program's line (_PROGRAM_LINE) or a usage line ("usage" is such a name).
-    return past or first[:6] != "Usage:" and not (_may_be_diagnostic(first) and _PROGRAM_LINE.match(first))
+    # _diagnostic is asked only where _may_be_diagnostic holds, and reads a usage line or a program's line.
+    return past or not (_may_be_diagnostic(first) and (first[:6] in _USAGE_LINE or _PROGRAM_LINE.match(first)))
 
 
 # A program's own diagnostic, written as the GNU coding standards have a program write one: its name, a
@@ -1835,7 +1837,11 @@ _DIAGNOSTIC_LINES = 5
 
 def _may_be_diagnostic(first: str) -> bool:
     """False when ``first`` surely is no program's diagnostic line (a shortcut for _diagnostic)."""
-    return ": " in first[1:34] and ("a" <= first[:1] <= "z" or first[:6] == "Usage:")
+    return ": " in first[1:34] and ("a" <= first[:1] <= "z" or first[:6] in _USAGE_LINE)
+
+
+#: how a usage line starts ("usage: tool [-h] ..."), which a usage error starts with: ``first[:6] in _USAGE_LINE``
+_USAGE_LINE = ("usage:", "Usage:")
 
 
 # A usage error as argparse and optparse print one: the usage line, then "prog: error: ..." ("usage: tool [-h]
@@ -1850,7 +1856,7 @@ def _diagnostic(stripped: str, first: str) -> _Verdict | None:
     calls it only where ``_may_be_diagnostic(first)`` holds."""
     found = _PROGRAM_LINE.match(first)
     if found is None or found.group(1) in _NOT_PROGRAMS:
-        if first[5:6] != ":" or first[:5] not in ("usage", "Usage") or (error := _USAGE_ERROR.search(stripped, 0, _USAGE_REACH)) is None:
+        if first[:6] not in _USAGE_LINE or (error := _USAGE_ERROR.search(stripped, 0, _USAGE_REACH)) is None:
             return None
         return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error: '{_quote(error.group(), 40)}'", message=stripped)
     if len(stripped) > STATED_CHARS or stripped.count("\n") >= _DIAGNOSTIC_LINES:
@@ -1889,13 +1895,7 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
     _STATED_TOKENS is in its reach: both are told here, before it is called).
     """
     verdict = None
-    size = len(text)
-    if size <= STATED_CHARS:
-        stripped = text.strip()  # _past_message's common cases, inline: short, or too long to strip to a message
-    elif size > STATED_CHARS + 2 * _EDGE and text[0] not in "45" and not (text[0].isspace() or text[-1].isspace()):
-        stripped = ""
-    else:
-        stripped = "" if _past_message(text) else text.strip()
+    stripped = "" if len(text) > STATED_CHARS and _past_message(text) else text.strip()  # a short text is no call
     if stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
         reach = first[:_STATED_REACH]
         words = _words(reach if reach.isascii() else _folded(reach))
