@@ -122,3 +122,12 @@ def test_no_diagnostic_it_rejects_is_a_failure(text: str, pad: str) -> None:
     """The pre-check passes over a first line only where no diagnostic reading could take it."""
     for content in (text, text + pad, pad + text, f"usage: tool [-h]\n{text}"):
         _assert_sound(content)
+
+
+def test_a_usage_error_whose_usage_line_has_two_spaces_is_not_rejected() -> None:
+    """The usage line is told by its start alone, as the diagnostic reading tells it: with two spaces after
+    "usage:" no program's line matches, and the pre-check used to reject this usage error."""
+    text = "usage:  tool [-h] [--count COUNT]\ntool: error: argument --count: invalid int value: 'many'"
+    assert classify(text).kind.value == "invalid_arguments"
+    assert could_be_failure(text)
+    _assert_sound(text)
