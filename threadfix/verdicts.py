@@ -16,9 +16,12 @@ A reply of one text part that the classifier reads exactly as its text alone
 the same way as that text.
 
 A JSON object with no flag and no status whose keys no reader of error shapes looks at (the classifier's
-``plain_result_object``: ``{"results": [...]}``, ``{"location": ..., "temperature": ...}``, half the outputs of the benchmark
-store) is a result: classify parses it and says so at its first test, and so is it answered here, parsed once,
-without the screen, the cache or the classifier's walk down to that test. Any other JSON goes the whole way.
+``plain_result_object``: ``{"results": [...]}``, ``{"location": ..., "temperature": ...}``, half the outputs of the
+benchmark store) is a result: classify parses it and says so at its first test, and so is it answered here, parsed
+once, without the screen, the cache or the classifier's walk down to that test. So is a shell tool's result that says
+it exited 0 and nothing else (:func:`_exit_zero`: Codex's ``{"output": ..., "metadata": {"exit_code": 0}}``, a sixth
+of the benchmark store), which classify reads as a success whatever its output says. Any other object is classified
+from the object parsed here (:func:`threadfix.failures.classifier.classify_parsed`), never parsed a second time.
 
 ``FAST = False`` turns all of these off; the tests compare the two ways on generated stores and the case files.
 """
@@ -33,6 +36,7 @@ from threadfix.failures.classifier import (
     PARSE_LIMIT,
     Classification,
     classify,
+    classify_parsed,
     classify_screened,
     lone_text,
     plain_result_object,
@@ -58,14 +62,17 @@ def failure_of(content: Any, is_error: bool | None = None, status: str | None = 
             content = text  # a reply of one text part reads as its text: screened and cached as one
     if FAST and content.__class__ is str:
         screened = None
+        parsed = None
         if is_error is None and status is None:
-            if content[:1] == "{" and len(content) <= PARSE_LIMIT and _plain_object(content):
-                return None
-            screened = screen(content)
-            if screened is None:
-                return None
+            if content[:1] == "{" and len(content) <= PARSE_LIMIT and (parsed := _object(content)) is not None:
+                if plain_result_object(parsed) or _exit_zero(parsed):
+                    return None
+            else:
+                screened = screen(content)
+                if screened is None:
+                    return None
             if len(content) > CACHE_CHARS:
-                return _failure(content, is_error, status, screened)
+                return _failure(content, is_error, status, screened, parsed)
             key: Any = content
         elif len(content) > CACHE_CHARS:
             return _failure(content, is_error, status)
@@ -75,7 +82,7 @@ def failure_of(content: Any, is_error: bool | None = None, status: str | None = 
             return _failure(content, is_error, status)
         found = _cache.get(key, _MISSING)
         if found is _MISSING:
-            found = _failure(content, is_error, status, screened)
+            found = _failure(content, is_error, status, screened, parsed)
             if len(_cache) >= CACHE_ENTRIES:
                 _cache.clear()
             _cache[key] = found
@@ -83,19 +90,46 @@ def failure_of(content: Any, is_error: bool | None = None, status: str | None = 
     return _failure(content, is_error, status)
 
 
-def _failure(
-    content: Any, is_error: bool | None, status: str | None, screened: tuple[str, bool] | None = None
-) -> Classification | None:
-    found = classify(content, is_error=is_error, status=status) if screened is None else classify_screened(content, screened)
+def _failure(content: Any, is_error: bool | None, status: str | None, screened: tuple[str, bool] | None = None,
+             parsed: dict[Any, Any] | None = None) -> Classification | None:
+    """classify's answer when it is a failure: from the object ``content`` parsed to, from where the screen left
+    the text, or from the start."""
+    if parsed is not None:
+        found = classify_parsed(parsed)
+    elif screened is not None:
+        found = classify_screened(content, screened)
+    else:
+        found = classify(content, is_error=is_error, status=status)
     return found if found.is_error else None
 
 
-def _plain_object(text: str) -> bool:
-    """True when ``text`` is a JSON object that classify (no flag, no status) reads as a result at once: it parses
-    a text that opens with ``{`` and is no longer than PARSE_LIMIT in full, and a parsed object no reader of error
-    shapes looks into is a success. False: classify reads it (a text that is not JSON, an envelope, an error)."""
+def _object(text: str) -> dict[Any, Any] | None:
+    """The object ``text`` (which opens with ``{`` and is no longer than PARSE_LIMIT) parses to, as classify (no
+    flag, no status) parses it whole; None when it is not JSON, and classify reads it as text."""
     try:
-        data = orjson.loads(text)
+        return orjson.loads(text)  # a text that opens with "{" parses to an object or not at all
     except orjson.JSONDecodeError:
+        return None
+
+
+#: the keys of a shell tool's result that states its exit code and nothing else (Codex's ``{"output": ...,
+#: "metadata": {"exit_code": 0, ...}}``)
+_EXIT_RESULT_KEYS = frozenset({"output", "metadata"})
+
+
+def _exit_zero(data: dict[Any, Any]) -> bool:
+    """True when ``data`` is a shell tool's result that says it exited 0: ``{"output": ..., "metadata": {...}}``
+    whose metadata's ``exit_code`` is the integer 0 and which does not say it timed out.
+
+    classify (no flag) reads such an object as a success whatever its output says: no key of it names an error,
+    so the first reader that finds anything is the exit code's, which takes ``exit_code`` first and reads 0 as a
+    success (``tests/report/test_verdicts.py`` holds this to classify over the failure corpus and made objects).
+    """
+    if data.keys() != _EXIT_RESULT_KEYS:
         return False
-    return data.__class__ is dict and plain_result_object(data)
+    metadata = data["metadata"]
+    if metadata.__class__ is not dict:
+        return False
+    code = metadata.get("exit_code", 1)
+    return code == 0 and code.__class__ is int and metadata.get("timed_out") is not True and (
+        metadata.get("timedOut") is not True)

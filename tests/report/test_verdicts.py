@@ -16,7 +16,7 @@ from tests import benchmark_store
 from tests.failures.test_classify import CASES
 from threadfix import dialects, verdicts
 from threadfix.batch import scan
-from threadfix.failures.classifier import classify, classify_screened, could_be_failure
+from threadfix.failures.classifier import classify, classify_parsed, classify_screened, could_be_failure
 from threadfix.lint import LintOptions, LintRun
 from threadfix.render.report import JsonRenderer, View
 from threadfix.report import build_report
@@ -53,11 +53,13 @@ def test_cached_answers_are_classifys_on_the_case_files_under_every_wire(monkeyp
 
 
 def _spy(monkeypatch, calls: list[object]) -> None:
-    """Record every text verdicts has classified, by either entry: classify, or classify_screened for a
-    text the screen passed."""
+    """Record every text verdicts has classified, by any entry: classify, classify_screened for a text the screen
+    passed, or classify_parsed for the object a JSON text parsed to (recorded as that object)."""
     monkeypatch.setattr(verdicts, "classify", lambda content, **kw: calls.append(content) or classify(content, **kw))
     monkeypatch.setattr(verdicts, "classify_screened",
                         lambda content, screened: calls.append(content) or classify_screened(content, screened))
+    monkeypatch.setattr(verdicts, "classify_parsed",
+                        lambda data: calls.append(data) or classify_parsed(data))
 
 
 def test_a_repeated_text_is_classified_once_and_a_long_one_every_time(monkeypatch) -> None:
@@ -84,7 +86,7 @@ def test_a_plain_result_is_answered_by_the_pre_check_alone(monkeypatch) -> None:
     assert not any(map(could_be_failure, plain))
     assert [verdicts.failure_of(text) for text in plain] == [None, None, None]
     assert calls == [] and not verdicts._cache
-    assert verdicts.failure_of('{"error": "boom"}') is not None and calls == ['{"error": "boom"}']
+    assert verdicts.failure_of('{"error": "boom"}') is not None and calls == [{"error": "boom"}]  # parsed once
 
 
 def test_the_cache_stays_bounded(monkeypatch) -> None:
@@ -183,4 +185,86 @@ def test_a_plain_json_object_is_answered_without_the_classifier(monkeypatch) -> 
     assert [verdicts.failure_of(text) for text in plain] == [None, None]
     assert calls == [] and not verdicts._cache
     wrapped = '{"output": "Traceback (most recent call last):\\nValueError: bad"}'
-    assert verdicts.failure_of(wrapped) is not None and calls == [wrapped]
+    assert verdicts.failure_of(wrapped) is not None and calls == [orjson.loads(wrapped)]
+
+
+# --------------------------------------------------------------------------- shell results that exited 0
+
+CORPUS = Path(__file__).resolve().parents[1] / "failures" / "corpus" / "corpus.jsonl"
+
+
+def test_the_exit_zero_pre_check_admits_every_failure_of_the_corpus(monkeypatch) -> None:
+    """Every corpus text classify calls a failure passes the pre-checks of a JSON object (none is taken for a
+    result), the pre-checks take many of its shell results, and failure_of answers every text as classify does."""
+    monkeypatch.setattr(verdicts, "_cache", {})
+    texts = [orjson.loads(line)["text"] for line in CORPUS.read_bytes().splitlines() if line.strip()]
+    assert len(texts) > 4000
+    taken = failures = 0
+    for text in texts:
+        failed = classify(text).is_error
+        failures += failed
+        parsed = verdicts._object(text) if text[:1] == "{" and len(text) <= classifier.PARSE_LIMIT else None
+        if parsed is not None and verdicts._exit_zero(parsed):
+            assert not failed, text
+            taken += 1
+        assert (verdicts.failure_of(text) is not None) == failed, text
+    assert taken > 100 and failures > 1000
+
+
+EXIT_VALUES = st.sampled_from([0, 1, 2, 127, -1, "0", "1", True, False, None, 0.0, [], {}])
+METADATA_KEYS = st.sampled_from(["exit_code", "exitCode", "returncode", "exit_status", "timed_out", "timedOut",
+                                 "duration_seconds", "error", "status"])
+#: metadata that gives an exit code (0 half the time), before or after other keys
+METADATA = st.tuples(st.just(0) | EXIT_VALUES, st.dictionaries(METADATA_KEYS, EXIT_VALUES | st.booleans(), max_size=3),
+                     st.booleans()).map(lambda m: {"exit_code": m[0], **m[1]} if m[2] else {**m[1], "exit_code": m[0]})
+SHELL_OUTPUTS = st.sampled_from(["", "ok", "Traceback (most recent call last):\nValueError: bad", "Error: rate limit exceeded",
+                                 "exit code 1", "Killed", {"error": "boom"}, ["Error: x"], None, 3])
+#: a further top-level key: one that names an error or an exit most of the time
+EXTRA_KEYS = st.sampled_from(["error", "timed_out", "exit_code", "aborted", "success", "kind", "results"]) | OBJECT_KEYS
+
+
+@settings(max_examples=400, deadline=None)
+@given(metadata=METADATA | st.dictionaries(METADATA_KEYS, EXIT_VALUES, max_size=4), output=SHELL_OUTPUTS,
+       extra=st.dictionaries(EXTRA_KEYS, LEAVES | SHELL_OUTPUTS, max_size=1), how=st.sampled_from(["orjson", "indented", "cut"]),
+       wire=st.sampled_from(WIRES))
+def test_a_shell_result_answered_at_once_is_answered_as_classify_answers_it(metadata, output, extra, how, wire) -> None:
+    """Shell results shaped as Codex writes them, with every exit value, a timeout flag, other exit keys, an output
+    that reads as a failure, a further key, written whole, indented or cut, under every wire: classify's answer."""
+    verdicts._cache.clear()
+    text = _written({"output": output, "metadata": metadata, **extra}, how)
+    assert verdicts.failure_of(text, *wire) == _slow(text, *wire)
+
+
+#: metadata around an exit code of 0 and beside it, outputs, and further top-level keys, every one with every other
+EXIT_METADATA = [{"exit_code": 0}, {"exit_code": 0, "duration_seconds": 0.5}, {"duration_seconds": 0.5, "exit_code": 0},
+                 {"exit_code": 0, "timed_out": True}, {"timedOut": True, "exit_code": 0}, {"exit_code": 0, "timed_out": False},
+                 {"exit_code": "0"}, {"exit_code": False}, {"exit_code": 0.0}, {"exit_code": 1}, {"exitCode": 0},
+                 {"returncode": 3, "exit_code": 0}, {"exit_code": 0, "error": "boom"}, {}, None, "exit_code: 0"]
+EXIT_OUTPUTS = ["", "ok", "Traceback (most recent call last):\nValueError: bad", "Error: rate limit exceeded", None,
+                {"error": {"code": 429}}]
+EXIT_EXTRAS = [{}, {"error": "boom"}, {"error": 1}, {"error": None}, {"timed_out": True}, {"exit_code": 2},
+               {"aborted": True}, {"success": False}, {"kind": "timeout"}, {"results": []}]
+
+
+def test_every_shell_result_shape_is_answered_as_classify_answers_it(monkeypatch) -> None:
+    """The pre-check takes an exit code of 0 for a success only where classify reads one: each metadata, output
+    and further key above, with each of the others, with no flag and no status (where the pre-check is asked)."""
+    monkeypatch.setattr(verdicts, "_cache", {})
+    taken = 0
+    for metadata in EXIT_METADATA:
+        for output in EXIT_OUTPUTS:
+            for extra in EXIT_EXTRAS:
+                text = orjson.dumps({"output": output, "metadata": metadata, **extra}).decode()
+                assert verdicts.failure_of(text) == _slow(text, None, None), text
+                taken += verdicts._exit_zero(orjson.loads(text))
+    assert taken >= 3 * len(EXIT_OUTPUTS)
+
+
+def test_a_shell_result_that_exited_0_is_answered_without_the_classifier(monkeypatch) -> None:
+    calls: list[object] = []
+    monkeypatch.setattr(verdicts, "_cache", {})
+    _spy(monkeypatch, calls)
+    exited_0 = '{"output": "Traceback (most recent call last):\\nValueError: bad", "metadata": {"exit_code": 0}}'
+    assert verdicts.failure_of(exited_0) is None and calls == [] and not verdicts._cache
+    timed_out = '{"output": "", "metadata": {"exit_code": 0, "timed_out": true}}'
+    assert verdicts.failure_of(timed_out).kind.value == "timeout" and calls == [orjson.loads(timed_out)]

@@ -2764,6 +2764,13 @@ def classify_screened(content: str, screened: tuple[str, bool]) -> Classificatio
 _READ_WHOLE = ("", False)
 
 
+def classify_parsed(data: dict[Any, Any]) -> Classification:
+    """``classify(text)`` (no flag, no status) for a text that opens with ``{``, is no longer than PARSE_LIMIT and
+    parses to ``data``: classify parses such a text whole and reads the object, so a caller that has parsed it
+    already (threadfix.verdicts, to ask :func:`plain_result_object`) need not have it parsed a second time."""
+    return _classification(_classify(data, _NO_WIRE, 1), _NO_WIRE)
+
+
 def lone_text(content: list[Any]) -> str | None:
     """The text of a list of one text part (``[{"type": "text", "text": T}]``, as MCP and the Responses and
     Anthropic wires store a tool's reply) when ``classify`` reads the list exactly as ``T`` alone, else None.
