@@ -52,6 +52,8 @@ CACHE_ENTRIES = 4096
 #: by the text alone when the wire has no flag or status (most outputs), else by (text, flag, status)
 _cache: dict[Any, Classification | None] = {}
 _MISSING: Any = object()
+#: what a text was parsed to when it was not parsed (None: it was, and is not JSON)
+_NOT_PARSED: Any = object()
 
 
 def failure_of(content: Any, is_error: bool | None = None, status: str | None = None) -> Classification | None:
@@ -62,10 +64,12 @@ def failure_of(content: Any, is_error: bool | None = None, status: str | None = 
             content = text  # a reply of one text part reads as its text: screened and cached as one
     if FAST and content.__class__ is str:
         screened = None
-        parsed = None
+        parsed: Any = _NOT_PARSED
         if is_error is None and status is None:
-            if content[:1] == "{" and len(content) <= PARSE_LIMIT and (parsed := _object(content)) is not None:
-                if plain_result_object(parsed) or _exit_zero(parsed):
+            if content[:1] == "{" and len(content) <= PARSE_LIMIT:
+                # classify parses such a text whole (the screen would only say so): parsed here, once
+                parsed = _object(content)
+                if parsed is not None and (plain_result_object(parsed) or _exit_zero(parsed)):
                     return None
             else:
                 screened = screen(content)
@@ -91,11 +95,11 @@ def failure_of(content: Any, is_error: bool | None = None, status: str | None = 
 
 
 def _failure(content: Any, is_error: bool | None, status: str | None, screened: tuple[str, bool] | None = None,
-             parsed: dict[Any, Any] | None = None) -> Classification | None:
-    """classify's answer when it is a failure: from the object ``content`` parsed to, from where the screen left
-    the text, or from the start."""
-    if parsed is not None:
-        found = classify_parsed(parsed)
+             parsed: Any = _NOT_PARSED) -> Classification | None:
+    """classify's answer when it is a failure: from what the text opening with ``{`` parsed to (``parsed``: an object,
+    or None when it is not JSON), from where the screen left the text, or from the start."""
+    if parsed is not _NOT_PARSED:
+        found = classify_parsed(content, parsed)
     elif screened is not None:
         found = classify_screened(content, screened)
     else:

@@ -54,12 +54,13 @@ def test_cached_answers_are_classifys_on_the_case_files_under_every_wire(monkeyp
 
 def _spy(monkeypatch, calls: list[object]) -> None:
     """Record every text verdicts has classified, by any entry: classify, classify_screened for a text the screen
-    passed, or classify_parsed for the object a JSON text parsed to (recorded as that object)."""
+    passed, or classify_parsed for a text opening with "{" (recorded as the object it parsed to, or as the text when it
+    is not JSON)."""
     monkeypatch.setattr(verdicts, "classify", lambda content, **kw: calls.append(content) or classify(content, **kw))
     monkeypatch.setattr(verdicts, "classify_screened",
                         lambda content, screened: calls.append(content) or classify_screened(content, screened))
     monkeypatch.setattr(verdicts, "classify_parsed",
-                        lambda data: calls.append(data) or classify_parsed(data))
+                        lambda text, data: calls.append(text if data is None else data) or classify_parsed(text, data))
 
 
 def test_a_repeated_text_is_classified_once_and_a_long_one_every_time(monkeypatch) -> None:
@@ -186,6 +187,8 @@ def test_a_plain_json_object_is_answered_without_the_classifier(monkeypatch) -> 
     assert calls == [] and not verdicts._cache
     wrapped = '{"output": "Traceback (most recent call last):\\nValueError: bad"}'
     assert verdicts.failure_of(wrapped) is not None and calls == [orjson.loads(wrapped)]
+    cut = '{"output": "Traceback (most recent call last):\\nValueError: bad"'  # not JSON: read as text, parsed once
+    assert verdicts.failure_of(cut) == _slow(cut, None, None) and calls[1:] == [cut]
 
 
 # --------------------------------------------------------------------------- shell results that exited 0

@@ -2764,11 +2764,12 @@ def classify_screened(content: str, screened: tuple[str, bool]) -> Classificatio
 _READ_WHOLE = ("", False)
 
 
-def classify_parsed(data: dict[Any, Any]) -> Classification:
-    """``classify(text)`` (no flag, no status) for a text that opens with ``{``, is no longer than PARSE_LIMIT and
-    parses to ``data``: classify parses such a text whole and reads the object, so a caller that has parsed it
-    already (threadfix.verdicts, to ask :func:`plain_result_object`) need not have it parsed a second time."""
-    return _classification(_classify(data, _NO_WIRE, 1), _NO_WIRE)
+def classify_parsed(text: str, data: dict[Any, Any] | None) -> Classification:
+    """``classify(text)`` (no flag, no status) for a text that opens with ``{`` and is no longer than PARSE_LIMIT, given
+    what ``orjson.loads`` made of it: the object ``data``, or None when it is not JSON. classify parses such a text whole
+    and reads the object, or reads the text as text when it does not parse, so a caller that has parsed it already
+    (threadfix.verdicts, to ask :func:`plain_result_object`) need not have it parsed a second time."""
+    return _classification(_from_text(text, _NO_WIRE) if data is None else _classify(data, _NO_WIRE, 1), _NO_WIRE)
 
 
 def lone_text(content: list[Any]) -> str | None:
