@@ -628,12 +628,31 @@ def day_of(moment: float | None) -> str | None:
 QUOTED_VALUE_CHARS = 34
 _SPACE = re.compile(r"\s")
 _DIGIT = re.compile(r"\d")
-#: "0x", or eight characters of the hex mask's class (under its flags): in every text the hex mask changes
-_HEXY = re.compile(r"0x|[0-9a-f]{8}", re.I)
+#: "0x", or eight characters of the hex mask's class: in every text the hex mask changes (the class and "x" under
+#: IGNORECASE match exactly these characters, and a pattern without the flag is searched faster)
+_HEXY = re.compile(r"0[xX]|[0-9a-fA-F]{8}")
+#: the minutes of a time of day, between its colons: in every text the time-of-day mask changes
+_CLOCK = re.compile(r":\d\d:")
+#: three labels joined by dots, as the host mask takes them (under its flags)
+_DOTTED = re.compile(r"[a-z0-9-]\.[a-z0-9-]+\.[a-z0-9-]", re.I)
+#: a digit, then a letter later in the same run of word characters and dashes
+_DIGIT_THEN_LETTER = re.compile(r"\d[\w-]*[A-Za-z]")
 
 
 def _holding(*needles: str) -> Callable[[str], bool]:
     return lambda text: any(needle in text for needle in needles)
+
+
+def _host_like(text: str) -> bool:
+    """A digit and three labels joined by dots: in every text the host mask changes (the counts first: cheaper)."""
+    return text.count(".") > 1 and _DIGIT.search(text) is not None and _DOTTED.search(text) is not None
+
+
+def _mixed_word(text: str) -> bool:
+    """A run of word characters and dashes that holds a digit and a letter, in either order: in every text the id
+    mask changes. A letter then a digit is a digit then a letter in the reversed text, so both are searched from the
+    digits, which are few, never from every letter."""
+    return _DIGIT_THEN_LETTER.search(text) is not None or _DIGIT_THEN_LETTER.search(text[::-1]) is not None
 
 
 #: (regex, mask, a cheap test true of every text the regex matches in); a mask whose test fails on the text as
@@ -643,18 +662,17 @@ _MASKS: tuple[tuple[re.Pattern[str], Any, Callable[[str], Any]], ...] = tuple(
         (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>", re.I, lambda t: t.count("-") > 3),
         (r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b", "<time>", 0,
          lambda t: t.count("-") > 1),
-        (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<time>", 0, lambda t: t.count(":") > 1),
+        (r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b", "<time>", 0, _CLOCK.search),
         (r"\b[a-z][a-z0-9+.-]*://\S+", "<url>", re.I, _holding("://")),
         (r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b", "<email>", 0, _holding("@")),
-        (r"\b(?=[\w.-]*\d)[a-z0-9-]+(?:\.[a-z0-9-]+){2,}(?::\d+)?\b", "<host>", re.I,
-         lambda t: t.count(".") > 1 and _DIGIT.search(t) is not None),
+        (r"\b(?=[\w.-]*\d)[a-z0-9-]+(?:\.[a-z0-9-]+){2,}(?::\d+)?\b", "<host>", re.I, _host_like),
         # a quoted name or value varies; a quoted sentence (a nested message) is kept, its ids masked below
         (r"\"[^\"\n]{0,200}\"|(?<!\w)'[^'\n]{0,200}'(?!\w)|`[^`\n]{0,200}`",
          lambda m: "<str>" if len(m.group()) <= QUOTED_VALUE_CHARS or not _SPACE.search(m.group()) else m.group(), 0,
          _holding('"', "'", "`")),
         (r"(?:\b[A-Za-z]:|~|\.{1,2})?(?:[\\/][\w.@~+-]+)+[\\/]?|\b[\w.-]+(?:/[\w.@~+-]+)+", "<path>", 0, _holding("/", "\\")),
         (r"\b0x[0-9a-f]+\b|\b(?=[a-f]*\d)(?=\d*[a-f])[0-9a-f]{8,}\b", "<hex>", re.I, _HEXY.search),
-        (r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])\w+(?:[_-]\w+)+\b|\b(?=\w*\d)(?=\w*[A-Za-z])\w{8,}\b", "<id>", 0, _DIGIT.search),
+        (r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])\w+(?:[_-]\w+)+\b|\b(?=\w*\d)(?=\w*[A-Za-z])\w{8,}\b", "<id>", 0, _mixed_word),
         (r"[-+]?\b\d+(?:[.,]\d+)*", "<n>", 0, _DIGIT.search),
         # one space for one space changes nothing; every other whitespace character is not printable
         (r"\s+", " ", 0, lambda t: "  " in t or not t.isprintable()),

@@ -16,7 +16,8 @@ from threadfix.stores.base import ITEM_TIME_KEYS, parse_time
 # what the masks look for, and text around it
 PIECES = ("-", ":", "://", "@", ".", '"', "'", "`", "/", "\\", "0x", "0X1F", "12", "2024-01-02", "12:30:45", "a1b2c3d4",
           "DEADBEEF", "deadbeef", "550e8400-e29b-41d4-a716-446655440000", "user@host.io", "http://h/x", "a.b.c1", " ", "  ",
-          "\n", "\t", "\u00a0", "\u2003", "\x1f", "é", "٣", "٣٤:٥٦:٧٨", "x_1", "ſ", "K")
+          "\n", "\t", "\u00a0", "\u2003", "\x1f", "é", "٣", "٣٤:٥٦:٧٨", "x_1", "ſ", "K", "1a", "b-2", "z٣", "h1.h2.h3",
+          "web-01.eu:443", "9:07:33")
 
 
 @settings(max_examples=500)
