@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -108,3 +110,8 @@ def test_calls_by_day_is_each_calls_day_in_turn(items: list, messages: list[int]
         day = report_module._Times(thread).of(call.at)
         by_day[day] = by_day.get(day, 0) + 1
     assert dict(times.calls_by_day(calls)) == by_day
+
+
+@given(values=st.lists(st.sampled_from(["shell", "read_file", "grep", "", OTHER_TOOLS]) | st.text(max_size=3), max_size=30))
+def test_a_tally_is_what_a_counter_holds_in_the_same_order(values: list[str]) -> None:
+    assert list(report_module._tally(values).items()) == list(Counter(values).items())
