@@ -166,3 +166,29 @@ def test_a_processor_hyperscan_cannot_run_on_leaves_the_work_to_the_rules(monkey
         monkeypatch.undo()
         marks._scanner.cache_clear()
     assert marks.scanner() is not None
+
+
+@given(texts=st.lists(_texts(), max_size=6))
+def test_the_texts_a_thread_holds_are_every_text_a_scan_of_it_alone_marks(texts: list[str]) -> None:
+    """The outputs the rules read closely, told by the thread's one pass: every text that a scan of it alone (after its
+    newline) marks with a group is held for that group, in order; and a text the rule's own tests pass is one of them."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(marks, "_read", marks.COMPILE_AFTER)
+        lines = marks.Lines(texts)
+        for group in (marks.SECRET, marks.LEAK):
+            held = list(lines.holding(group))
+            assert held == sorted(set(held)) and all(0 <= at < len(texts) for at in held)
+            alone = [at for at, text in enumerate(texts) if scan("\n" + text) & group]
+            assert set(alone) <= set(held), (alone, held)
+        assert {at for at, text in enumerate(texts) if _leaks("\n" + text)} <= set(lines.holding(marks.LEAK))
+        assert {at for at, text in enumerate(texts) if may_hold_secret(text)} <= set(lines.holding(marks.SECRET))
+
+
+def test_a_thread_holds_only_the_texts_its_marks_are_in() -> None:
+    texts = ["ok", "Traceback (most recent call last):\n  File \"/srv/app/x.py\"", "fine", "key sk-abc", ""]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(marks, "_read", marks.COMPILE_AFTER)
+        lines = marks.Lines(texts)
+        assert list(lines.holding(marks.LEAK)) == [1] and list(lines.holding(marks.SECRET)) == [3]
+        patch.setattr(marks, "FAST", False)
+        assert list(marks.Lines(texts).holding(marks.LEAK)) == [0, 1, 2, 3, 4]  # not scanned: every text may
