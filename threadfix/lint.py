@@ -43,6 +43,9 @@ _RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 #: Structural rules are not run on a thread the dialect's quick check accepts: they read only the plan and the
 #: provider's check, both empty there. False runs them anyway (the tests compare the two).
 SKIP_STRUCTURAL_WHEN_ACCEPTED = True
+#: A rule whose view of the thread (:attr:`Rule.reads`) is empty is not run on it. False runs it anyway (the tests
+#: compare the two).
+RUN_ONLY_WHERE_RULES_READ = True
 #: Threads of a JSONL file of Responses threads are read by a typed decode that indexes an accepted thread without
 #: building its items (:mod:`threadfix.stores.typed_read`); any other thread is read in full. False reads
 #: every thread in full (the tests compare the two).
@@ -110,6 +113,9 @@ def lint_thread(scanned: Scanned, rules: Sequence[Rule] | RuleSplit, options: Li
     split = rules if isinstance(rules, RuleSplit) else RuleSplit.of(rules)
     every, content = (split.known, split.known_content) if known else (split.unknown, split.unknown_content)
     for rule in content if len(content) < len(every) and SKIP_STRUCTURAL_WHEN_ACCEPTED and ctx.accepted else every:
+        view = rule.reads
+        if view is not None and RUN_ONLY_WHERE_RULES_READ and not getattr(ctx, view):
+            continue  # the view the rule reads is empty here: it finds nothing, and is not even started
         findings.extend(rule.check(ctx))
     findings.sort(key=_order)
     line_of = getattr(scanned.thread.locator, "line_of", None)

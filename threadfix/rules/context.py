@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
@@ -209,6 +210,12 @@ class Context:
             raise NotInFormat(not_in_format(self.dialect, exc)) from exc
 
     @once
+    def truncated_calls(self) -> Sequence[Call]:
+        """The calls the turn's output limit cut off, in index order (most threads have none: told at C speed)."""
+        calls = self.index.calls
+        return [call for call in calls if call.truncated] if any(map(_TRUNCATED, calls)) else ()
+
+    @once
     def calls_by_id(self) -> dict[str | None, list[Call]]:
         grouped: dict[str | None, list[Call]] = defaultdict(list)
         for call in self.index.calls:
@@ -391,6 +398,7 @@ class Context:
         return self.failure(output) is not None
 
 
+_TRUNCATED = attrgetter("truncated")
 #: the part types whose text is all output_text reads of them
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
 #: what a part with more than its type and text counts for in :func:`_parts_read`'s characters: more than any limit

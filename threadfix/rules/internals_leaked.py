@@ -92,6 +92,7 @@ class InternalsLeaked(Rule):
     name = "internals-leaked"
     severity = Severity.WARNING
     summary = "an error output shows the model a stack trace or the tool's own file paths"
+    reads = "text_marks"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         if not ctx.text_marks & marks.LEAK:  # one pass per thread for every text rule

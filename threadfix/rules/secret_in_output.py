@@ -42,6 +42,7 @@ class SecretInOutput(Rule):
     name = "secret-in-output"
     severity = Severity.ERROR
     summary = "a tool output holds a secret-looking token"
+    reads = "text_marks"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         # one pass per thread for every text rule, then this rule's own test; the regex only where it may match.
