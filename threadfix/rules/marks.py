@@ -96,7 +96,11 @@ class Lines:
             return
         separator = before.encode()
         self._step = len(separator)
-        self._encoded = encoded = [text.encode("utf-8", "surrogatepass") for text in texts]
+        try:  # str.encode's own default (UTF-8, strict) takes its fast way, and gives the same bytes where it can
+            encoded = list(map(str.encode, texts))
+        except UnicodeEncodeError:  # a lone surrogate: passed through, as the patterns read any non-ASCII byte
+            encoded = [text.encode("utf-8", "surrogatepass") for text in texts]
+        self._encoded = encoded
         self.data = separator + separator.join(encoded)
         self.marks = scan(self.data)
 
