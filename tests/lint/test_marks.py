@@ -192,3 +192,23 @@ def test_a_thread_holds_only_the_texts_its_marks_are_in() -> None:
         assert list(lines.holding(marks.LEAK)) == [1] and list(lines.holding(marks.SECRET)) == [3]
         patch.setattr(marks, "FAST", False)
         assert list(marks.Lines(texts).holding(marks.LEAK)) == [0, 1, 2, 3, 4]  # not scanned: every text may
+
+
+def test_an_input_known_to_be_large_has_the_pass_from_its_first_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small input leaves its text to the rules' own tests (nothing compiled); one of at least
+    TEXT_PASS_AT_ONCE_BYTES starts the pass at once, with the same findings."""
+    from pathlib import Path
+
+    from threadfix import lint
+
+    store = Path(__file__).resolve().parents[2] / "sample_threads" / "openai-responses" / "sessions.jsonl"
+    size = store.stat().st_size
+    monkeypatch.setattr(marks, "_read", 0)
+    monkeypatch.setattr(lint, "TEXT_PASS_AT_ONCE_BYTES", size + 1)
+    small = [r.findings for r in lint.LintRun(str(store)).results()]
+    assert 0 < marks._read < marks.COMPILE_AFTER
+    monkeypatch.setattr(marks, "_read", 0)
+    monkeypatch.setattr(lint, "TEXT_PASS_AT_ONCE_BYTES", size)
+    large = [r.findings for r in lint.LintRun([str(store), "no-such-file.jsonl"]).results() if hasattr(r, "findings")]
+    assert marks._read >= marks.COMPILE_AFTER
+    assert large == small

@@ -58,6 +58,14 @@ COMPILE_AFTER = 1 << 20
 _read = 0
 
 
+def start_now() -> None:
+    """Have the pass run from the first text on, for a run its caller knows is large (a store of many megabytes):
+    waiting for :data:`COMPILE_AFTER` characters there only had the rules' own tests read its first megabyte, which
+    cost as much as compiling the scanner. Nothing changes but when the pass starts: every group stays a superset."""
+    global _read
+    _read = max(_read, COMPILE_AFTER)
+
+
 def marks(text: str) -> int:
     """The groups that may match somewhere in ``text`` (a bit each); :data:`EVERY` when there is no scanner yet."""
     return marks_of_lines((text,), "")
