@@ -15,7 +15,9 @@ digit as ASCII or any non-ASCII byte. tests/lint/test_marks.py holds each group 
 for, over generated text.
 
 Without Hyperscan (a platform with no wheel), with :data:`FAST` off, or before a run has read
-:data:`COMPILE_AFTER` characters, :func:`marks` says "every group", and the rules run their own tests.
+:data:`COMPILE_AFTER` characters (unless its caller knew it was large: :func:`start_now`), :func:`marks`
+says "every group", and the rules run their own tests. :class:`Lines` keeps the bytes it scanned, so the
+rules then read closely only the outputs a match ends in.
 """
 
 from __future__ import annotations
