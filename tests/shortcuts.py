@@ -1,6 +1,7 @@
 """Every shortcut lint and report take, switched on or off at once, and the stores the tests compare the two ways on.
 
-The shortcuts: structural rules skipped on threads the dialect accepts (``lint``), the rules' pre-checks and shared
+The shortcuts: structural rules skipped on threads the dialect accepts (``lint``), and each rule on threads where
+the view it reads is empty (``lint``), the rules' pre-checks and shared
 output pass (``rules.context``), the index's own acceptance seen on its way (``rules.context``, ``report``), lint's and
 report's typed read of accepted Responses threads (``lint``, ``report``), report's
 C-level counting, calls' days read from their messages and the message masks' tests (``report``), classifications
@@ -22,7 +23,7 @@ from tests.report import storegen
 from threadfix import lint, report, verdicts
 from threadfix.rules import context, marks
 
-SWITCHES = ((lint, "SKIP_STRUCTURAL_WHEN_ACCEPTED"), (lint, "TYPED_READ"), (context, "FAST"), (marks, "FAST"), (report, "FAST"),
+SWITCHES = ((lint, "SKIP_STRUCTURAL_WHEN_ACCEPTED"), (lint, "RUN_ONLY_WHERE_RULES_READ"), (lint, "TYPED_READ"), (context, "FAST"), (marks, "FAST"), (report, "FAST"),
             (report, "TYPED_READ"), (verdicts, "FAST"))
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_threads"
 

@@ -21,6 +21,7 @@ A batch job uses it like repair::
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
@@ -33,7 +34,7 @@ from threadfix.batch import PROGRESS_EVERY, Problem, Repeats, Scanned, as_paths,
 from threadfix.dialects import Dialect
 from threadfix.errors import ExitCode
 from threadfix.model import Address, Finding, Severity, Thread
-from threadfix.rules import Rule, select_rules
+from threadfix.rules import Rule, marks, select_rules
 from threadfix.rules.context import (  # noqa: F401 - the options and context are lint's API
     DEFAULT_OVERSIZED_BYTES, DEFAULT_SCAN_CHARS, Context, LintOptions, NotInFormat,
 )
@@ -43,6 +44,13 @@ _RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 #: Structural rules are not run on a thread the dialect's quick check accepts: they read only the plan and the
 #: provider's check, both empty there. False runs them anyway (the tests compare the two).
 SKIP_STRUCTURAL_WHEN_ACCEPTED = True
+#: A rule whose view of the thread (:attr:`Rule.reads`) is empty is not run on it. False runs it anyway (the tests
+#: compare the two).
+RUN_ONLY_WHERE_RULES_READ = True
+#: Inputs of at least this many bytes have the text rules' one pass (:mod:`threadfix.rules.marks`) from their first
+#: thread on: output text is a fifth of a benchmark store's bytes, so such a run reads more than the pass's
+#: ``COMPILE_AFTER`` characters, and compiling the scanner at once costs less than the rules' own tests over them.
+TEXT_PASS_AT_ONCE_BYTES = 8 << 20
 #: Threads of a JSONL file of Responses threads are read by a typed decode that indexes an accepted thread without
 #: building its items (:mod:`threadfix.stores.typed_read`); any other thread is read in full. False reads
 #: every thread in full (the tests compare the two).
@@ -110,6 +118,9 @@ def lint_thread(scanned: Scanned, rules: Sequence[Rule] | RuleSplit, options: Li
     split = rules if isinstance(rules, RuleSplit) else RuleSplit.of(rules)
     every, content = (split.known, split.known_content) if known else (split.unknown, split.unknown_content)
     for rule in content if len(content) < len(every) and SKIP_STRUCTURAL_WHEN_ACCEPTED and ctx.accepted else every:
+        view = rule.reads
+        if view is not None and RUN_ONLY_WHERE_RULES_READ and not getattr(ctx, view):
+            continue  # the view the rule reads is empty here: it finds nothing, and is not even started
         findings.extend(rule.check(ctx))
     findings.sort(key=_order)
     line_of = getattr(scanned.thread.locator, "line_of", None)
@@ -179,6 +190,8 @@ class LintRun:
 
     def results(self) -> Iterator[ThreadResult | Problem]:
         now = self.options.now if self.options.now is not None else time.time()
+        if _stored_bytes(self.specs) >= TEXT_PASS_AT_ONCE_BYTES:
+            marks.start_now()  # (forked workers start with it too)
         typed = TYPED_READ
         parts = scan_parts(list(self.specs), self.jobs, self.store, partial(_lint_part, options=self.options, now=now),
                            on_store=self.on_store, indexed=typed)
@@ -201,6 +214,19 @@ class LintRun:
             if self.progress is not None and self.summary.threads % PROGRESS_EVERY == 0:
                 self.progress(result.address.source, self.summary.threads)
             yield result
+
+
+def _stored_bytes(specs: Iterable[str]) -> int:
+    """The bytes of the files among ``specs`` (a folder, stdin or a database URL counts for nothing): what a run is
+    known to read before it starts."""
+    total = 0
+    for spec in specs:
+        try:
+            found = os.stat(spec)
+        except (OSError, ValueError):
+            continue
+        total += found.st_size if stat.S_ISREG(found.st_mode) else 0
+    return total
 
 
 def lint_scanned(scanned: Iterable[Scanned | Problem], rules: Sequence[Rule], options: LintOptions,

@@ -63,6 +63,40 @@ def test_skipping_structural_rules_changes_nothing_on_any_items(items, name) -> 
     assert fast == slow
 
 
+def _with_and_without_views(monkeypatch: pytest.MonkeyPatch, run):
+    """``run()`` with each rule skipped where the view it reads is empty, then with every rule run everywhere."""
+    monkeypatch.setattr(lint, "RUN_ONLY_WHERE_RULES_READ", True)
+    fast = run()
+    monkeypatch.setattr(lint, "RUN_ONLY_WHERE_RULES_READ", False)
+    slow = run()
+    return fast, slow
+
+
+@given(items=hostile_items, name=st.sampled_from(dialects.names()))
+def test_skipping_rules_whose_view_is_empty_changes_nothing_on_any_items(items, name) -> None:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        fast, slow = _with_and_without_views(monkeypatch, lambda: _lint_hostile(items, name))
+    assert fast == slow
+
+
+def test_skipping_rules_whose_view_is_empty_changes_nothing_on_the_rule_cases(monkeypatch) -> None:
+    """Every rule's table of cases holds threads where it fires and where it must not: a rule naming a view it does
+    not read all it looks at through (so skipped where it would have found something) is caught here."""
+    from tests.lint.test_rules import _cases, run
+
+    cases = [param.values[1] for param in _cases()]
+    fast, slow = _with_and_without_views(monkeypatch, lambda: [run(case, all_rules()) for case in cases])
+    assert fast == slow
+    fired = {f.code for findings in fast for f in findings}
+    assert {rule.code for rule in all_rules() if rule.reads} <= fired
+
+
+def test_the_output_rules_name_the_view_they_read() -> None:
+    views = {rule.code: rule.reads for rule in all_rules() if rule.reads}
+    assert {"TF101", "TF102", "TF103", "TF201", "TF202", "TF203", "TF204", "TF205", "TF207", "TF902"} <= set(views)
+    assert all(hasattr(Context, view) for view in views.values())
+
+
 @pytest.mark.parametrize("name", list(threadgen.RENDERERS))
 @given(conversation=threadgen.conversations())
 def test_skipping_structural_rules_changes_nothing_on_conversations(name: str, conversation) -> None:

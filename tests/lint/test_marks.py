@@ -166,3 +166,49 @@ def test_a_processor_hyperscan_cannot_run_on_leaves_the_work_to_the_rules(monkey
         monkeypatch.undo()
         marks._scanner.cache_clear()
     assert marks.scanner() is not None
+
+
+@given(texts=st.lists(_texts(), max_size=6))
+def test_the_texts_a_thread_holds_are_every_text_a_scan_of_it_alone_marks(texts: list[str]) -> None:
+    """The outputs the rules read closely, told by the thread's one pass: every text that a scan of it alone (after its
+    newline) marks with a group is held for that group, in order; and a text the rule's own tests pass is one of them."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(marks, "_read", marks.COMPILE_AFTER)
+        lines = marks.Lines(texts)
+        for group in (marks.SECRET, marks.LEAK):
+            held = list(lines.holding(group))
+            assert held == sorted(set(held)) and all(0 <= at < len(texts) for at in held)
+            alone = [at for at, text in enumerate(texts) if scan("\n" + text) & group]
+            assert set(alone) <= set(held), (alone, held)
+        assert {at for at, text in enumerate(texts) if _leaks("\n" + text)} <= set(lines.holding(marks.LEAK))
+        assert {at for at, text in enumerate(texts) if may_hold_secret(text)} <= set(lines.holding(marks.SECRET))
+
+
+def test_a_thread_holds_only_the_texts_its_marks_are_in() -> None:
+    texts = ["ok", "Traceback (most recent call last):\n  File \"/srv/app/x.py\"", "fine", "key sk-abc", ""]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(marks, "_read", marks.COMPILE_AFTER)
+        lines = marks.Lines(texts)
+        assert list(lines.holding(marks.LEAK)) == [1] and list(lines.holding(marks.SECRET)) == [3]
+        patch.setattr(marks, "FAST", False)
+        assert list(marks.Lines(texts).holding(marks.LEAK)) == [0, 1, 2, 3, 4]  # not scanned: every text may
+
+
+def test_an_input_known_to_be_large_has_the_pass_from_its_first_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small input leaves its text to the rules' own tests (nothing compiled); one of at least
+    TEXT_PASS_AT_ONCE_BYTES starts the pass at once, with the same findings."""
+    from pathlib import Path
+
+    from threadfix import lint
+
+    store = Path(__file__).resolve().parents[2] / "sample_threads" / "openai-responses" / "sessions.jsonl"
+    size = store.stat().st_size
+    monkeypatch.setattr(marks, "_read", 0)
+    monkeypatch.setattr(lint, "TEXT_PASS_AT_ONCE_BYTES", size + 1)
+    small = [r.findings for r in lint.LintRun(str(store)).results()]
+    assert 0 < marks._read < marks.COMPILE_AFTER
+    monkeypatch.setattr(marks, "_read", 0)
+    monkeypatch.setattr(lint, "TEXT_PASS_AT_ONCE_BYTES", size)
+    large = [r.findings for r in lint.LintRun([str(store), "no-such-file.jsonl"]).results() if hasattr(r, "findings")]
+    assert marks._read >= marks.COMPILE_AFTER
+    assert large == small

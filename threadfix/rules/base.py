@@ -58,6 +58,10 @@ class Rule:
     #: reads only the repair plan and the provider's own check, so it finds nothing in a thread the dialect's
     #: quick check accepts (nothing to repair, nothing refused): lint does not run it there
     structural: ClassVar[bool] = False
+    #: the context view (an attribute of :class:`~threadfix.rules.context.Context`) that holds all this rule looks at,
+    #: read first by :meth:`check`: where it is empty (or 0) the rule finds nothing, and lint does not run it there
+    #: (most threads give most of the output rules nothing to read). None: the rule is run on every thread.
+    reads: ClassVar[str | None] = None
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         """Every finding of this rule in the thread ``ctx`` holds."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
@@ -19,7 +20,7 @@ from threadfix.dialects import Dialect, Violation
 from threadfix.failures import Arguments, read_arguments
 from threadfix.model import Address, Call, Output, RepairPlan, Severity, Thread, ThreadIndex
 from threadfix.repair import RepairOptions, as_written, plan_repair, waiting_on
-from threadfix.rules.marks import marks_of_lines
+from threadfix.rules.marks import Lines
 
 if TYPE_CHECKING:
     from threadfix.failures.classifier import Classification
@@ -209,6 +210,12 @@ class Context:
             raise NotInFormat(not_in_format(self.dialect, exc)) from exc
 
     @once
+    def truncated_calls(self) -> Sequence[Call]:
+        """The calls the turn's output limit cut off, in index order (most threads have none: told at C speed)."""
+        calls = self.index.calls
+        return [call for call in calls if call.truncated] if any(map(_TRUNCATED, calls)) else ()
+
+    @once
     def calls_by_id(self) -> dict[str | None, list[Call]]:
         grouped: dict[str | None, list[Call]] = defaultdict(list)
         for call in self.index.calls:
@@ -360,7 +367,23 @@ class Context:
     def text_marks(self) -> int:
         """The text rules that may find something in :attr:`all_text`, a bit each (:mod:`threadfix.rules.marks`):
         one pass over the text for all of them."""
-        return marks_of_lines(self.texts) if self.index.outputs else 0
+        return self._lines.marks if self.index.outputs else 0
+
+    def texts_holding(self, group: int) -> Sequence[int]:
+        """The indices (into :attr:`texts` and the index's outputs) of the outputs in whose text, after a newline, the
+        :mod:`~threadfix.rules.marks` ``group`` may match, in order: the outputs the text rules read closely, told by
+        the same one pass as :attr:`text_marks` (the thread's text encoded once, for the thread and for its outputs).
+        Every output when that pass did not run."""
+        return self._lines.holding(group) if self.text_marks & group else ()
+
+    @once
+    def texts_scanned(self) -> bool:
+        """Whether :attr:`text_marks` came from the pass (False: every group may match, and every output is held)."""
+        return self._lines.data is not None
+
+    @once
+    def _lines(self) -> Lines:
+        return Lines(self.texts)
 
     def failure(self, output: Output) -> Classification | None:
         """The output's classification when it is an error output, else None (classified once, on demand)."""
@@ -375,6 +398,7 @@ class Context:
         return self.failure(output) is not None
 
 
+_TRUNCATED = attrgetter("truncated")
 #: the part types whose text is all output_text reads of them
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
 #: what a part with more than its type and text counts for in :func:`_parts_read`'s characters: more than any limit

@@ -37,6 +37,7 @@ class EmptyOutput(Rule):
     name = "empty-output"
     severity = Severity.INFO
     summary = "a tool output is empty"
+    reads = "blank_led"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         for output in ctx.blank_led:  # (the rest cannot hold what this rule finds)

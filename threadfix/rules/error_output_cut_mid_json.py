@@ -51,6 +51,7 @@ class ErrorOutputCutMidJson(Rule):
     name = "error-output-cut-mid-json"
     severity = Severity.WARNING
     summary = "an error output's JSON was cut short and does not parse"
+    reads = "closer"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         for output in ctx.closer:  # (the rest cannot hold what this rule finds)

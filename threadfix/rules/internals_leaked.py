@@ -92,19 +92,24 @@ class InternalsLeaked(Rule):
     name = "internals-leaked"
     severity = Severity.WARNING
     summary = "an error output shows the model a stack trace or the tool's own file paths"
+    reads = "text_marks"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         if not ctx.text_marks & marks.LEAK:  # one pass per thread for every text rule
             return
-        passing = [test for test in _TESTS if test(ctx.all_text)]
+        # Without the pass every output is held: the tests over all the text at once leave out those that fail on
+        # all of it. With it, the few outputs it holds are tested alone, and all the text is never joined.
+        passing = _TESTS if ctx.texts_scanned else [test for test in _TESTS if test(ctx.all_text)]
         if not passing:
             return
-        for output, text in zip(ctx.index.outputs, ctx.texts):
+        outputs, texts = ctx.index.outputs, ctx.texts
+        # the pass that admitted the thread says which outputs a mark may be found in, far faster than the tests
+        for at in ctx.texts_holding(marks.LEAK):
+            output = outputs[at]
             if output.by_threadfix:
                 continue
-            # the scan that admitted the thread admits each output it may be found in, far faster than the tests
-            text = "\n" + text
-            if not marks.marks(text) & marks.LEAK or not any(test(text) for test in passing):
+            text = "\n" + texts[at]
+            if not any(test(text) for test in passing):
                 continue
             failure = ctx.failure(output)
             if failure is None:

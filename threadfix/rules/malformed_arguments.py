@@ -43,6 +43,7 @@ class MalformedArguments(Rule):
     name = "malformed-arguments"
     severity = Severity.WARNING
     summary = "a finished turn's call arguments are not valid JSON"
+    reads = "unusual_arguments"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         for call, arguments in ctx.unusual_arguments:

@@ -15,13 +15,17 @@ digit as ASCII or any non-ASCII byte. tests/lint/test_marks.py holds each group 
 for, over generated text.
 
 Without Hyperscan (a platform with no wheel), with :data:`FAST` off, or before a run has read
-:data:`COMPILE_AFTER` characters, :func:`marks` says "every group", and the rules run their own tests.
+:data:`COMPILE_AFTER` characters (unless its caller knew it was large: :func:`start_now`), :func:`marks`
+says "every group", and the rules run their own tests. :class:`Lines` keeps the bytes it scanned, so the
+rules then read closely only the outputs a match ends in.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from functools import cache
+from itertools import accumulate, repeat
 from typing import Any
 
 #: False: no pass at all; the rules run their own tests on every thread (the tests compare the two ways)
@@ -56,6 +60,14 @@ COMPILE_AFTER = 1 << 20
 _read = 0
 
 
+def start_now() -> None:
+    """Have the pass run from the first text on, for a run its caller knows is large (a store of many megabytes):
+    waiting for :data:`COMPILE_AFTER` characters there only had the rules' own tests read its first megabyte, which
+    cost as much as compiling the scanner. Nothing changes but when the pass starts: every group stays a superset."""
+    global _read
+    _read = max(_read, COMPILE_AFTER)
+
+
 def marks(text: str) -> int:
     """The groups that may match somewhere in ``text`` (a bit each); :data:`EVERY` when there is no scanner yet."""
     return marks_of_lines((text,), "")
@@ -63,25 +75,67 @@ def marks(text: str) -> int:
 
 def marks_of_lines(texts: Sequence[str], before: str = "\n") -> int:
     """:func:`marks` of ``before`` joined to each of ``texts`` (a thread's outputs, each after a newline), without
-    building that string: each text is encoded alone and the bytes joined. Joined first, every text of a thread
-    was widened to its widest character and then encoded as wide text, where an ASCII text alone is one copy; UTF-8
-    encodes a string piece by piece, so the bytes scanned are the same."""
-    global _read
-    if not FAST:
-        return EVERY
-    if _read < COMPILE_AFTER:
-        _read += sum(map(len, texts))
-        return EVERY
-    scan = _scanner()
-    if scan is None:
-        return EVERY
-    separator = before.encode()
-    return scan(separator + separator.join([text.encode("utf-8", "surrogatepass") for text in texts]))
+    building that string (see :class:`Lines`)."""
+    return Lines(texts, before).marks
+
+
+class Lines:
+    """A thread's output texts, each after a newline, as the UTF-8 bytes the scanner reads: encoded once, for the
+    groups that may match anywhere in them (:attr:`marks`) and for the texts a group may match in (:meth:`holding`).
+
+    Each text is encoded alone and the bytes joined: joined first, every text of a thread was widened to its widest
+    character and then encoded as wide text, where an ASCII text alone is one copy; UTF-8 encodes a string piece by
+    piece, so the bytes scanned are the same."""
+
+    __slots__ = ("_encoded", "_step", "data", "marks")
+
+    def __init__(self, texts: Sequence[str], before: str = "\n") -> None:
+        global _read
+        #: the bytes scanned, None when they were not (every group may match in every text)
+        self.data: bytes | None = None
+        self._encoded: list[bytes] | range = range(len(texts))
+        #: the groups that may match in some text (a bit each); :data:`EVERY` when there is no scanner (yet)
+        self.marks = EVERY
+        if not FAST:
+            return
+        if _read < COMPILE_AFTER:
+            _read += sum(map(len, texts))
+            return
+        scan = _scanner()
+        if scan is None:
+            return
+        separator = before.encode()
+        self._step = len(separator)
+        try:  # str.encode's own default (UTF-8, strict) takes its fast way, and gives the same bytes where it can
+            encoded = list(map(str.encode, texts))
+        except UnicodeEncodeError:  # a lone surrogate: passed through, as the patterns read any non-ASCII byte
+            encoded = [text.encode("utf-8", "surrogatepass") for text in texts]
+        self._encoded = encoded
+        self.data = separator + separator.join(encoded)
+        self.marks = scan(self.data)
+
+    def holding(self, group: int) -> Sequence[int]:
+        """The indices of the texts (in order) that a match of ``group`` may end in, each read after its newline: every
+        text a scan of that text alone marks with ``group`` is among them (a match that ends in a text is found by the
+        one scan of all of them, at the same bytes). Every text when they were not scanned."""
+        if not self.marks & group:
+            return ()
+        if self.data is None:
+            return range(len(self._encoded))
+        scan = _scanner()
+        found = scan.ends(self.data, group) if scan is not None else None  # type: ignore[attr-defined]
+        if found is None:  # the scanner's scratch space in use by another thread: every text may
+            return range(len(self._encoded))
+        step = self._step
+        # text i's bytes end where its own and every earlier text's bytes and newlines do
+        ends = [end + step * i for i, end in enumerate(accumulate(map(len, self._encoded)), 1)]
+        return sorted({index for index in map(bisect_left, repeat(ends), found) if index < len(ends)})
 
 
 def scanner() -> Callable[[bytes], int] | None:
     """The compiled scan of UTF-8 bytes (``surrogatepass``: what :func:`marks` uses once a run has read enough
-    text); None without Hyperscan."""
+    text); None without Hyperscan. Its ``ends(data, group)`` says where the matches of ``group`` end in ``data``
+    (None: not scanned), for :meth:`Lines.holding`."""
     return _scanner()
 
 
@@ -117,4 +171,17 @@ def _scanner() -> Callable[[bytes], int] | None:
             return EVERY
         return found[0]
 
+    def on_match_ending(pattern: int, start: int, end: int, flags: int, found: tuple[int, list[int]]) -> None:
+        if groups[pattern] & found[0]:
+            found[1].append(end)
+
+    def ends(data: bytes, group: int) -> list[int] | None:
+        found: tuple[int, list[int]] = (group, [])  # every match of the group, to the end of the data
+        try:
+            database.scan(data, match_event_handler=on_match_ending, context=found)
+        except failed:
+            return None
+        return found[1]
+
+    scan.ends = ends  # type: ignore[attr-defined]
     return scan

@@ -45,6 +45,7 @@ class NonObjectArguments(Rule):
     name = "non-object-arguments"
     severity = Severity.WARNING
     summary = "call arguments are JSON but not an object; tools read them as {}"
+    reads = "unusual_arguments"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         for call, arguments in ctx.unusual_arguments:

@@ -38,6 +38,7 @@ class OversizedOutput(Rule):
     name = "oversized-output"
     severity = Severity.WARNING
     summary = "a tool output is larger than oversized-bytes"
+    reads = "unsized"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         limit = ctx.options.oversized_bytes

@@ -38,6 +38,7 @@ class RepairedByThreadfix(Rule):
     name = "repaired-by-threadfix"
     severity = Severity.INFO
     summary = "threadfix answered this call in an earlier repair"
+    reads = "marked"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         for output in ctx.marked:  # (only a marked output can hold what this rule finds)

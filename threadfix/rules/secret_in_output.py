@@ -42,12 +42,16 @@ class SecretInOutput(Rule):
     name = "secret-in-output"
     severity = Severity.ERROR
     summary = "a tool output holds a secret-looking token"
+    reads = "text_marks"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        # one pass per thread for every text rule, then this rule's own test; the regex only where it may match
-        if not ctx.text_marks & marks.SECRET or not may_hold_secret(ctx.all_text):
+        # one pass per thread for every text rule, then this rule's own test; the regex only where it may match.
+        # Without the pass (every output held), one test of all the text at once leaves most threads out.
+        if not ctx.text_marks & marks.SECRET or not ctx.texts_scanned and not may_hold_secret(ctx.all_text):
             return
-        for output, text in zip(ctx.index.outputs, ctx.texts):
+        outputs, texts = ctx.index.outputs, ctx.texts
+        for at in ctx.texts_holding(marks.SECRET):  # the outputs the same scan says may hold one
+            output, text = outputs[at], texts[at]
             found = SECRET.search(text) if may_hold_secret(text) else None
             if found:
                 yield self.finding(ctx, f"output of call {call_label(output.call_id, ctx.tool_of(output))} holds a "

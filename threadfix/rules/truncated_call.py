@@ -42,13 +42,13 @@ class TruncatedCall(Rule):
     name = "truncated-call"
     severity = Severity.WARNING
     summary = "a call was cut off at the turn's output limit"
+    reads = "truncated_calls"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
-        for call in ctx.index.calls:
-            if call.truncated:
-                yield self.finding(ctx, f"call {call_label(call.call_id, call.name)} was cut off: its turn hit the "
-                                   "output limit while the call was being written", at=call.at, call_id=call.call_id,
-                                   tool=call.name, kind=Kind.TRUNCATED)
+        for call in ctx.truncated_calls:
+            yield self.finding(ctx, f"call {call_label(call.call_id, call.name)} was cut off: its turn hit the "
+                               "output limit while the call was being written", at=call.at, call_id=call.call_id,
+                               tool=call.name, kind=Kind.TRUNCATED)
 
 
 RULE = TruncatedCall()

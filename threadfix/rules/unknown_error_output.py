@@ -46,6 +46,7 @@ class UnknownErrorOutput(Rule):
     name = "unknown-error-output"
     severity = Severity.WARNING
     summary = "an error output names no recognisable failure"
+    reads = "marked"
 
     def check(self, ctx: Context) -> Iterator[Finding]:
         for output in ctx.marked:  # (only a marked output can hold what this rule finds)
