@@ -552,6 +552,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bmissing (?:api[ _-]?key|credentials|authorization header)", r"\btoken (?:has )?expired\b", r"expiredtoken",
         r"unrecognizedclientexception", r"could not validate credentials",
         r"\bcredentials? (?:are |were |is )?(?:invalid|missing|expired)\b", r"\bno credentials\b",
+        r"\b(?:unable to locate|could not find|cannot find|can't find) (?:\w+ )?credentials\b",
     ),
     _signal(
         Kind.PERMISSION_DENIED,
@@ -604,6 +605,11 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bno such (?:file|table|column|key|bucket|host|user|container|image|process|device)\b", r"no matching \w+ found",
         # git's "pathspec 'x' did not match any files" and "unknown revision or path", Python's "No module named x".
         r"\bdid not match any (?:files?|file\(s\))", r"\bunknown revision\b", r"\bno module named\b",
+        # A search that came back empty, said as its program says it: "ERROR: Could not find a version that
+        # satisfies ...", "unzip: cannot find or open x.zip", "the crate `x` could not be found", "no matching
+        # tables were found", "Did not find any relation named ...", "no such command: `x`", "Can't locate X.pm".
+        r"\b(?:could not|cannot|can't|couldn't|unable to) (?:find|locate)\b", r"\b(?:could not|cannot|can't) be found\b",
+        r"\bdid not find any\b", r"\bno matching \w+ (?:were |was )?found\b", r"\bno such command\b",
     ),
     _signal(
         Kind.INVALID_ARGUMENTS,
@@ -618,6 +624,14 @@ _SIGNALS: tuple[_Signal, ...] = (
         # tokens. However, you requested 4268 tokens".
         r"maximum context length is \d+ tokens",
         r"prompt is too long", r"\bexpected \w+, (?:got|received)\b",
+        # A value the program cannot take, or a token where another was expected, as compilers, databases and
+        # converters say it: "integer out of range", "value too long for type character varying(8)", "argument
+        # for `--edition` must be one of: ...", "expected `;`, found `println`", "';' expected", "incomplete
+        # input", "missing data for column", "extra data after last expected column".
+        ("out of range", r"out of range\b(?<!index out of range)"), r"\bvalue too (?:long|large|big|small)\b", r"\bmust be one of\b",
+        r"\bexpected [`'\"][^\w\s`'\"]{1,3}[`'\"]", ("expected", r"[`'\"][^\w\s`'\"]{1,3}[`'\"] expected\b"),
+        r"\bincomplete input\b",
+        r"\b(?:missing|extra) data (?:for|after)\b",
         # A command line the program cannot run (GNU's usage errors: "missing operand", "option requires an
         # argument -- 'f'", then "Try 'cut --help' for more information.").
         r"\b(?:missing|extra) (?:\w+ )?operand\b", r"\boption requires an argument\b",
