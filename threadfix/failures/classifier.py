@@ -552,7 +552,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bmissing (?:api[ _-]?key|credentials|authorization header)", r"\btoken (?:has )?expired\b", r"expiredtoken",
         r"unrecognizedclientexception", r"could not validate credentials",
         r"\bcredentials? (?:are |were |is )?(?:invalid|missing|expired)\b", r"\bno credentials\b",
-        r"\b(?:unable to locate|could not find|cannot find|can't find) (?:\w+ )?credentials\b",
+        ("credentials", r"\b(?:unable to locate|could not find|cannot find|can't find) (?:\w+ )?credentials\b"),
     ),
     _signal(
         Kind.PERMISSION_DENIED,
@@ -607,8 +607,11 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bdid not match any (?:files?|file\(s\))", r"\bunknown revision\b", r"\bno module named\b",
         # A search that came back empty, said as its program says it: "ERROR: Could not find a version that
         # satisfies ...", "unzip: cannot find or open x.zip", "the crate `x` could not be found", "no matching
-        # tables were found", "Did not find any relation named ...", "no such command: `x`", "Can't locate X.pm".
-        r"\b(?:could not|cannot|can't|couldn't|unable to) (?:find|locate)\b", r"\b(?:could not|cannot|can't) be found\b",
+        # tables were found", "Did not find any relation named ...", "no such command: `x`".
+        # (Each literal is one an existing part of _SIGNAL_PARTS covers: a new part costs every text a search.)
+        ("not find", r"\b(?:could not|cannot) find\b"), ("couldn't find", r"\bcouldn't find\b"),
+        ("unable to find", r"\bunable to find\b"), ("not locate", r"\b(?:could not|cannot) locate\b"),
+        ("not be found", r"\b(?:could not|cannot) be found\b"),
         r"\bdid not find any\b", r"\bno matching \w+ (?:were |was )?found\b", r"\bno such command\b",
     ),
     _signal(
@@ -626,12 +629,11 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"prompt is too long", r"\bexpected \w+, (?:got|received)\b",
         # A value the program cannot take, or a token where another was expected, as compilers, databases and
         # converters say it: "integer out of range", "value too long for type character varying(8)", "argument
-        # for `--edition` must be one of: ...", "expected `;`, found `println`", "';' expected", "incomplete
-        # input", "missing data for column", "extra data after last expected column".
+        # for `--edition` must be one of: ...", "expected `;`, found `println`", "';' expected", "missing
+        # data for column".
         ("out of range", r"out of range\b(?<!index out of range)"), r"\bvalue too (?:long|large|big|small)\b", r"\bmust be one of\b",
         r"\bexpected [`'\"][^\w\s`'\"]{1,3}[`'\"]", ("expected", r"[`'\"][^\w\s`'\"]{1,3}[`'\"] expected\b"),
-        r"\bincomplete input\b",
-        r"\b(?:missing|extra) data (?:for|after)\b",
+        r"\bmissing data for\b",
         # A command line the program cannot run (GNU's usage errors: "missing operand", "option requires an
         # argument -- 'f'", then "Try 'cut --help' for more information.").
         r"\b(?:missing|extra) (?:\w+ )?operand\b", r"\boption requires an argument\b",
@@ -1364,22 +1366,29 @@ _FAILURE_WORD = _Lazy(r"(?i:\berror\b|\bfail|\bexception\b|\bfatal\b)|^E[A-Z]{3,
 # A coding agent's transcript writes a tool's result under its call behind "⎿" (Claude Code: "⏺ Read(x)" then
 # "  ⎿  Error: File content ... exceeds maximum allowed tokens").
 _RESULT_MARK = "(?:[ \t]{0,8}\u23bf[ \t]+)?"
-_ERROR_LINE = _Lazy(_RESULT_MARK + r"(?:[^\s:]{1,200}:\d+:\d+: )?(?:ERROR|Error|error|FATAL|fatal)(?:\[[\w-]{0,40}\])?:\s+(\S[^\n]{0,300})")
+_ERROR_LINE = _Lazy(_RESULT_MARK + r"(?:[^\s:]{1,200}:\d+(?::\d+)?: (?:fatal )?)?(?:ERROR|Error|error|FATAL|fatal)(?:\[[\w-]{0,40}\])?:\s+(\S[^\n]{0,300})")
 #: The line is looked for in the first five lines and 600 characters.
 _ERROR_LINE_REACH = 5
 _ERROR_LINE_PROBE = 600
 # Starts with a literal newline, so the search jumps from line to line.
 _ERROR_LINE_AT = _Lazy(r"\n" + _RESULT_MARK + "(?:ERROR|Error|error|FATAL|fatal)")
-# A compiler's diagnostic (``file.c:1:21: error: ...``), looked for only where "error: " is in the probe
-# (tried at every line, its name's run would cost most texts more than the literal's search).
-_COMPILER_LINE_AT = _Lazy(r"\n[^\s:]{1,200}+:\d+:\d+: (?:fatal )?error:")
+# A compiler's diagnostic (gcc's ``file.c:1:21: error: ...``, javac's ``Main.java:3: error: ...``), looked
+# for only where "error: " is in the probe (tried at every line, its name's run would cost most texts more
+# than the literal's search). It may be the first line too, as a compiler's output starts with its first
+# error: that one is matched where the text starts (a search for either would try every position).
+_COMPILER_LINE = r"[^\s:]{1,200}+:\d+(?::\d+)?: (?:fatal )?error:"
+_COMPILER_LINE_AT = _Lazy(r"\n" + _COMPILER_LINE)
+_COMPILER_FIRST_LINE = _Lazy(_COMPILER_LINE)
 _ENVIRONMENT_KINDS = frozenset({Kind.TIMEOUT, Kind.CANCELLED})
 
 
 def _error_line_at(text: str, at: int = 0) -> re.Match[str] | None:
-    """The newline before the first line from ``at`` on, within the probe, that may be an error line."""
+    """The newline before the first line from ``at`` on, within the probe, that may be an error line (or,
+    from the start, a first line that is a compiler's diagnostic: a match that starts at it)."""
     found = _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE)
     if text.find("error: ", at, _ERROR_LINE_PROBE) >= 0:
+        if at == 0 and (compiled := _COMPILER_FIRST_LINE.match(text, 0, _ERROR_LINE_PROBE)) is not None:
+            return compiled
         compiled = _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE if found is None else found.start())
         if compiled is not None:
             return compiled
@@ -1389,14 +1398,16 @@ def _error_line_at(text: str, at: int = 0) -> re.Match[str] | None:
 def _error_line(text: str) -> _Verdict | None:
     """An unframed text whose first few lines include ``ERROR: ...`` (pip, pytest, compilers), or None.
 
-    The first line was read as the frame already; the search jumps from newline to newline.
+    The first line was read as the frame already, but for a compiler's diagnostic, which no frame reads;
+    the search jumps from newline to newline.
     """
     found = _error_line_at(text)
     if found is None or text.startswith("```"):  # a fenced block: a document quoting output
         return None
     if text.count("\n", 0, found.start()) >= _ERROR_LINE_REACH:
         return None
-    match = _ERROR_LINE.match(text, found.start() + 1, _ERROR_LINE_PROBE)
+    start = found.start()
+    match = _ERROR_LINE.match(text, start + (text[start : start + 1] == "\n"), _ERROR_LINE_PROBE)
     if match is None:
         return None
     line = match.group(0)
@@ -1955,12 +1966,15 @@ def _discussion(text: str) -> bool:
 
 def _no_error_line(text: str) -> bool:
     """``_error_line_at(text) is None``, with the fewest calls: an error line starts at a newline (a
-    one-line text has none), and a compiler's needs "error: " in the probe. The probe is read as a copy:
+    one-line text has none) but a compiler's, which may be the first, and a compiler's needs "error: " in
+    the probe. The probe is read as a copy:
     ``in`` parses no arguments, as ``str.find`` does, and a pattern searches it as it would the text up to
     the probe's end."""
     probe = text[:_ERROR_LINE_PROBE]
-    return "\n" not in probe or _ERROR_LINE_AT.search(probe) is None and (
-        "error: " not in probe or _COMPILER_LINE_AT.search(probe) is None)
+    if "error: " in probe and (_COMPILER_FIRST_LINE.match(probe) is not None
+                               or "\n" in probe and _COMPILER_LINE_AT.search(probe) is not None):
+        return False
+    return "\n" not in probe or _ERROR_LINE_AT.search(probe) is None
 
 
 def _message(text: str) -> bool:
