@@ -40,8 +40,8 @@ Precedence, highest first:
    error marker (``Error:``, ``ERROR``, ``API Error``, ``Traceback``, ``Exception in thread``, ``failed
    to``, an HTTP status, ``curl: (7)``, ``bash: x:``, ``(eval):1:``...); or states a non-zero exit code on
    its first or last line; or ends with an uncaught traceback or stack frames; or has an ``ERROR:`` /
-   ``fatal:`` line among its first five lines (pip, pytest, compilers' ``file:line:col: error:``; not in a
-   fenced Markdown block); or is a short message led by an HTTP status and a phrase ("429 Too many
+   ``fatal:`` line among its first five lines (pip, pytest, compilers' ``file:line:col: error:`` and javac's
+   ``file:line: error:``, the first line too; not in a fenced Markdown block); or is a short message led by an HTTP status and a phrase ("429 Too many
    tokens, please wait", "402 Insufficient Balance"); or, being a short message (at
    most 400 characters in three lines) or a line led by an HTTP status, states a failure in its first
    sentence, within 120 characters ("Tool 'x' not found", "Usage limit reached for all Pro models.",
@@ -63,7 +63,10 @@ Precedence, highest first:
    own error line ("OpenAI API error: ...") is a frame, marked or not. A short text written as a program's
    diagnostic ("expr: division by zero", "bzip2: notes.txt: bad magic number", "tr: missing operand" then
    "Try 'tr --help' ...") is that program's failure when its words name a defect (not a field of a
-   listing, a title's type, a value or code, nor "Nothing to be done"). A line numbered as grep -n prints
+   listing, a title's type, a value or code, nor "Nothing to be done"); a fatal error marked as make and patch
+   mark one ("make: *** No rule to make target 'x'.  Stop.", "patch: **** Only garbage ...") is one whatever
+   its words, and a diagnostic that ends with GNU's "Try 'x --help' for more information." a usage error
+   whatever its length. A line numbered as grep -n prints
    one ("247:  error(...)") is a listing, and a thread of people's comments ("name · comment · date") or an
    issue (a title, a blank line, a body in the first person, asking, or under Markdown headings) a
    discussion, whatever error it quotes.
@@ -1818,7 +1821,8 @@ def _clear(text: str, first: str) -> bool:
     if not _no_error_line(text):
         return False
     # _diagnostic is asked only where _may_be_diagnostic holds, and reads a usage line or a program's line.
-    return past or not (_may_be_diagnostic(first) and (first[:6] in _USAGE_LINE or _PROGRAM_LINE.match(first)))
+    return past or not (_may_be_diagnostic(first) and (
+        first[:6] in _USAGE_LINE or _PROGRAM_LINE.match(first) or "*** " in first and _FATAL_LINE.match(first)))
 
 
 # A program's own diagnostic, written as the GNU coding standards have a program write one: its name, a
@@ -1862,7 +1866,7 @@ _DIAGNOSTIC_LINES = 5
 
 def _may_be_diagnostic(first: str) -> bool:
     """False when ``first`` surely is no program's diagnostic line (a shortcut for _diagnostic)."""
-    return ": " in first[1:34] and ("a" <= first[:1] <= "z" or first[:6] in _USAGE_LINE)
+    return ": " in first[1:34] and ("a" <= first[:1] <= "z" or first[:6] in _USAGE_LINE or ": ***" in first)
 
 
 #: how a usage line starts ("usage: tool [-h] ..."), which a usage error starts with: ``first[:6] in _USAGE_LINE``
@@ -1875,15 +1879,30 @@ _USAGE_ERROR = _Lazy(r"^(?:[^\n:]{1,60}: )?error: \S[^\n]{0,300}", re.MULTILINE)
 _USAGE_REACH = 1024
 
 
+# A program's fatal error, marked as make and patch mark one: make's "*** ... Stop." ("make: *** No rule to make
+# target 'x'.  Stop.", "build.mk:2: *** missing separator.  Stop."), patch's "****" ("patch: **** Only garbage was
+# found in the patch input."). The marks say it failed, whatever its words.
+_FATAL_LINE = _Lazy(r"([^\s:]{1,200})(?::\d+)?: (?:\*{3} [^\n]{0,300}?\bStop\.[ \t]*$|\*{4} (?=\S))", re.MULTILINE)
+# GNU's line after a usage error ("Try 'xargs --help' for more information.", tar's "Try `tar --help' or `tar
+# --usage' for more information."): only a refused command line ends with it.
+_TRY_HELP = _Lazy(r"\nTry [`'\u2018][^\n]{1,80}--help['\u2019][^\n]{0,80} for more information\.?\Z")
+
+
 def _diagnostic(stripped: str, first: str) -> _Verdict | None:
     """A failure a program reports in its own diagnostic form (``_PROGRAM_LINE``), or None: a short text
-    (``stripped``, whose first line is ``first``) whose message is words, not a value. _unframed_reading
+    (``stripped``, whose first line is ``first``) whose message is words, not a value, or that a program
+    marks as a fatal error (``_FATAL_LINE``) or as a usage error (``_TRY_HELP``). _unframed_reading
     calls it only where ``_may_be_diagnostic(first)`` holds."""
+    fatal = _FATAL_LINE.match(first)
+    if fatal is not None:
+        return _diagnosed(f"a fatal error of '{_quote(fatal.group(1), 32)}'", first[fatal.end(1) :], stripped)
     found = _PROGRAM_LINE.match(first)
     if found is None or found.group(1) in _NOT_PROGRAMS:
         if first[:6] not in _USAGE_LINE or (error := _USAGE_ERROR.search(stripped, 0, _USAGE_REACH)) is None:
             return None
         return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error: '{_quote(error.group(), 40)}'", message=stripped)
+    if "--help" in stripped[-_LINE_CHARS:] and _TRY_HELP.search(stripped, max(0, len(stripped) - _LINE_CHARS)):
+        return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error of '{_quote(found.group(1), 32)}'", message=stripped)
     if len(stripped) > STATED_CHARS or stripped.count("\n") >= _DIAGNOSTIC_LINES:
         return None
     name, message = found.group(1), first[found.end() :]
@@ -1898,7 +1917,11 @@ def _diagnostic(stripped: str, first: str) -> _Verdict | None:
         return None  # it names no defect: file's "notes: ASCII text" is a result in the same form
     if _INFORMATIONAL.search(folded) or _describes(folded) or _described(message) or _quotes_in_prose(message) or _TITLE_TAG.match(_folded(first)):
         return None
-    basis = f"a diagnostic of '{_quote(name, 32)}'"
+    return _diagnosed(f"a diagnostic of '{_quote(name, 32)}'", message, stripped)
+
+
+def _diagnosed(basis: str, message: str, stripped: str) -> _Verdict:
+    """The kind of a program's diagnostic ``stripped`` whose message (on its first line) is ``message``."""
     hit = _find_signal(stripped)
     if hit is None and _VALUE_COMPLAINT.search(message) is not None:
         # The complaint is about what the program was given, as an uncaught exception's would be ("find:
