@@ -524,6 +524,9 @@ _SIGNALS: tuple[_Signal, ...] = (
         Kind.CONCURRENCY_LIMIT,
         r"concurren(?:cy|t)[ _](?:limit|requests?|calls?|jobs?|executions?)",
         r"too many (?:concurrent|parallel|simultaneous|in[- ]flight)", r"max(?:imum)? concurrency",
+        # A server's cap on open sessions: PostgreSQL's "sorry, too many clients already", MySQL's "Too many
+        # connections".
+        r"too many (?:clients|connections)\b",
     ),
     # A shared backend shedding load, not the caller's own quota: Vertex AI's dynamic shared quota ("Resource
     # exhausted. Please try again later."), Gemini's MODEL_CAPACITY_EXHAUSTED, a provider's tier capacity.
@@ -538,6 +541,9 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"rate[ _-]?limit", r"too many requests", r"too_many_requests", r"quota (?:has been )?exceeded",
         r"exceeded (?:the |your )?quota", r"resource(?: has been)?[ _]exhausted", r"throttl(?:ed|ing)(?:exception)?\b",
         r"slow down", r"\b(?:currently|temporarily) limited\b",
+        # A limit per unit of time, in a failure: "the maximum number of requests per hour", "Exceeded 4 calls
+        # per second".
+        (" per ", r"\b(?:requests?|calls?|queries) per (?:second|minute|hour|day)\b"),
     ),
     _ABORTED,
     _TRUNCATED,
@@ -616,6 +622,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         ("unable to find", r"\bunable to find\b"), ("not locate", r"\b(?:could not|cannot) locate\b"),
         ("not be found", r"\b(?:could not|cannot) be found\b"),
         r"\bdid not find any\b", r"\bno matching \w+ (?:were |was )?found\b", r"\bno such command\b",
+        r"\bno (?:[\w-]+ ){1,2}named\b",
     ),
     _signal(
         Kind.INVALID_ARGUMENTS,
@@ -727,7 +734,7 @@ _ERROR_START = _Lazy(
         (?i:error|err|fatal|failure|panic|critical)(?:\s*[:!\[(]|\s+(?:code|\d)|\s*$)
       | (?i:error)\s+(?:from|response|while|when|during|occurred|executing|calling|running|invoking|in)\b
       | (?i:error\s+(?!handling|reporting|logging|messag|tracking|testing|typing)[a-z]{2,20}ing\b[^:\n]{0,80}:\s+\S)
-      | (?i:an?\s+(?:unexpected\s+)?error\s+(?:has\s+)?occurred)\b
+      | (?i:an?\s+(?:unexpected\s+)?error\s+(?:has\s+)?occurr?ed)\b  # and its common misspelling
       | ERROR\b
       | \[(?i:[\w ]{0,20}?(?:error|fatal|err))\]
       | <(?:tool_use_error|error)>
