@@ -1917,7 +1917,7 @@ def _diagnostic(stripped: str, first: str) -> _Verdict | None:
         return None  # a value, a heading, a line of code ("my_list: Annotated[list[int], ...]  # Valid: ...")
     for line in stripped.splitlines()[1:]:
         key = _KEY_LINE.match(line)
-        if key is not None and key.group(1) != name:
+        if key is not None and key.group(1) != name and not _another_diagnostic(line):
             return None  # a listing of fields ("name: x" then "version: 2")
     folded = _folded(message)
     if _DEFECT_WORDS.isdisjoint(_words(_folded(stripped))):
@@ -1925,6 +1925,14 @@ def _diagnostic(stripped: str, first: str) -> _Verdict | None:
     if _INFORMATIONAL.search(folded) or _describes(folded) or _described(message) or _quotes_in_prose(message) or _TITLE_TAG.match(_folded(first)):
         return None
     return _diagnosed(f"a diagnostic of '{_quote(name, 32)}'", message, stripped)
+
+
+def _another_diagnostic(line: str) -> bool:
+    """True when ``line`` is written as another program's message, as a pipeline's programs each write theirs
+    (tar's "tar: Child returned status 1" after gzip's "gzip: stdin: not in gzip format"): a sentence after a
+    program's name, not a listing's field and its value."""
+    found = _PROGRAM_LINE.match(line)
+    return found is not None and found.group(1) not in _NOT_PROGRAMS and " " in line[found.end() :].strip()
 
 
 def _diagnosed(basis: str, message: str, stripped: str) -> _Verdict:
