@@ -1613,11 +1613,13 @@ _IMPERATIVES = frozenset(
         "return", "returns", "raise", "make", "include", "fix", "fixes", "add", "adds", "print", "pause",
         "handle", "use", "catch", "manage", "called", "get", "gets", "set", "ensure", "create", "show", "log",
         "remove", "support", "allow", "implement", "improve", "avoid", "prevent", "wrap", "convert", "emit",
-        "propagate", "translate", "display", "bump", "refactor", "rename", "move",
+        "propagate", "translate", "display", "bump", "refactor", "rename", "move", "reword", "clarify", "document",
+        "retry", "update", "explain", "describe", "detect", "surface", "expose", "mention",
     }
 )
 # Of those, the verbs that never name what failed ("fix call can't return right error message").
-_ONLY_IMPERATIVES = frozenset({"fix", "fixes", "add", "adds", "make", "include", "ensure", "avoid", "prevent", "improve", "bump", "refactor"})
+_ONLY_IMPERATIVES = frozenset({"fix", "fixes", "add", "adds", "make", "include", "ensure", "avoid", "prevent", "improve", "bump", "refactor",
+                               "reword", "clarify"})
 _ARTICLE = _Lazy(r"\b(?:a|an|the|this|its|their|every|any)\b")
 # A negation just before the failure word: "no errors", "0 failed", "not an error", "without failures".
 _NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:[\w-]+\s+){0,2}$")
