@@ -450,6 +450,10 @@ _CANCELLED = _signal(
     Kind.CANCELLED,
     r"\bcancel+ed\b", r"cancel+ederror", r"cancellationexception", r"aborterror", r"\baborted by (?:the )?user\b",
     r"\boperation was aborted\b", r"\brequest (?:was )?aborted\b",
+    # A server stopping the work it was asked for: PostgreSQL's "canceling statement due to user request".
+    # Not "Error while cancelling the job: ...", a failure of the cancelling.
+    ("cancel", r"(?<!while )(?<!when )\bcancel+ing (?:the )?(?:statement|query|request|operation|task|job)\b"),
+    r"\bdue to user request\b",
     # pytest's "Interrupted: 1 error during collection" is its summary of a failed run, not a cancellation.
     r"\binterrupted\b(?!: \d+ errors? during collection)", r"keyboardinterrupt",
     # Kimi Code's "The subagent was stopped by the user." (MoonshotAI/kimi-code #236).
