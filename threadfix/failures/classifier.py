@@ -1906,7 +1906,7 @@ def _diagnostic(stripped: str, first: str) -> _Verdict | None:
     (``stripped``, whose first line is ``first``) whose message is words, not a value, or that a program
     marks as a fatal error (``_FATAL_LINE``) or as a usage error (``_TRY_HELP``). _unframed_reading
     calls it only where ``_may_be_diagnostic(first)`` holds."""
-    fatal = _FATAL_LINE.match(first)
+    fatal = _FATAL_LINE.match(first) if "*** " in first else None
     if fatal is not None:
         return _diagnosed(f"a fatal error of '{_quote(fatal.group(1), 32)}'", first[fatal.end(1) :], stripped)
     found = _PROGRAM_LINE.match(first)
@@ -1914,7 +1914,8 @@ def _diagnostic(stripped: str, first: str) -> _Verdict | None:
         if first[:6] not in _USAGE_LINE or (error := _USAGE_ERROR.search(stripped, 0, _USAGE_REACH)) is None:
             return None
         return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error: '{_quote(error.group(), 40)}'", message=stripped)
-    if "--help" in stripped[-_LINE_CHARS:] and _TRY_HELP.search(stripped, max(0, len(stripped) - _LINE_CHARS)):
+    tail = max(0, len(stripped) - _LINE_CHARS)
+    if stripped.find("--help", tail) >= 0 and _TRY_HELP.search(stripped, tail):
         return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error of '{_quote(found.group(1), 32)}'", message=stripped)
     if len(stripped) > STATED_CHARS or stripped.count("\n") >= _DIAGNOSTIC_LINES:
         return None
@@ -2015,10 +2016,10 @@ def _no_error_line(text: str) -> bool:
     ``in`` parses no arguments, as ``str.find`` does, and a pattern searches it as it would the text up to
     the probe's end."""
     probe = text[:_ERROR_LINE_PROBE]
-    if "error: " in probe and (_COMPILER_FIRST_LINE.match(probe) is not None
-                               or "\n" in probe and _COMPILER_LINE_AT.search(probe) is not None):
-        return False
-    return "\n" not in probe or _ERROR_LINE_AT.search(probe) is None
+    if "\n" not in probe:
+        return "error: " not in probe or _COMPILER_FIRST_LINE.match(probe) is None
+    return _ERROR_LINE_AT.search(probe) is None and ("error: " not in probe or (
+        _COMPILER_FIRST_LINE.match(probe) is None and _COMPILER_LINE_AT.search(probe) is None))
 
 
 def _message(text: str) -> bool:
