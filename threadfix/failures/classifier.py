@@ -896,11 +896,10 @@ _MARKED_START = _Lazy(
 
 
 # A component's own error line, marked or not: a few capitalised words naming what failed, then "error:"
-# (with its code, if it gives one) and the message ("OpenAI API error: Error code: 429 - {...}", "Gemini API
-# Error: ...", "MCP error -32602: Tool x not found").
+# and the message ("OpenAI API error: Error code: 429 - {...}", "Gemini API Error: ...").
 # At most three words of twelve characters, so its error word ends within _EXIT_REACH, where _unframed
 # looks for it.
-_COMPONENT_ERROR = _Lazy(r"(?:[A-Z][\w.-]{0,11} ){1,3}(?:[Ee]rror|ERROR|Exception)(?: -?\d{1,6})?\s*:\s+\S")
+_COMPONENT_ERROR = _Lazy(r"(?:[A-Z][\w.-]{0,11} ){1,3}(?:[Ee]rror|ERROR|Exception)\s*:\s+\S")
 
 
 def _marked_start(first: str) -> re.Match[str] | None:
