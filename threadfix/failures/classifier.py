@@ -1398,10 +1398,12 @@ _ENVIRONMENT_KINDS = frozenset({Kind.TIMEOUT, Kind.CANCELLED})
 
 def _error_line_at(text: str, at: int = 0) -> re.Match[str] | None:
     """The newline before the first line from ``at`` on, within the probe, that may be an error line (or,
-    from the start, a first line that is a compiler's diagnostic: a match that starts at it)."""
+    from the start of a text of several lines, a first line that is a compiler's diagnostic: a match that
+    starts at it)."""
     found = _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE)
     if text.find("error: ", at, _ERROR_LINE_PROBE) >= 0:
-        if at == 0 and (compiled := _COMPILER_FIRST_LINE.match(text, 0, _ERROR_LINE_PROBE)) is not None:
+        if at == 0 and (compiled := _COMPILER_FIRST_LINE.match(text, 0, _ERROR_LINE_PROBE)) is not None \
+                and text.find("\n", 0, _ERROR_LINE_PROBE) >= 0:
             return compiled
         compiled = _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE if found is None else found.start())
         if compiled is not None:
@@ -2011,13 +2013,13 @@ def _discussion(text: str) -> bool:
 
 def _no_error_line(text: str) -> bool:
     """``_error_line_at(text) is None``, with the fewest calls: an error line starts at a newline (a
-    one-line text has none) but a compiler's, which may be the first, and a compiler's needs "error: " in
-    the probe. The probe is read as a copy:
+    one-line text has none; a compiler's may be the first line, but a compiler shows the source line under
+    it), and a compiler's needs "error: " in the probe. The probe is read as a copy:
     ``in`` parses no arguments, as ``str.find`` does, and a pattern searches it as it would the text up to
     the probe's end."""
     probe = text[:_ERROR_LINE_PROBE]
     if "\n" not in probe:
-        return "error: " not in probe or _COMPILER_FIRST_LINE.match(probe) is None
+        return True
     return _ERROR_LINE_AT.search(probe) is None and ("error: " not in probe or (
         _COMPILER_FIRST_LINE.match(probe) is None and _COMPILER_LINE_AT.search(probe) is None))
 
