@@ -41,10 +41,10 @@ Precedence, highest first:
    to``, an HTTP status, ``curl: (7)``, ``bash: x:``, ``(eval):1:``...); or states a non-zero exit code on
    its first or last line; or ends with an uncaught traceback or stack frames; or has an ``ERROR:`` /
    ``fatal:`` line among its first five lines (pip, pytest, compilers' ``file:line:col: error:`` and javac's
-   ``file:line: error:``, the first line too; not in a fenced Markdown block); or is a short message led by an HTTP status and a phrase ("429 Too many
-   tokens, please wait", "402 Insufficient Balance"); or, being a short message (at
-   most 400 characters in three lines) or a line led by an HTTP status, states a failure in its first
-   sentence, within 120 characters ("Tool 'x' not found", "Usage limit reached for all Pro models.",
+   ``file:line: error:``, the first line too; not in a fenced Markdown block); or is a short message led by
+   an HTTP status and a phrase ("429 Too many tokens, please wait", "402 Insufficient Balance"); or, being a
+   short message (at most 400 characters in three lines) or a line led by an HTTP status, states a failure
+   in its first sentence, within 120 characters ("Tool 'x' not found", "Usage limit reached for all Pro models.",
    "You exceeded your current quota", "Rate limit exceeded", "Too many concurrent requests"). A
    sentence that describes, asks or negates is no report: a condition or a docstring ("if the request
    times out", "returns", "can", "when"; "fails", the present tense of a description), a hedged or
