@@ -40,11 +40,11 @@ Precedence, highest first:
    error marker (``Error:``, ``ERROR``, ``API Error``, ``Traceback``, ``Exception in thread``, ``failed
    to``, an HTTP status, ``curl: (7)``, ``bash: x:``, ``(eval):1:``...); or states a non-zero exit code on
    its first or last line; or ends with an uncaught traceback or stack frames; or has an ``ERROR:`` /
-   ``fatal:`` line among its first five lines (pip, pytest, compilers' ``file:line:col: error:``; not in a
-   fenced Markdown block); or is a short message led by an HTTP status and a phrase ("429 Too many
-   tokens, please wait", "402 Insufficient Balance"); or, being a short message (at
-   most 400 characters in three lines) or a line led by an HTTP status, states a failure in its first
-   sentence, within 120 characters ("Tool 'x' not found", "Usage limit reached for all Pro models.",
+   ``fatal:`` line among its first five lines (pip, pytest, compilers' ``file:line:col: error:`` and javac's
+   ``file:line: error:``, the first line too; not in a fenced Markdown block); or is a short message led by
+   an HTTP status and a phrase ("429 Too many tokens, please wait", "402 Insufficient Balance"); or, being a
+   short message (at most 400 characters in three lines) or a line led by an HTTP status, states a failure
+   in its first sentence, within 120 characters ("Tool 'x' not found", "Usage limit reached for all Pro models.",
    "You exceeded your current quota", "Rate limit exceeded", "Too many concurrent requests"). A
    sentence that describes, asks or negates is no report: a condition or a docstring ("if the request
    times out", "returns", "can", "when"; "fails", the present tense of a description), a hedged or
@@ -63,7 +63,10 @@ Precedence, highest first:
    own error line ("OpenAI API error: ...") is a frame, marked or not. A short text written as a program's
    diagnostic ("expr: division by zero", "bzip2: notes.txt: bad magic number", "tr: missing operand" then
    "Try 'tr --help' ...") is that program's failure when its words name a defect (not a field of a
-   listing, a title's type, a value or code, nor "Nothing to be done"). A line numbered as grep -n prints
+   listing, a title's type, a value or code, nor "Nothing to be done"); a fatal error marked as make and patch
+   mark one ("make: *** No rule to make target 'x'.  Stop.", "patch: **** Only garbage ...") is one whatever
+   its words, and a diagnostic that ends with GNU's "Try 'x --help' for more information." a usage error
+   whatever its length. A line numbered as grep -n prints
    one ("247:  error(...)") is a listing, and a thread of people's comments ("name · comment · date") or an
    issue (a title, a blank line, a body in the first person, asking, or under Markdown headings) a
    discussion, whatever error it quotes.
@@ -447,6 +450,10 @@ _CANCELLED = _signal(
     Kind.CANCELLED,
     r"\bcancel+ed\b", r"cancel+ederror", r"cancellationexception", r"aborterror", r"\baborted by (?:the )?user\b",
     r"\boperation was aborted\b", r"\brequest (?:was )?aborted\b",
+    # A server stopping the work it was asked for: PostgreSQL's "canceling statement due to user request".
+    # Not "Error while cancelling the job: ...", a failure of the cancelling.
+    ("cancel", r"(?<!while )(?<!when )\bcancel+ing (?:the )?(?:statement|query|request|operation|task|job)\b"),
+    r"\bdue to user request\b",
     # pytest's "Interrupted: 1 error during collection" is its summary of a failed run, not a cancellation.
     r"\binterrupted\b(?!: \d+ errors? during collection)", r"keyboardinterrupt",
     # Kimi Code's "The subagent was stopped by the user." (MoonshotAI/kimi-code #236).
@@ -521,6 +528,9 @@ _SIGNALS: tuple[_Signal, ...] = (
         Kind.CONCURRENCY_LIMIT,
         r"concurren(?:cy|t)[ _](?:limit|requests?|calls?|jobs?|executions?)",
         r"too many (?:concurrent|parallel|simultaneous|in[- ]flight)", r"max(?:imum)? concurrency",
+        # A server's cap on open sessions: PostgreSQL's "sorry, too many clients already", MySQL's "Too many
+        # connections".
+        r"too many (?:clients|connections)\b",
     ),
     # A shared backend shedding load, not the caller's own quota: Vertex AI's dynamic shared quota ("Resource
     # exhausted. Please try again later."), Gemini's MODEL_CAPACITY_EXHAUSTED, a provider's tier capacity.
@@ -535,6 +545,9 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"rate[ _-]?limit", r"too many requests", r"too_many_requests", r"quota (?:has been )?exceeded",
         r"exceeded (?:the |your )?quota", r"resource(?: has been)?[ _]exhausted", r"throttl(?:ed|ing)(?:exception)?\b",
         r"slow down", r"\b(?:currently|temporarily) limited\b",
+        # A limit per unit of time, in a failure: "the maximum number of requests per hour", "Exceeded 4 calls
+        # per second".
+        (" per ", r"\b(?:requests?|calls?|queries) per (?:second|minute|hour|day)\b"),
     ),
     _ABORTED,
     _TRUNCATED,
@@ -552,6 +565,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bmissing (?:api[ _-]?key|credentials|authorization header)", r"\btoken (?:has )?expired\b", r"expiredtoken",
         r"unrecognizedclientexception", r"could not validate credentials",
         r"\bcredentials? (?:are |were |is )?(?:invalid|missing|expired)\b", r"\bno credentials\b",
+        ("credentials", r"\b(?:unable to locate|could not find|cannot find|can't find) (?:\w+ )?credentials\b"),
     ),
     _signal(
         Kind.PERMISSION_DENIED,
@@ -604,6 +618,15 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bno such (?:file|table|column|key|bucket|host|user|container|image|process|device)\b", r"no matching \w+ found",
         # git's "pathspec 'x' did not match any files" and "unknown revision or path", Python's "No module named x".
         r"\bdid not match any (?:files?|file\(s\))", r"\bunknown revision\b", r"\bno module named\b",
+        # A search that came back empty, said as its program says it: "ERROR: Could not find a version that
+        # satisfies ...", "unzip: cannot find or open x.zip", "the crate `x` could not be found", "no matching
+        # tables were found", "Did not find any relation named ...", "no such command: `x`".
+        # (Each literal is one an existing part of _SIGNAL_PARTS covers: a new part costs every text a search.)
+        ("not find", r"\b(?:could not|cannot) find\b"), ("couldn't find", r"\bcouldn't find\b"),
+        ("unable to find", r"\bunable to find\b"), ("not locate", r"\b(?:could not|cannot) locate\b"),
+        ("not be found", r"\b(?:could not|cannot) be found\b"),
+        r"\bdid not find any\b", r"\bno matching \w+ (?:were |was )?found\b", r"\bno such command\b",
+        r"\bno (?:[\w-]+ ){1,2}named\b",
     ),
     _signal(
         Kind.INVALID_ARGUMENTS,
@@ -618,6 +641,13 @@ _SIGNALS: tuple[_Signal, ...] = (
         # tokens. However, you requested 4268 tokens".
         r"maximum context length is \d+ tokens",
         r"prompt is too long", r"\bexpected \w+, (?:got|received)\b",
+        # A value the program cannot take, or a token where another was expected, as compilers, databases and
+        # converters say it: "integer out of range", "value too long for type character varying(8)", "argument
+        # for `--edition` must be one of: ...", "expected `;`, found `println`", "';' expected", "missing
+        # data for column".
+        ("out of range", r"out of range\b(?<!index out of range)"), r"\bvalue too (?:long|large|big|small)\b", r"\bmust be one of\b",
+        r"\bexpected [`'\"][^\w\s`'\"]{1,3}[`'\"]", ("expected", r"[`'\"][^\w\s`'\"]{1,3}[`'\"] expected\b"),
+        r"\bmissing data for\b",
         # A command line the program cannot run (GNU's usage errors: "missing operand", "option requires an
         # argument -- 'f'", then "Try 'cut --help' for more information.").
         r"\b(?:missing|extra) (?:\w+ )?operand\b", r"\boption requires an argument\b",
@@ -708,7 +738,7 @@ _ERROR_START = _Lazy(
         (?i:error|err|fatal|failure|panic|critical)(?:\s*[:!\[(]|\s+(?:code|\d)|\s*$)
       | (?i:error)\s+(?:from|response|while|when|during|occurred|executing|calling|running|invoking|in)\b
       | (?i:error\s+(?!handling|reporting|logging|messag|tracking|testing|typing)[a-z]{2,20}ing\b[^:\n]{0,80}:\s+\S)
-      | (?i:an?\s+(?:unexpected\s+)?error\s+(?:has\s+)?occurred)\b
+      | (?i:an?\s+(?:unexpected\s+)?error\s+(?:has\s+)?occurr?ed)\b  # and its common misspelling
       | ERROR\b
       | \[(?i:[\w ]{0,20}?(?:error|fatal|err))\]
       | <(?:tool_use_error|error)>
@@ -1350,22 +1380,31 @@ _FAILURE_WORD = _Lazy(r"(?i:\berror\b|\bfail|\bexception\b|\bfatal\b)|^E[A-Z]{3,
 # A coding agent's transcript writes a tool's result under its call behind "⎿" (Claude Code: "⏺ Read(x)" then
 # "  ⎿  Error: File content ... exceeds maximum allowed tokens").
 _RESULT_MARK = "(?:[ \t]{0,8}\u23bf[ \t]+)?"
-_ERROR_LINE = _Lazy(_RESULT_MARK + r"(?:[^\s:]{1,200}:\d+:\d+: )?(?:ERROR|Error|error|FATAL|fatal)(?:\[[\w-]{0,40}\])?:\s+(\S[^\n]{0,300})")
+_ERROR_LINE = _Lazy(_RESULT_MARK + r"(?:[^\s:]{1,200}:\d+(?::\d+)?: (?:fatal )?)?(?:ERROR|Error|error|FATAL|fatal)(?:\[[\w-]{0,40}\])?:\s+(\S[^\n]{0,300})")
 #: The line is looked for in the first five lines and 600 characters.
 _ERROR_LINE_REACH = 5
 _ERROR_LINE_PROBE = 600
 # Starts with a literal newline, so the search jumps from line to line.
 _ERROR_LINE_AT = _Lazy(r"\n" + _RESULT_MARK + "(?:ERROR|Error|error|FATAL|fatal)")
-# A compiler's diagnostic (``file.c:1:21: error: ...``), looked for only where "error: " is in the probe
-# (tried at every line, its name's run would cost most texts more than the literal's search).
-_COMPILER_LINE_AT = _Lazy(r"\n[^\s:]{1,200}+:\d+:\d+: (?:fatal )?error:")
+# A compiler's diagnostic (gcc's ``file.c:1:21: error: ...``, javac's ``Main.java:3: error: ...``), looked
+# for only where "error: " is in the probe (tried at every line, its name's run would cost most texts more
+# than the literal's search). It may be the first line too, as a compiler's output starts with its first
+# error: that one is matched where the text starts (a search for either would try every position).
+_COMPILER_LINE = r"[^\s:]{1,200}+:\d+(?::\d+)?: (?:fatal )?error:"
+_COMPILER_LINE_AT = _Lazy(r"\n" + _COMPILER_LINE)
+_COMPILER_FIRST_LINE = _Lazy(_COMPILER_LINE)
 _ENVIRONMENT_KINDS = frozenset({Kind.TIMEOUT, Kind.CANCELLED})
 
 
 def _error_line_at(text: str, at: int = 0) -> re.Match[str] | None:
-    """The newline before the first line from ``at`` on, within the probe, that may be an error line."""
+    """The newline before the first line from ``at`` on, within the probe, that may be an error line (or,
+    from the start of a text of several lines, a first line that is a compiler's diagnostic: a match that
+    starts at it)."""
     found = _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE)
     if text.find("error: ", at, _ERROR_LINE_PROBE) >= 0:
+        if at == 0 and (compiled := _COMPILER_FIRST_LINE.match(text, 0, _ERROR_LINE_PROBE)) is not None \
+                and text.find("\n", 0, _ERROR_LINE_PROBE) >= 0:
+            return compiled
         compiled = _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE if found is None else found.start())
         if compiled is not None:
             return compiled
@@ -1375,14 +1414,16 @@ def _error_line_at(text: str, at: int = 0) -> re.Match[str] | None:
 def _error_line(text: str) -> _Verdict | None:
     """An unframed text whose first few lines include ``ERROR: ...`` (pip, pytest, compilers), or None.
 
-    The first line was read as the frame already; the search jumps from newline to newline.
+    The first line was read as the frame already, but for a compiler's diagnostic, which no frame reads;
+    the search jumps from newline to newline.
     """
     found = _error_line_at(text)
     if found is None or text.startswith("```"):  # a fenced block: a document quoting output
         return None
     if text.count("\n", 0, found.start()) >= _ERROR_LINE_REACH:
         return None
-    match = _ERROR_LINE.match(text, found.start() + 1, _ERROR_LINE_PROBE)
+    start = found.start()
+    match = _ERROR_LINE.match(text, start + (text[start : start + 1] == "\n"), _ERROR_LINE_PROBE)
     if match is None:
         return None
     line = match.group(0)
@@ -1578,11 +1619,13 @@ _IMPERATIVES = frozenset(
         "return", "returns", "raise", "make", "include", "fix", "fixes", "add", "adds", "print", "pause",
         "handle", "use", "catch", "manage", "called", "get", "gets", "set", "ensure", "create", "show", "log",
         "remove", "support", "allow", "implement", "improve", "avoid", "prevent", "wrap", "convert", "emit",
-        "propagate", "translate", "display", "bump", "refactor", "rename", "move",
+        "propagate", "translate", "display", "bump", "refactor", "rename", "move", "reword", "clarify", "document",
+        "retry", "update", "explain", "describe", "detect", "surface", "expose", "mention",
     }
 )
 # Of those, the verbs that never name what failed ("fix call can't return right error message").
-_ONLY_IMPERATIVES = frozenset({"fix", "fixes", "add", "adds", "make", "include", "ensure", "avoid", "prevent", "improve", "bump", "refactor"})
+_ONLY_IMPERATIVES = frozenset({"fix", "fixes", "add", "adds", "make", "include", "ensure", "avoid", "prevent", "improve", "bump", "refactor",
+                               "reword", "clarify"})
 _ARTICLE = _Lazy(r"\b(?:a|an|the|this|its|their|every|any)\b")
 # A negation just before the failure word: "no errors", "0 failed", "not an error", "without failures".
 _NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:[\w-]+\s+){0,2}$")
@@ -1793,7 +1836,8 @@ def _clear(text: str, first: str) -> bool:
     if not _no_error_line(text):
         return False
     # _diagnostic is asked only where _may_be_diagnostic holds, and reads a usage line or a program's line.
-    return past or not (_may_be_diagnostic(first) and (first[:6] in _USAGE_LINE or _PROGRAM_LINE.match(first)))
+    return past or not (_may_be_diagnostic(first) and (
+        first[:6] in _USAGE_LINE or _PROGRAM_LINE.match(first) or "*** " in first and _FATAL_LINE.match(first)))
 
 
 # A program's own diagnostic, written as the GNU coding standards have a program write one: its name, a
@@ -1837,7 +1881,7 @@ _DIAGNOSTIC_LINES = 5
 
 def _may_be_diagnostic(first: str) -> bool:
     """False when ``first`` surely is no program's diagnostic line (a shortcut for _diagnostic)."""
-    return ": " in first[1:34] and ("a" <= first[:1] <= "z" or first[:6] in _USAGE_LINE)
+    return ": " in first[1:34] and ("a" <= first[:1] <= "z" or first[:6] in _USAGE_LINE or ": ***" in first)
 
 
 #: how a usage line starts ("usage: tool [-h] ..."), which a usage error starts with: ``first[:6] in _USAGE_LINE``
@@ -1850,15 +1894,31 @@ _USAGE_ERROR = _Lazy(r"^(?:[^\n:]{1,60}: )?error: \S[^\n]{0,300}", re.MULTILINE)
 _USAGE_REACH = 1024
 
 
+# A program's fatal error, marked as make and patch mark one: make's "*** ... Stop." ("make: *** No rule to make
+# target 'x'.  Stop.", "build.mk:2: *** missing separator.  Stop."), patch's "****" ("patch: **** Only garbage was
+# found in the patch input."). The marks say it failed, whatever its words.
+_FATAL_LINE = _Lazy(r"([^\s:]{1,200})(?::\d+)?: (?:\*{3} [^\n]{0,300}?\bStop\.[ \t]*$|\*{4} (?=\S))", re.MULTILINE)
+# GNU's line after a usage error ("Try 'xargs --help' for more information.", tar's "Try `tar --help' or `tar
+# --usage' for more information."): only a refused command line ends with it.
+_TRY_HELP = _Lazy(r"\nTry [`'\u2018][^\n]{1,80}--help['\u2019][^\n]{0,80} for more information\.?\Z")
+
+
 def _diagnostic(stripped: str, first: str) -> _Verdict | None:
     """A failure a program reports in its own diagnostic form (``_PROGRAM_LINE``), or None: a short text
-    (``stripped``, whose first line is ``first``) whose message is words, not a value. _unframed_reading
+    (``stripped``, whose first line is ``first``) whose message is words, not a value, or that a program
+    marks as a fatal error (``_FATAL_LINE``) or as a usage error (``_TRY_HELP``). _unframed_reading
     calls it only where ``_may_be_diagnostic(first)`` holds."""
+    fatal = _FATAL_LINE.match(first) if "*** " in first else None
+    if fatal is not None:
+        return _diagnosed(f"a fatal error of '{_quote(fatal.group(1), 32)}'", first[fatal.end(1) :], stripped)
     found = _PROGRAM_LINE.match(first)
     if found is None or found.group(1) in _NOT_PROGRAMS:
         if first[:6] not in _USAGE_LINE or (error := _USAGE_ERROR.search(stripped, 0, _USAGE_REACH)) is None:
             return None
         return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error: '{_quote(error.group(), 40)}'", message=stripped)
+    tail = max(0, len(stripped) - _LINE_CHARS)
+    if stripped.find("--help", tail) >= 0 and _TRY_HELP.search(stripped, tail):
+        return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error of '{_quote(found.group(1), 32)}'", message=stripped)
     if len(stripped) > STATED_CHARS or stripped.count("\n") >= _DIAGNOSTIC_LINES:
         return None
     name, message = found.group(1), first[found.end() :]
@@ -1866,14 +1926,26 @@ def _diagnostic(stripped: str, first: str) -> _Verdict | None:
         return None  # a value, a heading, a line of code ("my_list: Annotated[list[int], ...]  # Valid: ...")
     for line in stripped.splitlines()[1:]:
         key = _KEY_LINE.match(line)
-        if key is not None and key.group(1) != name:
+        if key is not None and key.group(1) != name and not _another_diagnostic(line):
             return None  # a listing of fields ("name: x" then "version: 2")
     folded = _folded(message)
     if _DEFECT_WORDS.isdisjoint(_words(_folded(stripped))):
         return None  # it names no defect: file's "notes: ASCII text" is a result in the same form
     if _INFORMATIONAL.search(folded) or _describes(folded) or _described(message) or _quotes_in_prose(message) or _TITLE_TAG.match(_folded(first)):
         return None
-    basis = f"a diagnostic of '{_quote(name, 32)}'"
+    return _diagnosed(f"a diagnostic of '{_quote(name, 32)}'", message, stripped)
+
+
+def _another_diagnostic(line: str) -> bool:
+    """True when ``line`` is written as another program's message, as a pipeline's programs each write theirs
+    (tar's "tar: Child returned status 1" after gzip's "gzip: stdin: not in gzip format"): a sentence after a
+    program's name, not a listing's field and its value."""
+    found = _PROGRAM_LINE.match(line)
+    return found is not None and found.group(1) not in _NOT_PROGRAMS and " " in line[found.end() :].strip()
+
+
+def _diagnosed(basis: str, message: str, stripped: str) -> _Verdict:
+    """The kind of a program's diagnostic ``stripped`` whose message (on its first line) is ``message``."""
     hit = _find_signal(stripped)
     if hit is None and _VALUE_COMPLAINT.search(message) is not None:
         # The complaint is about what the program was given, as an uncaught exception's would be ("find:
@@ -1941,12 +2013,15 @@ def _discussion(text: str) -> bool:
 
 def _no_error_line(text: str) -> bool:
     """``_error_line_at(text) is None``, with the fewest calls: an error line starts at a newline (a
-    one-line text has none), and a compiler's needs "error: " in the probe. The probe is read as a copy:
+    one-line text has none; a compiler's may be the first line, but a compiler shows the source line under
+    it), and a compiler's needs "error: " in the probe. The probe is read as a copy:
     ``in`` parses no arguments, as ``str.find`` does, and a pattern searches it as it would the text up to
     the probe's end."""
     probe = text[:_ERROR_LINE_PROBE]
-    return "\n" not in probe or _ERROR_LINE_AT.search(probe) is None and (
-        "error: " not in probe or _COMPILER_LINE_AT.search(probe) is None)
+    if "\n" not in probe:
+        return True
+    return _ERROR_LINE_AT.search(probe) is None and ("error: " not in probe or (
+        _COMPILER_FIRST_LINE.match(probe) is None and _COMPILER_LINE_AT.search(probe) is None))
 
 
 def _message(text: str) -> bool:
