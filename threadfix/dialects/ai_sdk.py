@@ -43,6 +43,7 @@ from threadfix.dialects.base import (
     each_answered_once,
     index_in_place,
     list_under,
+    screen_struct,
     str_under,
 )
 from threadfix.failures import is_threadfix_output
@@ -348,19 +349,19 @@ def _screen() -> Screen:
     A thread needs nothing when every client tool part is in an output state with a string id, not blank, that
     no other part uses (:meth:`AISDK.quick_healthy`): the output is the part itself, so it is always in place,
     and a call that is answered neither waits nor is pending."""
-    from msgspec import UNSET, UnsetType, defstruct
+    from msgspec import UNSET, UnsetType
 
-    part = defstruct("ScreenAISDKPart", [
+    part = screen_struct("ScreenAISDKPart", [
         ("type", str),
         ("toolCallId", Any, UNSET),
         ("state", Any, UNSET),
         ("providerExecuted", Any, UNSET),
-    ], frozen=True)
-    message = defstruct("ScreenAISDKMessage", [
+    ])
+    message = screen_struct("ScreenAISDKMessage", [
         ("role", Literal[tuple(ROLES)]),
         ("parts", list[part]),
         *absent("type", "content", "kind", "tool_calls", "toolInvocations"),
-    ], frozen=True)
+    ])
 
     def settles(items: list[Any]) -> bool | None:
         # one pass, each part's kind told once (issue #28): a tool part (a client one's id and whether it is in an

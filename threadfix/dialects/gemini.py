@@ -45,6 +45,7 @@ from threadfix.dialects.base import (
     list_under,
     absent,
     orphan_text,
+    screen_struct,
     usable_ids,
 )
 from threadfix.failures import is_threadfix_output
@@ -343,20 +344,20 @@ def _screen() -> Screen:
     one call: each call turn (a model content) answered by exactly its calls' ids and names in the very next
     content (a call without an id by a response of its name without one, which the full read pairs by name
     and order), no call outside a model content, no other response anywhere."""
-    from msgspec import UNSET, Raw, UnsetType, defstruct
+    from msgspec import UNSET, Raw, UnsetType
 
     named = [("id", str | None | UnsetType, UNSET), ("name", str | UnsetType, UNSET)]
-    call = defstruct("ScreenGeminiCall", named, frozen=True)
-    response = defstruct("ScreenGeminiResponse", named, frozen=True)
+    call = screen_struct("ScreenGeminiCall", named)
+    response = screen_struct("ScreenGeminiResponse", named)
     keys = sorted(_PART_KEYS)
-    part = defstruct("ScreenGeminiPart", [
+    part = screen_struct("ScreenGeminiPart", [
         (key, (call if key in CALL_KEYS else response if key in RESPONSE_KEYS else Raw) | UnsetType, UNSET)
-        for key in keys], frozen=True, forbid_unknown_fields=True)
-    content = defstruct("ScreenGeminiContent", [
+        for key in keys], forbid_unknown_fields=True)
+    content = screen_struct("ScreenGeminiContent", [
         ("parts", list[part]),
         ("role", Literal[tuple(ROLES)] | UnsetType, UNSET),
         *absent("type", "content", "kind", "tool_calls", "toolInvocations"),
-    ], frozen=True)
+    ])
     # a part of no key: a struct equal to this one (a C-level compare that stops at the first key set, where a
     # tuple of every key made for each part cost a third more of the screen: issue #28)
     empty = part()

@@ -30,7 +30,7 @@ from operator import attrgetter
 from typing import Any
 
 from threadfix import dialects
-from threadfix.dialects.base import Dialect
+from threadfix.dialects.base import Dialect, screen_struct
 from threadfix.dialects.openai_responses import (  # noqa: F401 - the Responses rules the SQLite screen shares
     CALL,
     IS_CALL,
@@ -162,9 +162,9 @@ def _document_decoder(name: str) -> tuple[Callable[[bytes], Any], tuple[type[Bas
                 return value
         return None
 
-    container = msgspec.defstruct(f"Settle{name.title().replace('-', '')}Document",
-                                  [(key, list[screen.item] | None, None) for key in THREAD_KEYS],
-                                  namespace={"thread_items": thread_items})
+    container = screen_struct(f"Settle{name.title().replace('-', '')}Document",
+                              [(key, list[screen.item] | None, None) for key in THREAD_KEYS],
+                              namespace={"thread_items": thread_items})
     decoder = msgspec.json.Decoder(list[screen.item] | container)
     # a document msgspec cannot read for any reason (even memory) is left to the full read, which says why
     return decoder.decode, (msgspec.DecodeError, RecursionError, MemoryError), screen.settles
