@@ -257,10 +257,14 @@ class FileStore(Store):
         screened = screen and (self.screen_always or _documents_read >= SCREEN_DOCUMENTS_AFTER) and \
             settle.has_screen(self.dialect)
         _documents_read += len(raw)
-        if screened and (settled := _folder_screener(self.dialect)(raw)) is not None:
-            self.container = DOCUMENT  # (no session container holds a thread any dialect's screen settles)
-            yield settled
-            return
+        known = None  # the dialect a screen knew the thread for, not settled: the full read takes it, unsniffed
+        if screened:
+            screener = _folder_screener(self.dialect)
+            if (settled := screener(raw)) is not None:
+                self.container = DOCUMENT  # (no session container holds a thread any dialect's screen settles)
+                yield settled
+                return
+            known = screener.known
         try:
             value = jsonio.loads(raw)
         except jsonio.JsonReadError:
@@ -272,7 +276,7 @@ class FileStore(Store):
         if container is not None:
             yield from self._session(container, raw)
             return
-        yield from self._read_document(raw, value)
+        yield from self._read_document(raw, value, known)
 
     def _read_session(self, container: Any, handle: Any, size: int) -> Iterator[Thread | ReadProblem]:
         if (problem := self._too_large(size, "session")) is not None:
@@ -315,9 +319,10 @@ class FileStore(Store):
     def _jsonl_reader(self) -> JsonlReader:
         return JsonlReader(self.display, self.max_doc_bytes, self.mtime, self.dialect, self._adopt)
 
-    def _read_document(self, raw: bytes, value: Any = None) -> Iterator[Thread | ReadProblem]:
+    def _read_document(self, raw: bytes, value: Any = None, known: str | None = None) -> Iterator[Thread | ReadProblem]:
+        """``known``: the dialect a screen found the document a thread of (what a sniff of it would say)."""
         self.container = DOCUMENT
-        thread = read_document(raw, self.display, self.mtime, self.dialect, value)
+        thread = read_document(raw, self.display, self.mtime, self.dialect or known, value)
         yield ReadProblem(*thread) if isinstance(thread, tuple) else thread
 
     # ------------------------------------------------------------------ writing

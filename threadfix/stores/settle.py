@@ -91,6 +91,9 @@ class Screener:
         self.order = [dialect] if dialect is not None else list(screened())
         #: whether the order was set by the dialect a full read sniffs the first document as (see :meth:`_hint`)
         self.hinted = dialect is not None
+        #: the dialect whose screen knew the last document for its thread, settled or not, else None: what a full
+        #: read sniffs it as, so that the full read of a stuck thread need not sniff it again
+        self.known: str | None = None
 
     def __call__(self, raw: bytes) -> Settled | None:
         if not self.hinted:
@@ -104,7 +107,9 @@ class Screener:
                 continue  # not this dialect's, as far as its screen can tell
             if at:
                 order.insert(0, order.pop(at))
+            self.known = name
             return _settled(name) if verdict else None
+        self.known = None
         return None
 
 
