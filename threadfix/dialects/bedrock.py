@@ -351,10 +351,15 @@ def _screen() -> Screen:
         expected: list[str] = []
         seen: list[str] = []
         for m in items:
+            content = m.content
+            if len(content) == 1 and content[0].text is not UNSET:  # (most messages: one text block)
+                if expected:
+                    return False  # a turn's calls not answered by the message after it
+                continue
             answers: list[str] = []
             uses: list[Any] = []
             text_after = past_results = False  # text after the message's last toolUse; a block not a toolResult
-            for b in m.content:
+            for b in content:
                 if b.toolResult is not UNSET:
                     if past_results:
                         return False  # a result after other blocks
