@@ -103,3 +103,21 @@ def test_a_stuck_document_its_screen_knew_is_read_as_that_dialect_without_a_snif
     for p in sorted(one_by_one.iterdir()):
         list(RepairRun([str(p)], RunOptions(min_age=0, journal_dir=tmp_path / "j2")).outcomes())
         assert (tmp_path / "many" / p.name).read_bytes() == p.read_bytes()
+
+
+def test_a_repair_lists_a_folder_once_and_the_next_run_lists_it_again(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repair walks the folder it is given to size the run (how many processes), then to read it: the second walk
+    gives the first one's entries. Nothing of it outlives the run: the next one sees a file added since."""
+    from threadfix.stores import files
+
+    listed: list[str] = []
+    walk = files._walk
+    monkeypatch.setattr(files, "_walk", lambda top, onerror: (listed.append(top), walk(top, onerror))[1])
+    where = folder(tmp_path, "listed", 4)
+    first, said = run(where, tmp_path, jobs=None)  # (as the command runs: the processes chosen by size)
+    assert listed == [str(where)] and said == [("/000.json", "repaired"), ("/002.json", "repaired")]
+    assert files._kept_walks is None
+    (where / "004.json").write_bytes(stuck(4))
+    again, said = run(where, tmp_path, jobs=None)
+    assert listed == [str(where)] * 2 and said == [("/004.json", "repaired")]

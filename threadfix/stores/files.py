@@ -13,6 +13,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -502,7 +503,39 @@ class FolderEntry(Struct, frozen=True):
         return Path(self.where)
 
 
+#: the folder walks of the run that keeps them (:func:`walks_kept`), by the path walked; None: each walk lists again
+_kept_walks: dict[str, list[FolderEntry]] | None = None
+
+
+@contextmanager
+def walks_kept() -> Iterator[None]:
+    """Within the block, a folder walked again gives the entries its first walk found, without listing it (or
+    checking its databases' headers) again: a repair walks each folder it is given once to size its inputs (how
+    many processes), then again to read them, which cost a folder of 1,000 small files a twentieth of its
+    instructions. The block that starts keeping walks ends it; one nested in it keeps the same walks."""
+    global _kept_walks
+    if _kept_walks is not None:
+        yield
+        return
+    _kept_walks = {}
+    try:
+        yield
+    finally:
+        _kept_walks = None
+
+
 def walk_folder(spec: str) -> Iterator[FolderEntry]:
+    """:func:`_walk_folder`, or the entries it found for ``spec`` before within :func:`walks_kept`."""
+    kept = _kept_walks
+    if kept is None:
+        return _walk_folder(spec)
+    found = kept.get(spec)
+    if found is None:
+        found = kept[spec] = list(_walk_folder(spec))
+    return iter(found)
+
+
+def _walk_folder(spec: str) -> Iterator[FolderEntry]:
     """The files of the folder ``spec``, recursively and sorted: ``.json`` and ``.jsonl`` files, and SQLite
     databases by suffix. Hidden folders and threadfix's own temporary files are skipped. A symlink to a file
     outside the folder is refused: following it would let whoever can write the folder point repair at any file
