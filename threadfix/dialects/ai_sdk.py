@@ -372,11 +372,13 @@ def _screen() -> Screen:
         for n, m in enumerate(items):
             for p in m.parts:
                 kind = p.type
+                if kind in _UI_PARTS:
+                    continue  # (most parts: text, reasoning, step-start; no tool part's type is one of them)
                 if (kind == "dynamic-tool" or kind.startswith("tool-")) and p.toolCallId is not UNSET and \
                         p.state.__class__ is str:
                     if p.providerExecuted is not True:
                         ids.append((p.toolCallId, p.state in OUTPUT_STATES))
-                elif n < 200 and kind not in _UI_PARTS and not kind.startswith("data-"):
+                elif n < 200 and not kind.startswith("data-"):
                     return None
         return each_answered_once(ids)  # (which refuses a blank id, as the planner does)
 
