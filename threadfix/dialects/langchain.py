@@ -406,10 +406,12 @@ def _screen() -> Screen:
             return None
         if kind != "ai" and (kind == "human" or (kind := _TYPES[kind]) != "ai"):
             return None if kind == "tool" else ()
-        listed = [*(m.tool_calls or ()), *(m.invalid_tool_calls or ())]
+        listed = m.tool_calls or ()
+        if m.invalid_tool_calls:
+            listed = [*listed, *m.invalid_tool_calls]
         if not listed and not m.tool_call_chunks and m.additional_kwargs:
             listed = m.additional_kwargs.tool_calls or ()
-        return [c.id for c in listed]
+        return [c.id for c in listed] if listed else ()  # (most AI messages call nothing)
 
     def settles(items: list[Any]) -> bool | None:
         if not any(_TYPES[m.type] in ("human", "ai", "tool") for m in items[:200]):
