@@ -31,6 +31,7 @@ from threadfix.spill import SpillList
 from threadfix.stores import MEDIA, ReadProblem, Store, StoreOptions, iter_stores, medium_of, open_stores  # noqa: F401 - re-exported
 from threadfix.stores.atomic import crashpoint, folder_unsynced, fsync_folder, sync_temps
 from threadfix.stores.base import Change, Settled, StoreWriter
+from threadfix.stores.files import walks_kept
 from threadfix.stores.jsonl import IndexedThread
 
 DEFAULT_MIN_AGE = 600.0
@@ -310,6 +311,10 @@ class RepairRun:
     def outcomes(self) -> Iterator[ThreadOutcome | Problem]:
         """Each thread's outcome and each problem (a file, line or store that could not be read), in read order:
         tell them apart with ``isinstance`` (or iterate :meth:`threads`, and read ``result.problems`` after)."""
+        with walks_kept():  # (a folder is walked once, to size the run and to read it)
+            yield from self._outcomes()
+
+    def _outcomes(self) -> Iterator[ThreadOutcome | Problem]:
         options = self.options
         jobs, shards = plan_run(self.specs, options.jobs, options.store, repair=True)  # (inputs sized once)
         try:

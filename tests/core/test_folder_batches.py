@@ -80,3 +80,44 @@ def test_a_file_changed_before_its_swap_is_read_and_repaired_again(tmp_path: Pat
     items = orjson.loads(changed.read_bytes())["items"]
     assert items[0]["content"] == "written by the app"  # the app's change kept
     assert [i["type"] for i in items][-1] == "function_call_output"  # and the call answered
+
+
+def test_a_stuck_document_its_screen_knew_is_read_as_that_dialect_without_a_sniff(tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The files of a folder of many are screened from the first; a stuck thread the screen knew for its dialect's is
+    read as that dialect, as a sniff would find it: only the first document is sniffed (to pick the screen tried
+    first), and every file is repaired to the same bytes as when named on its own."""
+    from threadfix import dialects
+    from threadfix.stores import files
+
+    count = files.SCREEN_FOLDER_FILES + 8
+    sniffed: list[int] = []
+    sniff = dialects.sniff
+    monkeypatch.setattr(dialects, "sniff", lambda items: (sniffed.append(len(items)), sniff(items))[1])
+    files._folder_screener.cache_clear()  # (a fresh screener: its first document is sniffed)
+    repaired, said = run(folder(tmp_path, "many", count), tmp_path)
+    assert said == [(f"/{n:03d}.json", "repaired") for n in range(0, count, 2)]
+    assert len(sniffed) == 1
+    monkeypatch.setattr(dialects, "sniff", sniff)
+    one_by_one = folder(tmp_path, "one-by-one", count)
+    for p in sorted(one_by_one.iterdir()):
+        list(RepairRun([str(p)], RunOptions(min_age=0, journal_dir=tmp_path / "j2")).outcomes())
+        assert (tmp_path / "many" / p.name).read_bytes() == p.read_bytes()
+
+
+def test_a_repair_lists_a_folder_once_and_the_next_run_lists_it_again(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repair walks the folder it is given to size the run (how many processes), then to read it: the second walk
+    gives the first one's entries. Nothing of it outlives the run: the next one sees a file added since."""
+    from threadfix.stores import files
+
+    listed: list[str] = []
+    walk = files._walk
+    monkeypatch.setattr(files, "_walk", lambda top, onerror: (listed.append(top), walk(top, onerror))[1])
+    where = folder(tmp_path, "listed", 4)
+    first, said = run(where, tmp_path, jobs=None)  # (as the command runs: the processes chosen by size)
+    assert listed == [str(where)] and said == [("/000.json", "repaired"), ("/002.json", "repaired")]
+    assert files._kept_walks is None
+    (where / "004.json").write_bytes(stuck(4))
+    again, said = run(where, tmp_path, jobs=None)
+    assert listed == [str(where)] * 2 and said == [("/004.json", "repaired")]

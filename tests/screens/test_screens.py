@@ -462,3 +462,27 @@ def test_a_large_first_document_is_not_parsed_twice_to_pick_a_screen(monkeypatch
     monkeypatch.setattr(settle, "HINT_BYTES", len(raw))
     settle.Screener()(raw)
     assert parsed == [raw]
+
+
+def _structs(value: Any) -> list[Any]:
+    """Every msgspec struct in a decoded value, nested ones too."""
+    import msgspec
+
+    if isinstance(value, list):
+        return [found for element in value for found in _structs(element)]
+    if isinstance(value, msgspec.Struct):
+        fields = [getattr(value, name) for name in value.__struct_fields__]
+        return [value, *(found for field in fields for found in _structs(field))]
+    return []
+
+
+@pytest.mark.parametrize("name", SCREENED)
+def test_what_a_screen_decodes_is_not_tracked_by_the_garbage_collector(name: str) -> None:
+    """A screen decodes every item of every thread it is shown, and decoded JSON holds no reference cycle: tracked,
+    each collection would walk them all again."""
+    import gc
+
+    decode, _, _ = settle._document_decoder(name)
+    decoded = _structs(decode(_document(RENDER[name]([("user", "hi"), ("tools", ["a"], ["a"], "ok")]), 1, True)))
+    assert len(decoded) > 2  # the document, its items and their blocks or parts
+    assert not [struct for struct in decoded if gc.is_tracked(struct)]

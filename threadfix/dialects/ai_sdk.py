@@ -43,6 +43,7 @@ from threadfix.dialects.base import (
     each_answered_once,
     index_in_place,
     list_under,
+    screen_struct,
     str_under,
 )
 from threadfix.failures import is_threadfix_output
@@ -348,19 +349,19 @@ def _screen() -> Screen:
     A thread needs nothing when every client tool part is in an output state with a string id, not blank, that
     no other part uses (:meth:`AISDK.quick_healthy`): the output is the part itself, so it is always in place,
     and a call that is answered neither waits nor is pending."""
-    from msgspec import UNSET, UnsetType, defstruct
+    from msgspec import UNSET, UnsetType
 
-    part = defstruct("ScreenAISDKPart", [
+    part = screen_struct("ScreenAISDKPart", [
         ("type", str),
         ("toolCallId", Any, UNSET),
         ("state", Any, UNSET),
         ("providerExecuted", Any, UNSET),
-    ], frozen=True)
-    message = defstruct("ScreenAISDKMessage", [
+    ])
+    message = screen_struct("ScreenAISDKMessage", [
         ("role", Literal[tuple(ROLES)]),
         ("parts", list[part]),
         *absent("type", "content", "kind", "tool_calls", "toolInvocations"),
-    ], frozen=True)
+    ])
 
     def settles(items: list[Any]) -> bool | None:
         # one pass, each part's kind told once (issue #28): a tool part (a client one's id and whether it is in an
@@ -371,11 +372,13 @@ def _screen() -> Screen:
         for n, m in enumerate(items):
             for p in m.parts:
                 kind = p.type
+                if kind in _UI_PARTS:
+                    continue  # (most parts: text, reasoning, step-start; no tool part's type is one of them)
                 if (kind == "dynamic-tool" or kind.startswith("tool-")) and p.toolCallId is not UNSET and \
                         p.state.__class__ is str:
                     if p.providerExecuted is not True:
                         ids.append((p.toolCallId, p.state in OUTPUT_STATES))
-                elif n < 200 and kind not in _UI_PARTS and not kind.startswith("data-"):
+                elif n < 200 and not kind.startswith("data-"):
                     return None
         return each_answered_once(ids)  # (which refuses a blank id, as the planner does)
 

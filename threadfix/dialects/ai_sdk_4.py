@@ -31,6 +31,7 @@ from threadfix.dialects.base import (
     absent,
     each_answered_once,
     index_in_place,
+    screen_struct,
     str_under,
 )
 from threadfix.failures import is_threadfix_output
@@ -179,22 +180,21 @@ def _screen() -> Screen:
 
     A thread needs nothing when every invocation the SDK reads (an assistant's parts when it has them, else its
     ``toolInvocations``) has a ``result`` and a string id, not blank, that no other invocation uses."""
-    from msgspec import UNSET, Raw, UnsetType, defstruct
+    from msgspec import UNSET, Raw, UnsetType
 
-    invocation = defstruct("ScreenAISDK4Invocation", [("toolCallId", Any, UNSET), ("result", Raw | UnsetType, UNSET)],
-                           frozen=True)
-    part = defstruct("ScreenAISDK4Part", [
+    invocation = screen_struct("ScreenAISDK4Invocation", [("toolCallId", Any, UNSET), ("result", Raw | UnsetType, UNSET)])
+    part = screen_struct("ScreenAISDK4Part", [
         ("type", str),
         ("toolInvocation", invocation | UnsetType, UNSET),
         *absent("toolCallId"),
-    ], frozen=True)
-    message = defstruct("ScreenAISDK4Message", [
+    ])
+    message = screen_struct("ScreenAISDK4Message", [
         ("role", Literal[tuple(ROLES)]),
         ("content", str | UnsetType, UNSET),
         ("parts", list[part] | None | UnsetType, UNSET),
         ("toolInvocations", list[invocation] | None | UnsetType, UNSET),
         *absent("type", "kind", "tool_calls"),
-    ], frozen=True)
+    ])
 
     def tools(m: Any) -> bool:
         return m.toolInvocations.__class__ is list or (

@@ -28,6 +28,7 @@ from threadfix.dialects.base import (
     lay_out,
     orphan_text,
     absent,
+    screen_struct,
     str_or_none,
     text_after_calls,
     usable_ids,
@@ -407,19 +408,17 @@ def _screen() -> Screen:
     Health is :meth:`Anthropic.quick_healthy`'s, over those fields, with no id used twice in the thread and none
     blank: each assistant's tool_use blocks, ending its text, answered by the leading tool_results of the very
     next message, a user one, and no other tool_result."""
-    from msgspec import defstruct
-
     def block(tag: str, fields: list[Any], code: int) -> type:
-        return defstruct(f"ScreenAnthropic{tag.title()}", fields, tag_field="type", tag=tag, frozen=True,
+        return screen_struct(f"ScreenAnthropic{tag.title()}", fields, tag_field="type", tag=tag,
                          namespace={"code": code})
 
     blocks = [block("tool_use", [("id", str)], _TOOL_USE), block("tool_result", [("tool_use_id", str)], _TOOL_RESULT),
               *(block(tag, [], 0) for tag in _SCREEN_PLAIN)]
-    message = defstruct("ScreenAnthropicMessage", [
+    message = screen_struct("ScreenAnthropicMessage", [
         ("role", Literal["user", "assistant"]),
         ("content", str | list[Union[tuple(blocks)]]),  # noqa: UP007 - a union of classes made at run time
         *absent("type", "parts", "kind", "toolInvocations", "tool_calls"),
-    ], frozen=True)
+    ])
     text_class = blocks[2]
 
     def settles(items: list[Any]) -> bool | None:

@@ -122,6 +122,17 @@ class Screen(Struct, frozen=True):
     settles: Callable[[list[Any]], bool | None]
 
 
+def screen_struct(name: str, fields: list[Any], **options: Any) -> type:
+    """A msgspec type of a screen (``defstruct`` with ``options``): frozen, and not tracked by the garbage collector.
+
+    A screen decodes every item of every thread it is shown into these, and what JSON decodes into holds no
+    reference cycle, so tracking them only had each collection walk them all again (a fiftieth of a folder repair's
+    instructions, issue #28)."""
+    from msgspec import defstruct
+
+    return defstruct(name, fields, **{"frozen": True, **options, "gc": False})
+
+
 def absent(*keys: str) -> list[tuple[str, Any, Any]]:
     """Screen fields for keys an item must not hold: typed ``UnsetType``, any value fails to decode."""
     from msgspec import UNSET, UnsetType

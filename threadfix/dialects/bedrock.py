@@ -47,6 +47,7 @@ from threadfix.dialects.base import (
     list_under,
     orphan_text,
     absent,
+    screen_struct,
     str_under,
     text_after_calls,
     usable_ids,
@@ -328,20 +329,20 @@ def _screen() -> Screen:
 
     Health is :meth:`Bedrock.quick_healthy`'s, with no id blank: each assistant's toolUse ids, ending its text,
     answered exactly by the leading toolResults of the next message, a user one, and no other toolResult."""
-    from msgspec import UNSET, Raw, UnsetType, defstruct
+    from msgspec import UNSET, Raw, UnsetType
     from msgspec.structs import astuple
 
-    use = defstruct("ScreenBedrockToolUse", [("toolUseId", str), ("type", Any, UNSET)], frozen=True)
-    result = defstruct("ScreenBedrockToolResult", [("toolUseId", str)], frozen=True)
+    use = screen_struct("ScreenBedrockToolUse", [("toolUseId", str), ("type", Any, UNSET)])
+    result = screen_struct("ScreenBedrockToolResult", [("toolUseId", str)])
     members = sorted(_BLOCK_KEYS)
-    block = defstruct("ScreenBedrockBlock", [
+    block = screen_struct("ScreenBedrockBlock", [
         (key, (use if key == "toolUse" else result if key == "toolResult" else Raw) | UnsetType, UNSET)
-        for key in members], frozen=True, forbid_unknown_fields=True)
-    message = defstruct("ScreenBedrockMessage", [
+        for key in members], forbid_unknown_fields=True)
+    message = screen_struct("ScreenBedrockMessage", [
         ("role", Literal[tuple(ROLES)]),
         ("content", list[block]),
         *absent("type", "parts", "kind", "tool_calls", "toolInvocations"),
-    ], frozen=True)
+    ])
     others = len(members) - 1
 
     def settles(items: list[Any]) -> bool | None:
@@ -350,10 +351,15 @@ def _screen() -> Screen:
         expected: list[str] = []
         seen: list[str] = []
         for m in items:
+            content = m.content
+            if len(content) == 1 and content[0].text is not UNSET:  # (most messages: one text block)
+                if expected:
+                    return False  # a turn's calls not answered by the message after it
+                continue
             answers: list[str] = []
             uses: list[Any] = []
             text_after = past_results = False  # text after the message's last toolUse; a block not a toolResult
-            for b in m.content:
+            for b in content:
                 if b.toolResult is not UNSET:
                     if past_results:
                         return False  # a result after other blocks

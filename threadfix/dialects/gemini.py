@@ -45,6 +45,7 @@ from threadfix.dialects.base import (
     list_under,
     absent,
     orphan_text,
+    screen_struct,
     usable_ids,
 )
 from threadfix.failures import is_threadfix_output
@@ -61,6 +62,8 @@ _PART_KEYS = frozenset({
 })
 #: ``function`` is the response role of older Vertex AI and Firebase samples
 ROLES = frozenset({"user", "model", "function"})
+#: the Part keys most parts hold, most first (the screen's part type lists them first)
+_COMMON_PART_KEYS = ("text", "functionCall", "functionResponse", "thoughtSignature", "thought")
 _TRUNCATING = frozenset({"MAX_TOKENS"})
 
 SAY_COUNT = ("Please ensure that the number of function response parts is equal to the number of function call "
@@ -343,54 +346,63 @@ def _screen() -> Screen:
     one call: each call turn (a model content) answered by exactly its calls' ids and names in the very next
     content (a call without an id by a response of its name without one, which the full read pairs by name
     and order), no call outside a model content, no other response anywhere."""
-    from msgspec import UNSET, Raw, UnsetType, defstruct
+    from msgspec import UNSET, Raw, UnsetType
 
     named = [("id", str | None | UnsetType, UNSET), ("name", str | UnsetType, UNSET)]
-    call = defstruct("ScreenGeminiCall", named, frozen=True)
-    response = defstruct("ScreenGeminiResponse", named, frozen=True)
-    keys = sorted(_PART_KEYS)
-    part = defstruct("ScreenGeminiPart", [
+    call = screen_struct("ScreenGeminiCall", named)
+    response = screen_struct("ScreenGeminiResponse", named)
+    # the keys parts hold most first: comparing a part with the empty one stops at its first key set
+    keys = [*_COMMON_PART_KEYS, *sorted(_PART_KEYS - set(_COMMON_PART_KEYS))]
+    part = screen_struct("ScreenGeminiPart", [
         (key, (call if key in CALL_KEYS else response if key in RESPONSE_KEYS else Raw) | UnsetType, UNSET)
-        for key in keys], frozen=True, forbid_unknown_fields=True)
-    content = defstruct("ScreenGeminiContent", [
+        for key in keys], forbid_unknown_fields=True)
+    content = screen_struct("ScreenGeminiContent", [
         ("parts", list[part]),
         ("role", Literal[tuple(ROLES)] | UnsetType, UNSET),
         *absent("type", "content", "kind", "tool_calls", "toolInvocations"),
-    ], frozen=True)
+    ])
     # a part of no key: a struct equal to this one (a C-level compare that stops at the first key set, where a
     # tuple of every key made for each part cost a third more of the screen: issue #28)
     empty = part()
 
     def settles(items: list[Any]) -> bool | None:
-        # C-level passes over every part, then a step per call turn, not per content (issue #28)
+        # C-level passes over every part, then a step per part that calls or answers, not per content (issue #28)
         contents = [c.parts for c in items]
         if empty in chain.from_iterable(contents) or not any(
                 c.parts or c.role != "user" for c in items[:200]):
             return None  # an empty part (the sniff refuses it); or only user contents without parts, which the AI
             # SDK's sniff gives 60
-        # (CALL_KEYS and RESPONSE_KEYS, the API's spelling first, as a full read takes them)
-        calls = [(m, v) for m, ps in enumerate(contents) for p in ps
-                 if (v := p.functionCall) is not UNSET or (v := p.function_call) is not UNSET]
-        answers = [(m, v) for m, ps in enumerate(contents) for p in ps
-                   if (v := p.functionResponse) is not UNSET or (v := p.function_response) is not UNSET]
-        if not calls and not answers:
+        # one pass over the parts for those that call or answer (a part may do both)
+        found = [(m, p) for m, ps in enumerate(contents) for p in ps
+                 if p.functionCall is not UNSET or p.functionResponse is not UNSET or p.function_call is not UNSET
+                 or p.function_response is not UNSET]
+        if not found:
             return True
         turns: dict[int, list[tuple[Any, Any]]] = {}
-        for m, v in calls:
-            turns.setdefault(m, []).append((v.id or None, v.name or "unknown"))
         answered: dict[int, list[tuple[Any, Any]]] = {}
-        for m, v in answers:
-            answered.setdefault(m, []).append((v.id or None, v.name or "unknown"))
-        roles = [c.role for c in items]
+        seen: list[str] = []
+        for m, p in found:
+            # (CALL_KEYS and RESPONSE_KEYS, the API's spelling first, as a full read takes them)
+            if (v := p.functionCall) is not UNSET or (v := p.function_call) is not UNSET:
+                if (called := turns.get(m)) is None:
+                    called = turns[m] = []
+                called.append((v.id or None, v.name or "unknown"))
+                if v.id:
+                    seen.append(v.id)
+            if (v := p.functionResponse) is not UNSET or (v := p.function_response) is not UNSET:
+                if (answers := answered.get(m)) is None:
+                    answers = answered[m] = []
+                answers.append((v.id or None, v.name or "unknown"))
+        # every content with responses is the one after a call turn (no other response anywhere)
+        if len(answered) != len(turns) or len(set(seen)) != len(seen) or not usable_ids(seen):
+            return False
         last = len(items) - 1
         for m, called in turns.items():
             # a call turn is a model content, answered by exactly its calls in the very next one, not a model's
-            if roles[m] != "model" or m == last or roles[m + 1] == "model" or \
+            if m == last or items[m].role != "model" or items[m + 1].role == "model" or \
                     not _same_pairs(answered.get(m + 1, []), called):
                 return False
-        # every content with responses is the one after a call turn (no other response anywhere)
-        seen = [v.id for _, v in calls if v.id]
-        return len(answered) == len(turns) and len(set(seen)) == len(seen) and usable_ids(seen)
+        return True
 
     return Screen(content, settles)
 

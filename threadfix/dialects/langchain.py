@@ -65,6 +65,7 @@ from threadfix.dialects.base import (
     absent,
     answered_in_blocks,
     orphan_text,
+    screen_struct,
     str_or_none,
     text_after_calls,
     text_first,
@@ -383,12 +384,12 @@ def _screen() -> Screen:
     and ``invalid_tool_calls`` entries (a string ``id`` each), or, when it has none of those and no
     ``tool_call_chunks``, the legacy ``additional_kwargs.tool_calls``, as :func:`call_sites` reads them; they
     must satisfy the block rule (:func:`answered_in_blocks`)."""
-    from msgspec import UNSET, UnsetType, defstruct
+    from msgspec import UNSET, UnsetType
 
-    call = defstruct("ScreenLangChainCall", [("id", str)], frozen=True)
+    call = screen_struct("ScreenLangChainCall", [("id", str)])
     calls = list[call] | None | UnsetType
-    extra = defstruct("ScreenLangChainExtra", [("tool_calls", calls, UNSET)], frozen=True)
-    message = defstruct("ScreenLangChainMessage", [
+    extra = screen_struct("ScreenLangChainExtra", [("tool_calls", calls, UNSET)])
+    message = screen_struct("ScreenLangChainMessage", [
         ("type", Literal[tuple(_TYPES)]),
         ("content", str),
         ("tool_calls", calls, UNSET),
@@ -397,7 +398,7 @@ def _screen() -> Screen:
         ("additional_kwargs", extra | None | UnsetType, UNSET),
         ("tool_call_id", str | None | UnsetType, UNSET),
         *absent("role", "data"),
-    ], frozen=True)
+    ])
 
     def call_ids(m: Any) -> Any:
         kind = m.type
@@ -405,10 +406,12 @@ def _screen() -> Screen:
             return None
         if kind != "ai" and (kind == "human" or (kind := _TYPES[kind]) != "ai"):
             return None if kind == "tool" else ()
-        listed = [*(m.tool_calls or ()), *(m.invalid_tool_calls or ())]
+        listed = m.tool_calls or ()
+        if m.invalid_tool_calls:
+            listed = [*listed, *m.invalid_tool_calls]
         if not listed and not m.tool_call_chunks and m.additional_kwargs:
             listed = m.additional_kwargs.tool_calls or ()
-        return [c.id for c in listed]
+        return [c.id for c in listed] if listed else ()  # (most AI messages call nothing)
 
     def settles(items: list[Any]) -> bool | None:
         if not any(_TYPES[m.type] in ("human", "ai", "tool") for m in items[:200]):

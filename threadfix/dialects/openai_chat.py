@@ -19,6 +19,7 @@ import orjson
 
 from threadfix.dialects.base import (
     Dialect, Screen, ToolBlocks, Violation, absent, answered_in_blocks, blank_id, orphan_text,
+    screen_struct,
 )
 from threadfix.failures import is_threadfix_output
 from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
@@ -166,16 +167,16 @@ def _screen() -> Screen:
     Then no dialect is sure (100) of the thread, and none scores as high as Chat: Anthropic gives string contents
     20 at most, the others nothing. So the thread must show Chat's evidence: a tool message or ``tool_calls``
     (95), or a content (30), among the first 200 messages, as :meth:`OpenAIChat.sniff` reads them."""
-    from msgspec import UNSET, UnsetType, defstruct
+    from msgspec import UNSET, UnsetType
 
-    call = defstruct("ScreenChatCall", [("id", str)], frozen=True)
-    message = defstruct("ScreenChatMessage", [
+    call = screen_struct("ScreenChatCall", [("id", str)])
+    message = screen_struct("ScreenChatMessage", [
         ("role", Literal[tuple(_CHAT_ROLES)]),
         ("content", str | None | UnsetType, UNSET),
         ("tool_calls", list[call] | None | UnsetType, UNSET),
         ("tool_call_id", str | None | UnsetType, UNSET),
         *absent("type", "parts", "kind", "toolInvocations"),
-    ], frozen=True)
+    ])
 
     def call_ids(message: Any) -> Any:
         role = message.role

@@ -22,7 +22,8 @@ from typing import Any, Union
 
 import orjson
 
-from threadfix.dialects.base import Dialect, Screen, Violation, apply_flat, blank_id, orphan_text, usable_ids
+from threadfix.dialects.base import (Dialect, Screen, Violation, apply_flat, blank_id, orphan_text, screen_struct,
+                                     usable_ids)
 from threadfix.failures import MARKER, is_threadfix_output
 from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
 
@@ -387,10 +388,8 @@ def _screen() -> Screen:
     them), and one each for function calls and outputs, with a required string ``call_id``. An item of any other
     type, without a type, or with a repeated ``type`` key fails to decode: a full read decides it. A settled
     thread's first item is of a Responses type, so :meth:`OpenAIResponses.sniff` is sure of it, first of all."""
-    import msgspec
-
     def tagged(name: str, tag: str, fields: list[Any], code: int | None) -> type:
-        return msgspec.defstruct(name, fields, tag_field="type", tag=tag, namespace={"code": code}, frozen=True)
+        return screen_struct(name, fields, tag_field="type", tag=tag, namespace={"code": code})
 
     call = tagged("SettleCall", CALL, [("call_id", str)], IS_CALL)
     output = tagged("SettleOutput", OUTPUT, [("call_id", str)], IS_OUTPUT)

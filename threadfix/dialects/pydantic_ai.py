@@ -41,6 +41,7 @@ from threadfix.dialects.base import (
     lay_out,
     orphan_text,
     absent,
+    screen_struct,
     str_or_none,
     text_after_calls,
     usable_ids,
@@ -304,18 +305,18 @@ def _screen() -> Screen:
     by a result (a tool-return, or a retry-prompt naming a tool) in the run of requests right after its
     response, and no result answers anything else. No text part follows a response's tool calls (the layout
     repair mends). A call that is answered never waits, so a deferred tail cannot be in question."""
-    from msgspec import UNSET, UnsetType, defstruct
+    from msgspec import UNSET, UnsetType
 
-    part = defstruct("ScreenPydanticPart", [
+    part = screen_struct("ScreenPydanticPart", [
         ("part_kind", str),
         ("tool_call_id", str | None | UnsetType, UNSET),
         ("tool_name", str | None | UnsetType, UNSET),
-    ], frozen=True)
-    message = defstruct("ScreenPydanticMessage", [
+    ])
+    message = screen_struct("ScreenPydanticMessage", [
         ("kind", Literal["request", "response"]),
         ("parts", list[part]),
         *absent("type", "role"),
-    ], frozen=True)
+    ])
 
     def settles(items: list[Any]) -> bool | None:
         if not items:

@@ -13,6 +13,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -257,10 +258,14 @@ class FileStore(Store):
         screened = screen and (self.screen_always or _documents_read >= SCREEN_DOCUMENTS_AFTER) and \
             settle.has_screen(self.dialect)
         _documents_read += len(raw)
-        if screened and (settled := _folder_screener(self.dialect)(raw)) is not None:
-            self.container = DOCUMENT  # (no session container holds a thread any dialect's screen settles)
-            yield settled
-            return
+        known = None  # the dialect a screen knew the thread for, not settled: the full read takes it, unsniffed
+        if screened:
+            screener = _folder_screener(self.dialect)
+            if (settled := screener(raw)) is not None:
+                self.container = DOCUMENT  # (no session container holds a thread any dialect's screen settles)
+                yield settled
+                return
+            known = screener.known
         try:
             value = jsonio.loads(raw)
         except jsonio.JsonReadError:
@@ -272,7 +277,7 @@ class FileStore(Store):
         if container is not None:
             yield from self._session(container, raw)
             return
-        yield from self._read_document(raw, value)
+        yield from self._read_document(raw, value, known)
 
     def _read_session(self, container: Any, handle: Any, size: int) -> Iterator[Thread | ReadProblem]:
         if (problem := self._too_large(size, "session")) is not None:
@@ -315,9 +320,10 @@ class FileStore(Store):
     def _jsonl_reader(self) -> JsonlReader:
         return JsonlReader(self.display, self.max_doc_bytes, self.mtime, self.dialect, self._adopt)
 
-    def _read_document(self, raw: bytes, value: Any = None) -> Iterator[Thread | ReadProblem]:
+    def _read_document(self, raw: bytes, value: Any = None, known: str | None = None) -> Iterator[Thread | ReadProblem]:
+        """``known``: the dialect a screen found the document a thread of (what a sniff of it would say)."""
         self.container = DOCUMENT
-        thread = read_document(raw, self.display, self.mtime, self.dialect, value)
+        thread = read_document(raw, self.display, self.mtime, self.dialect or known, value)
         yield ReadProblem(*thread) if isinstance(thread, tuple) else thread
 
     # ------------------------------------------------------------------ writing
@@ -497,7 +503,39 @@ class FolderEntry(Struct, frozen=True):
         return Path(self.where)
 
 
+#: the folder walks of the run that keeps them (:func:`walks_kept`), by the path walked; None: each walk lists again
+_kept_walks: dict[str, list[FolderEntry]] | None = None
+
+
+@contextmanager
+def walks_kept() -> Iterator[None]:
+    """Within the block, a folder walked again gives the entries its first walk found, without listing it (or
+    checking its databases' headers) again: a repair walks each folder it is given once to size its inputs (how
+    many processes), then again to read them, which cost a folder of 1,000 small files a twentieth of its
+    instructions. The block that starts keeping walks ends it; one nested in it keeps the same walks."""
+    global _kept_walks
+    if _kept_walks is not None:
+        yield
+        return
+    _kept_walks = {}
+    try:
+        yield
+    finally:
+        _kept_walks = None
+
+
 def walk_folder(spec: str) -> Iterator[FolderEntry]:
+    """:func:`_walk_folder`, or the entries it found for ``spec`` before within :func:`walks_kept`."""
+    kept = _kept_walks
+    if kept is None:
+        return _walk_folder(spec)
+    found = kept.get(spec)
+    if found is None:
+        found = kept[spec] = list(_walk_folder(spec))
+    return iter(found)
+
+
+def _walk_folder(spec: str) -> Iterator[FolderEntry]:
     """The files of the folder ``spec``, recursively and sorted: ``.json`` and ``.jsonl`` files, and SQLite
     databases by suffix. Hidden folders and threadfix's own temporary files are skipped. A symlink to a file
     outside the folder is refused: following it would let whoever can write the folder point repair at any file

@@ -30,7 +30,7 @@ from operator import attrgetter
 from typing import Any
 
 from threadfix import dialects
-from threadfix.dialects.base import Dialect
+from threadfix.dialects.base import Dialect, screen_struct
 from threadfix.dialects.openai_responses import (  # noqa: F401 - the Responses rules the SQLite screen shares
     CALL,
     IS_CALL,
@@ -91,6 +91,9 @@ class Screener:
         self.order = [dialect] if dialect is not None else list(screened())
         #: whether the order was set by the dialect a full read sniffs the first document as (see :meth:`_hint`)
         self.hinted = dialect is not None
+        #: the dialect whose screen knew the last document for its thread, settled or not, else None: what a full
+        #: read sniffs it as, so that the full read of a stuck thread need not sniff it again
+        self.known: str | None = None
 
     def __call__(self, raw: bytes) -> Settled | None:
         if not self.hinted:
@@ -104,7 +107,9 @@ class Screener:
                 continue  # not this dialect's, as far as its screen can tell
             if at:
                 order.insert(0, order.pop(at))
+            self.known = name
             return _settled(name) if verdict else None
+        self.known = None
         return None
 
 
@@ -162,9 +167,9 @@ def _document_decoder(name: str) -> tuple[Callable[[bytes], Any], tuple[type[Bas
                 return value
         return None
 
-    container = msgspec.defstruct(f"Settle{name.title().replace('-', '')}Document",
-                                  [(key, list[screen.item] | None, None) for key in THREAD_KEYS],
-                                  namespace={"thread_items": thread_items})
+    container = screen_struct(f"Settle{name.title().replace('-', '')}Document",
+                              [(key, list[screen.item] | None, None) for key in THREAD_KEYS],
+                              namespace={"thread_items": thread_items})
     decoder = msgspec.json.Decoder(list[screen.item] | container)
     # a document msgspec cannot read for any reason (even memory) is left to the full read, which says why
     return decoder.decode, (msgspec.DecodeError, RecursionError, MemoryError), screen.settles
