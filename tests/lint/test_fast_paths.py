@@ -32,13 +32,18 @@ from threadfix.secrets import SECRET, may_hold_secret
 OPTIONS = LintOptions(oversized_bytes=20, retry_storm=2, scan_chars=64)
 
 
-def _both_ways(monkeypatch: pytest.MonkeyPatch, run):
-    """``run()`` with structural rules skipped on accepted threads, then with every rule run on every thread."""
-    monkeypatch.setattr(lint, "SKIP_STRUCTURAL_WHEN_ACCEPTED", True)
+def _with_and_without(monkeypatch: pytest.MonkeyPatch, shortcut: str, run):
+    """``run()`` with lint's ``shortcut`` switched on, then off."""
+    monkeypatch.setattr(lint, shortcut, True)
     fast = run()
-    monkeypatch.setattr(lint, "SKIP_STRUCTURAL_WHEN_ACCEPTED", False)
+    monkeypatch.setattr(lint, shortcut, False)
     slow = run()
     return fast, slow
+
+
+def _both_ways(monkeypatch: pytest.MonkeyPatch, run):
+    """``run()`` with structural rules skipped on accepted threads, then with every rule run on every thread."""
+    return _with_and_without(monkeypatch, "SKIP_STRUCTURAL_WHEN_ACCEPTED", run)
 
 
 # --------------------------------------------------------------------------- structural rules on accepted threads
@@ -65,11 +70,7 @@ def test_skipping_structural_rules_changes_nothing_on_any_items(items, name) -> 
 
 def _with_and_without_views(monkeypatch: pytest.MonkeyPatch, run):
     """``run()`` with each rule skipped where the view it reads is empty, then with every rule run everywhere."""
-    monkeypatch.setattr(lint, "RUN_ONLY_WHERE_RULES_READ", True)
-    fast = run()
-    monkeypatch.setattr(lint, "RUN_ONLY_WHERE_RULES_READ", False)
-    slow = run()
-    return fast, slow
+    return _with_and_without(monkeypatch, "RUN_ONLY_WHERE_RULES_READ", run)
 
 
 @given(items=hostile_items, name=st.sampled_from(dialects.names()))
