@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -503,30 +504,39 @@ class FolderEntry(Struct, frozen=True):
         return Path(self.where)
 
 
-#: the folder walks of the run that keeps them (:func:`walks_kept`), by the path walked; None: each walk lists again
-_kept_walks: dict[str, list[FolderEntry]] | None = None
+class _KeptWalks(threading.local):
+    """The folder walks of the run that keeps them (:func:`walks_kept`), by the path walked, in this thread only;
+    ``walks`` None: each walk lists again."""
+
+    walks: dict[str, list[FolderEntry]] | None = None
+
+
+_kept = _KeptWalks()
 
 
 @contextmanager
 def walks_kept() -> Iterator[None]:
-    """Within the block, a folder walked again gives the entries its first walk found, without listing it (or
-    checking its databases' headers) again: a repair walks each folder it is given once to size its inputs (how
-    many processes), then again to read them, which cost a folder of 1,000 small files a twentieth of its
-    instructions. The block that starts keeping walks ends it; one nested in it keeps the same walks."""
-    global _kept_walks
-    if _kept_walks is not None:
-        yield
-        return
-    _kept_walks = {}
+    """Within the block, a folder walked again gives the entries its first walk in the block found, without listing
+    it (or checking its databases' headers) again: a repair walks each folder it is given once to size its inputs
+    (how many processes), then again to read them, which cost a folder of 1,000 small files a twentieth of its
+    instructions. Each block keeps walks of its own and gives back the ones it found on leaving, so a run started
+    while another's outcomes are paused lists afresh, and another thread never sees this one's walks."""
+    before = _kept.walks
+    _kept.walks = {}
     try:
         yield
     finally:
-        _kept_walks = None
+        _kept.walks = before
+
+
+def kept_walks() -> dict[str, list[FolderEntry]] | None:
+    """The walks the innermost :func:`walks_kept` block of this thread keeps (None: outside any)."""
+    return _kept.walks
 
 
 def walk_folder(spec: str) -> Iterator[FolderEntry]:
     """:func:`_walk_folder`, or the entries it found for ``spec`` before within :func:`walks_kept`."""
-    kept = _kept_walks
+    kept = _kept.walks
     if kept is None:
         return _walk_folder(spec)
     found = kept.get(spec)
