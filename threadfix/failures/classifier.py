@@ -627,6 +627,12 @@ _SIGNALS: tuple[_Signal, ...] = (
         ("not be found", r"\b(?:could not|cannot) be found\b"),
         r"\bdid not find any\b", r"\bno matching \w+ (?:were |was )?found\b", r"\bno such command\b",
         r"\bno (?:[\w-]+ ){1,2}named\b",
+        # What a build or test tool was told to use and could not find, in its own words: make's "No rule to
+        # make target 'x'", esbuild's 'Could not resolve "./x.js"', mocha's "No test files found", npm's "No
+        # dependencies found matching x", unzip's "filename not matched", jest's "Can't find a root directory".
+        r"\bno rule to make target\b", ("not resolve", r"\b(?:could not|cannot) resolve [\"'`]"),
+        r"\bno (?:[\w-]+ )?files? found\b", r"\bno [\w-]+ found matching\b", r"\bnot matched\b",
+        ("can't find", r"\bcan't find\b"),
     ),
     _signal(
         Kind.INVALID_ARGUMENTS,
@@ -635,7 +641,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bfield required\b", r"\bis a required (?:property|field|parameter|argument)",
         r"\brequired (?:property|field|parameter|argument)s? (?:is |are )?missing", r"unexpected keyword argument",
         r"\bmissing \d+ required (?:positional |keyword-only )?arguments?\b", r"\bbad request\b",
-        r"\bunrecognized (?:option|arguments?)\b", r"\b(?:invalid|unknown) option\b",
+        r"\bunrecognized (?:option|arguments?)\b", r"\b(?:invalid|unknown) option\b", r"\bbad option\b",
         r"\bunprocessable\b", r"\bis not of type\b", r"\bis not valid under\b", r"context[_ ]length[_ ]exceeded",
         # OpenAI's refusal of a request over the context window: "This model's maximum context length is 4097
         # tokens. However, you requested 4268 tokens".
