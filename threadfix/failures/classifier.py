@@ -441,6 +441,8 @@ _TIMEOUT = _signal(
     r"\btimeout (?:of \d+\s*\w*\s*)?(?:error|exceeded|expired|reached|occurred)", r"timeout(?:error|exception)\b",
     r"readtimeout\b", r"connecttimeout\b", r"writetimeout\b", r"pooltimeout\b", r"socket\.timeout\b",
     r"request timeout\b", r"gateway time-?out",
+    # The limit said the other way round: jest's "Exceeded timeout of 5000 ms for a test".
+    r"\bexceeded (?:the |its )?timeout\b",
     # PostgreSQL's "canceling statement due to statement timeout" (and lock_timeout's "lock timeout").
     r"\b(?:statement|lock) timeout\b",
     # Chinese tools' own "请求超时" (the request timed out), after a "错误:" (error) they lead with.
@@ -749,6 +751,7 @@ _ERROR_START = _Lazy(
       | \[(?i:[\w ]{0,20}?(?:error|fatal|err))\]
       | <(?:tool_use_error|error)>
       | (?i:failed)(?:\s+to\b|\s+with\b|\s*[:!(]|\s*$)
+      | FAIL\s+[\w@./-]+[/.][\w@./-]  # a test runner's failed file or package: jest's "FAIL src/x.test.js", go's "FAIL\tpkg/x"
       | (?i:tool|command|request|operation|task|job|call|execution)\s+(?i:failed)\b
       | (?:[A-Za-z_$][\w$.]{0,160}?)?(?:Error|Exception|Exit|Interrupt)(?:\s*[:(\[]|\s*$)
       | [A-Za-z_$][\w$.]{0,160}?Timeout\s*: | [A-Za-z_][\w.]{0,160}?\.[a-z_]{0,40}?(?:error|timeout)\s*:
