@@ -751,6 +751,7 @@ _ERROR_START = _Lazy(
       | \[(?i:[\w ]{0,20}?(?:error|fatal|err))\]
       | <(?:tool_use_error|error)>
       | (?i:failed)(?:\s+to\b|\s+with\b|\s*[:!(]|\s*$)
+      | (?i:fatal\s+error)\s*:  # "fatal error: ...", as the aws cli and compilers lead with it
       | FAIL\s+[\w@./-]+[/.][\w@./-]  # a test runner's failed file or package: jest's "FAIL src/x.test.js", go's "FAIL\tpkg/x"
       | (?i:tool|command|request|operation|task|job|call|execution)\s+(?i:failed)\b
       | (?:[A-Za-z_$][\w$.]{0,160}?)?(?:Error|Exception|Exit|Interrupt)(?:\s*[:(\[]|\s*$)
