@@ -441,6 +441,8 @@ _TIMEOUT = _signal(
     r"\btimeout (?:of \d+\s*\w*\s*)?(?:error|exceeded|expired|reached|occurred)", r"timeout(?:error|exception)\b",
     r"readtimeout\b", r"connecttimeout\b", r"writetimeout\b", r"pooltimeout\b", r"socket\.timeout\b",
     r"request timeout\b", r"gateway time-?out",
+    # The limit said the other way round: jest's "Exceeded timeout of 5000 ms for a test".
+    r"\bexceeded (?:the |its )?timeout\b",
     # PostgreSQL's "canceling statement due to statement timeout" (and lock_timeout's "lock timeout").
     r"\b(?:statement|lock) timeout\b",
     # Chinese tools' own "请求超时" (the request timed out), after a "错误:" (error) they lead with.
@@ -627,6 +629,12 @@ _SIGNALS: tuple[_Signal, ...] = (
         ("not be found", r"\b(?:could not|cannot) be found\b"),
         r"\bdid not find any\b", r"\bno matching \w+ (?:were |was )?found\b", r"\bno such command\b",
         r"\bno (?:[\w-]+ ){1,2}named\b",
+        # What a build or test tool was told to use and could not find, in its own words: make's "No rule to
+        # make target 'x'", esbuild's 'Could not resolve "./x.js"', mocha's "No test files found", npm's "No
+        # dependencies found matching x", unzip's "filename not matched", jest's "Can't find a root directory".
+        r"\bno rule to make target\b", ("not resolve", r"\b(?:could not|cannot) resolve [\"'`]"),
+        r"\bno (?:[\w-]+ )?files? found\b", r"\bno [\w-]+ found matching\b", r"\bnot matched\b",
+        ("can't find", r"\bcan't find\b"),
     ),
     _signal(
         Kind.INVALID_ARGUMENTS,
@@ -635,7 +643,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bfield required\b", r"\bis a required (?:property|field|parameter|argument)",
         r"\brequired (?:property|field|parameter|argument)s? (?:is |are )?missing", r"unexpected keyword argument",
         r"\bmissing \d+ required (?:positional |keyword-only )?arguments?\b", r"\bbad request\b",
-        r"\bunrecognized (?:option|arguments?)\b", r"\b(?:invalid|unknown) option\b",
+        r"\bunrecognized (?:option|arguments?)\b", r"\b(?:invalid|unknown) option\b", r"\bbad option\b",
         r"\bunprocessable\b", r"\bis not of type\b", r"\bis not valid under\b", r"context[_ ]length[_ ]exceeded",
         # OpenAI's refusal of a request over the context window: "This model's maximum context length is 4097
         # tokens. However, you requested 4268 tokens".
@@ -743,6 +751,8 @@ _ERROR_START = _Lazy(
       | \[(?i:[\w ]{0,20}?(?:error|fatal|err))\]
       | <(?:tool_use_error|error)>
       | (?i:failed)(?:\s+to\b|\s+with\b|\s*[:!(]|\s*$)
+      | (?i:fatal\s+error)\s*:  # "fatal error: ...", as the aws cli and compilers lead with it
+      | FAIL\s+[\w@./-]+[/.][\w@./-]  # a test runner's failed file or package: jest's "FAIL src/x.test.js", go's "FAIL\tpkg/x"
       | (?i:tool|command|request|operation|task|job|call|execution)\s+(?i:failed)\b
       | (?:[A-Za-z_$][\w$.]{0,160}?)?(?:Error|Exception|Exit|Interrupt)(?:\s*[:(\[]|\s*$)
       | [A-Za-z_$][\w$.]{0,160}?Timeout\s*: | [A-Za-z_][\w.]{0,160}?\.[a-z_]{0,40}?(?:error|timeout)\s*:
