@@ -19,7 +19,7 @@ A JSON object with no flag and no status whose keys no reader of error shapes lo
 ``plain_result_object``: ``{"results": [...]}``, ``{"location": ..., "temperature": ...}``, half the outputs of the
 benchmark store) is a result: classify parses it and says so at its first test, and so is it answered here, parsed
 once, without the screen, the cache or the classifier's walk down to that test. So is a shell tool's result that says
-it exited 0 and nothing else (:func:`_exit_zero`: Codex's ``{"output": ..., "metadata": {"exit_code": 0}}``, a sixth
+it exited 0 and nothing else (:func:`threadfix.failures.classifier.shell_result_exited_zero`: Codex's ``{"output": ..., "metadata": {"exit_code": 0}}``, a sixth
 of the benchmark store), which classify reads as a success whatever its output says. Any other object is classified
 from the object parsed here (:func:`threadfix.failures.classifier.classify_parsed`), never parsed a second time.
 
@@ -41,6 +41,7 @@ from threadfix.failures.classifier import (
     lone_text,
     plain_result_object,
     screen,
+    shell_result_exited_zero,
 )
 
 #: False: every output goes through classify, uncached (the tests compare the two ways)
@@ -69,7 +70,7 @@ def failure_of(content: Any, is_error: bool | None = None, status: str | None = 
             if content[:1] == "{" and len(content) <= PARSE_LIMIT:
                 # classify parses such a text whole (the screen would only say so): parsed here, once
                 parsed = _object(content)
-                if parsed is not None and (plain_result_object(parsed) or _exit_zero(parsed)):
+                if parsed is not None and (plain_result_object(parsed) or shell_result_exited_zero(parsed)):
                     return None
             else:
                 screened = screen(content)
@@ -114,26 +115,3 @@ def _object(text: str) -> dict[Any, Any] | None:
         return orjson.loads(text)  # a text that opens with "{" parses to an object or not at all
     except orjson.JSONDecodeError:
         return None
-
-
-#: the keys of a shell tool's result that states its exit code and nothing else (Codex's ``{"output": ...,
-#: "metadata": {"exit_code": 0, ...}}``)
-_EXIT_RESULT_KEYS = frozenset({"output", "metadata"})
-
-
-def _exit_zero(data: dict[Any, Any]) -> bool:
-    """True when ``data`` is a shell tool's result that says it exited 0: ``{"output": ..., "metadata": {...}}``
-    whose metadata's ``exit_code`` is the integer 0 and which does not say it timed out.
-
-    classify (no flag) reads such an object as a success whatever its output says: no key of it names an error,
-    so the first reader that finds anything is the exit code's, which takes ``exit_code`` first and reads 0 as a
-    success (``tests/report/test_verdicts.py`` holds this to classify over the failure corpus and made objects).
-    """
-    if data.keys() != _EXIT_RESULT_KEYS:
-        return False
-    metadata = data["metadata"]
-    if metadata.__class__ is not dict:
-        return False
-    code = metadata.get("exit_code", 1)
-    return code == 0 and code.__class__ is int and metadata.get("timed_out") is not True and (
-        metadata.get("timedOut") is not True)

@@ -207,7 +207,7 @@ def test_the_exit_zero_pre_check_admits_every_failure_of_the_corpus(monkeypatch)
         failed = classify(text).is_error
         failures += failed
         parsed = verdicts._object(text) if text[:1] == "{" and len(text) <= classifier.PARSE_LIMIT else None
-        if parsed is not None and verdicts._exit_zero(parsed):
+        if parsed is not None and classifier.shell_result_exited_zero(parsed):
             assert not failed, text
             taken += 1
         assert (verdicts.failure_of(text) is not None) == failed, text
@@ -259,7 +259,7 @@ def test_every_shell_result_shape_is_answered_as_classify_answers_it(monkeypatch
             for extra in EXIT_EXTRAS:
                 text = orjson.dumps({"output": output, "metadata": metadata, **extra}).decode()
                 assert verdicts.failure_of(text) == _slow(text, None, None), text
-                taken += verdicts._exit_zero(orjson.loads(text))
+                taken += classifier.shell_result_exited_zero(orjson.loads(text))
     assert taken >= 3 * len(EXIT_OUTPUTS)
 
 

@@ -2420,7 +2420,7 @@ def _exit_object(data: Mapping[Any, Any], wire: _Wire) -> _Verdict | None:
     if metadata is not None and isinstance(metadata, Mapping):
         holders.append(metadata)
     for holder in holders:
-        if holder.get("timed_out") is True or holder.get("timedOut") is True:
+        if _timed_out(holder):
             return _Verdict(Kind.TIMEOUT, "timed_out flag", message=_message_of(*(data.get(k) for k in _OUTPUT_KEYS)))
         for key in _EXIT_KEYS:
             if key not in holder:
@@ -2433,6 +2433,35 @@ def _exit_object(data: Mapping[Any, Any], wire: _Wire) -> _Verdict | None:
             text = next((v for v in (data.get(k) for k in _OUTPUT_KEYS) if isinstance(v, str) and v.strip()), "")
             return _exit_verdict(code, text, "")
     return None
+
+
+def _timed_out(holder: Mapping[Any, Any]) -> bool:
+    """The shell result (or its metadata) says it timed out: what _exit_object reads before any exit code."""
+    return holder.get("timed_out") is True or holder.get("timedOut") is True
+
+
+#: the keys of a shell tool's result that states its exit code and nothing else (Codex's ``{"output": ...,
+#: "metadata": {"exit_code": 0, ...}}``)
+_EXIT_RESULT_KEYS = frozenset({"output", "metadata"})
+
+
+def shell_result_exited_zero(data: dict[Any, Any]) -> bool:
+    """True when ``data``, an object a text parses to, is a shell tool's result that says it exited 0:
+    ``{"output": ..., "metadata": {...}}`` whose metadata's ``exit_code`` is the integer 0 and which does not say it
+    timed out; what :mod:`threadfix.verdicts` answers without classifying.
+
+    classify (no flag) reads such an object as a success whatever its output says: no key of it names an error, so
+    the first reader that finds anything is :func:`_exit_object`, which reads the metadata's timeout flags, then
+    ``exit_code`` first of the exit keys, and reads 0 as a success (``tests/report/test_verdicts.py`` holds this to
+    classify over the failure corpus and made objects).
+    """
+    if data.keys() != _EXIT_RESULT_KEYS:
+        return False
+    metadata = data["metadata"]
+    if metadata.__class__ is not dict:
+        return False
+    code = metadata.get(_EXIT_KEYS[0], 1)
+    return code == 0 and code.__class__ is int and not _timed_out(metadata)
 
 
 def _other_error(data: Mapping[Any, Any]) -> _Verdict | None:
