@@ -117,7 +117,7 @@ def test_a_repair_lists_a_folder_once_and_the_next_run_lists_it_again(tmp_path: 
     where = folder(tmp_path, "listed", 4)
     first, said = run(where, tmp_path, jobs=None)  # (as the command runs: the processes chosen by size)
     assert listed == [str(where)] and said == [("/000.json", "repaired"), ("/002.json", "repaired")]
-    assert files.kept_walks() is None
+    assert files._kept.walks is None
     (where / "004.json").write_bytes(stuck(4))
     again, said = run(where, tmp_path, jobs=None)
     assert listed == [str(where)] * 2 and said == [("/004.json", "repaired")]
@@ -132,11 +132,11 @@ def test_a_run_started_while_another_is_paused_lists_the_folder_afresh(tmp_path:
     where = folder(tmp_path, "paused", 4)
     first = RepairRun([str(where)], RunOptions(min_age=0, dry_run=True, journal_dir=tmp_path / "j1")).outcomes()
     next(first)
-    kept = files.kept_walks()
+    kept = files._kept.walks
     assert kept is not None and list(kept) == [str(where)]
     (where / "004.json").write_bytes(stuck(4))
     second = list(RepairRun([str(where)], RunOptions(min_age=0, dry_run=True, journal_dir=tmp_path / "j2")).outcomes())
     assert any("004.json" in str(outcome.address) for outcome in second if hasattr(outcome, "address"))
-    assert files.kept_walks() is kept
+    assert files._kept.walks is kept
     first.close()
-    assert files.kept_walks() is None
+    assert files._kept.walks is None

@@ -529,11 +529,6 @@ def walks_kept() -> Iterator[None]:
         _kept.walks = before
 
 
-def kept_walks() -> dict[str, list[FolderEntry]] | None:
-    """The walks the innermost :func:`walks_kept` block of this thread keeps (None: outside any)."""
-    return _kept.walks
-
-
 def walk_folder(spec: str) -> Iterator[FolderEntry]:
     """:func:`_walk_folder`, or the entries it found for ``spec`` before within :func:`walks_kept`."""
     kept = _kept.walks
