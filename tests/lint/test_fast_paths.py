@@ -281,13 +281,14 @@ OUTPUT_TEXT = st.one_of(st.text(alphabet=" \t\n\x1c\x85\u2003\u3000{[ab\u00e9", 
 @given(outputs=st.lists(st.tuples(OUTPUT_TEXT, st.sampled_from([None, True, False]), st.sampled_from([None, "failed"]),
                                   st.booleans()), max_size=8),
        other=st.sampled_from([None, [{"type": "text", "text": " x"}], [{"type": "text", "text": "{" * 70}],
-                              [{"type": "text", "text": "a", "cache": "x"}], {"a": 1}, "long"]))
+                              [{"type": "text", "text": "a", "cache": "x"}], {"a": 1}, "long", 7, "nothing"]))
 def test_the_shared_output_views_are_what_they_say(outputs, other) -> None:
     """Each view the context's one pass over the outputs builds is the set of outputs its docstring says."""
     made = [Output(f"c{i}", "function_call_output", (i, -1), [{"type": "text", "text": text}] if i % 3 == 1 else text,
                    flag, status, mine) for i, (text, flag, status, mine) in enumerate(outputs)]
     if other is not None:  # an output that sends the thread down the loop
-        made.append(Output("x", "function_call_output", (99, -1), "y" * 100 if other == "long" else other))
+        content = {"long": "y" * 100, "nothing": None}.get(other, other) if isinstance(other, str) else other
+        made.append(Output("x", "function_call_output", (99, -1), content))
     options = LintOptions(oversized_bytes=12, scan_chars=64)
     ctx = Context(Thread(Address("t"), []), dialects.get("openai-responses"), ThreadIndex((), tuple(made)), options, 0.0)
     from threadfix.failures.classifier import output_text
@@ -326,14 +327,18 @@ TOOL_NAMES = st.one_of(st.sampled_from(["search", "shell", "", None]), st.lists(
 
 
 @given(names=st.lists(TOOL_NAMES, max_size=12), wanted=st.integers(1, 5))
-def test_a_run_of_one_tool_is_found_where_groupby_finds_one(names, wanted: int) -> None:
+def test_the_runs_of_one_tool_are_the_long_groups_groupby_finds(names, wanted: int) -> None:
     from itertools import groupby
 
-    from threadfix.rules.retry_storm import _has_run
+    from threadfix.rules.retry_storm import _runs
 
     calls = tuple(Call(f"c{i}", name, "function_call", (i, -1)) for i, name in enumerate(names))
-    longest = max((len(list(group)) for _, group in groupby(name for name in names)), default=0)
-    assert _has_run(calls, wanted) is (longest >= wanted or wanted <= 1)
+    groups = [list(group) for _, group in groupby(calls, key=lambda call: call.name)]
+    found = _runs(calls, wanted)
+    if found is None:  # told only by walking every group
+        assert wanted <= 1
+    else:
+        assert [list(run) for run in found] == [group for group in groups if len(group) >= wanted]
 
 
 _STORM_OUTPUTS = ('{"error": "rate limited"}', "Error: timed out", "ok", '{"rows": 3}', "Traceback (most recent call "

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
+from functools import cache
 from itertools import groupby, islice
 from operator import attrgetter, eq
 from typing import TYPE_CHECKING, Any
@@ -45,15 +47,17 @@ class RetryStorm(Rule):
     def check(self, ctx: Context) -> Iterator[Finding]:
         wanted = ctx.options.retry_storm
         calls = ctx.index.calls
-        if len(calls) < wanted or ctx.fast and not _has_run(calls, wanted):
+        if len(calls) < wanted:
             return  # no run of one tool's calls is long enough
+        runs = _runs(calls, wanted) if ctx.fast else None
+        if runs is None:  # every group of one tool's calls in a row, as groupby finds them
+            runs = [list(group) for _, group in groupby(calls, key=_NAME)]
 
         def failure(call: Call) -> Any:
             output = ctx.output_of(call)
             return ctx.failure(output) if output is not None else None
 
-        for _, group in groupby(ctx.index.calls, key=attrgetter("name")):
-            calls = list(group)
+        for calls in runs:
             # A run of `wanted` failures holds one of every `wanted`-th call: probe those, then widen, so
             # healthy threads classify few outputs.
             probe = wanted - 1
@@ -79,22 +83,33 @@ class RetryStorm(Rule):
 _NAME = attrgetter("name")
 
 
-def _has_run(calls: tuple[Call, ...], wanted: int) -> bool:
-    """Whether ``wanted`` calls in a row name one tool, the run :func:`groupby` must find for the rule to probe anything.
+def _runs(calls: tuple[Call, ...], wanted: int) -> list[Sequence[Call]] | None:
+    """The groups of calls in a row that name one tool, as :func:`groupby` finds them, that are at least ``wanted``
+    long (the only ones the rule can find a storm in), in order; None when they cannot be told this way (every group
+    is then walked).
 
     A byte per neighbouring pair says whether the two names are equal, and ``wanted`` calls in a row of one tool are
-    ``wanted - 1`` such bytes in a row: built and searched at C speed, where walking the groups in Python cost more
+    ``wanted - 1`` such bytes in a row: built and searched at C speed, where walking every group in Python cost more
     than the rule's classifications on a healthy store. ``==`` is what :func:`groupby` compares keys with; a name is
-    a string, or a JSON value decoded from a thread, and those answer ``==`` with a bool.
+    a string, or a JSON value decoded from a thread, and those answer ``==`` with a bool, as an equivalence (so a
+    neighbour equal to the last name of a group is equal to its first, which groupby compares with).
     """
     if wanted <= 1:
-        return True
+        return None
     names = list(map(_NAME, calls))
     try:
         pairs = bytes(map(eq, names, islice(names, 1, None)))
     except (TypeError, ValueError):  # a name whose == is not a bool: walk the groups
-        return True
-    return b"\x01" * (wanted - 1) in pairs
+        return None
+    if b"\x01" * (wanted - 1) not in pairs:
+        return []  # most threads: no run long enough
+    return [calls[run.start():run.end() + 1] for run in _run_of(wanted - 1).finditer(pairs)]
+
+
+@cache
+def _run_of(equal_pairs: int) -> re.Pattern[bytes]:
+    """At least ``equal_pairs`` neighbouring pairs in a row with equal names."""
+    return re.compile(b"\x01{%d,}" % equal_pairs)
 
 
 RULE = RetryStorm()
