@@ -117,9 +117,10 @@ def lint_thread(scanned: Scanned, rules: Sequence[Rule] | RuleSplit, options: Li
     findings: list[Finding] = []
     split = rules if isinstance(rules, RuleSplit) else RuleSplit.of(rules)
     every, content = (split.known, split.known_content) if known else (split.unknown, split.unknown_content)
+    only_where_read = RUN_ONLY_WHERE_RULES_READ
     for rule in content if len(content) < len(every) and SKIP_STRUCTURAL_WHEN_ACCEPTED and ctx.accepted else every:
         view = rule.reads
-        if view is not None and RUN_ONLY_WHERE_RULES_READ and not getattr(ctx, view):
+        if view is not None and only_where_read and not getattr(ctx, view):
             continue  # the view the rule reads is empty here: it finds nothing, and is not even started
         findings.extend(rule.check(ctx))
     findings.sort(key=_order)

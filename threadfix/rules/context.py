@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from functools import cache
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -311,7 +312,8 @@ class Context:
 
     @once
     def _outputs_read(self) -> OutputsRead:
-        """One pass over the outputs for every rule that reads them."""
+        """One pass over the outputs for every rule that reads them; it sets each view it builds (:attr:`texts`,
+        :attr:`closer`...), so a rule reads them as plain attributes, never through :class:`once` again."""
         outputs = self.index.outputs
         limit, short = self.options.scan_chars, self.options.oversized_bytes // 4
         if not self.fast:
@@ -356,7 +358,9 @@ class Context:
                     unsized.append(output)
             if flagged or output.by_threadfix:
                 marked.append(output)
-        return OutputsRead(texts, closer, marked, unsized, blank_led)
+        read = OutputsRead(texts, closer, marked, unsized, blank_led)
+        self.__dict__.update(texts=texts, closer=closer, marked=marked, unsized=unsized, blank_led=blank_led)
+        return read
 
     @once
     def all_text(self) -> str:
@@ -387,15 +391,24 @@ class Context:
 
     def failure(self, output: Output) -> Classification | None:
         """The output's classification when it is an error output, else None (classified once, on demand)."""
-        if id(output) in self._failures:
-            return self._failures[id(output)]
-        from threadfix.verdicts import failure_of
-
-        result = self._failures[id(output)] = failure_of(output.content, output.is_error, output.status)
+        key = id(output)
+        failures = self._failures
+        if key in failures:
+            return failures[key]
+        result = failures[key] = _failure_of()(output.content, output.is_error, output.status)
         return result
 
     def is_error(self, output: Output) -> bool:
         return self.failure(output) is not None
+
+
+@cache
+def _failure_of() -> Callable[..., Classification | None]:
+    """:func:`threadfix.verdicts.failure_of`, imported on first use (a run whose rules classify nothing never loads
+    the classifier) and then found at once: an import statement in :meth:`Context.failure` was paid per output."""
+    from threadfix.verdicts import failure_of
+
+    return failure_of
 
 
 _TRUNCATED = attrgetter("truncated")

@@ -111,7 +111,7 @@ class Lines:
         except UnicodeEncodeError:  # a lone surrogate: passed through, as the patterns read any non-ASCII byte
             encoded = [text.encode("utf-8", "surrogatepass") for text in texts]
         self._encoded = encoded
-        self.data = separator + separator.join(encoded)
+        self.data = separator.join([b"", *encoded])  # (one copy of the text's bytes, not two)
         self.marks = scan(self.data)
 
     def holding(self, group: int) -> Sequence[int]:
