@@ -8,17 +8,17 @@ dict for every item and part, then the index walking those dicts again to build 
 array of items) into a union of typed items tagged by ``type``, and :func:`typed_index` builds the index from
 them in one pass.
 
-It is exact by refusing, not by guessing. Every struct forbids unknown fields, so every key and every string of
-the document is decoded and checked (UTF-8, escapes, surrogates) as the full read checks it: nothing is skipped
-unread. Only the common shapes of the four kinds a benchmark store holds are known (messages, reasoning,
-function calls and their outputs, with string ids, names and arguments; a message part's ``annotations`` only
-empty; a status, a role or a text part's type only one the Responses API names); numbers only in ``created_at``, read as a double, so a number the full read refuses (``1e400``, a
-400-digit integer) is refused here too. Anything else (another item type, a key it does not know, a value of
-another type, anything msgspec cannot read) is None: the caller reads the thread in full, as before. So is any
-thread the full index would not take as accepted (an open call, an orphan, an id used twice, a blank id): only
-threads with nothing to repair and nothing the provider refuses come out of here, the threads lint runs only its
-content rules on. ``tests/lint/test_typed_read.py`` holds the result to the full read's over generated threads
-and hostile shapes.
+It is exact by refusing, not by guessing. Every struct forbids unknown fields, so every key and every string of the
+document is decoded and checked (UTF-8, escapes, surrogates) as the full read checks it: nothing is skipped unread.
+Only the common shapes of the four kinds a benchmark store holds are known (messages, reasoning, function calls and
+their outputs, with string ids, names and arguments; a message part's ``annotations`` only empty; a status, a role
+or a text part's type only one the Responses API names); numbers only in ``created_at``, read as a double, so a
+number the full read refuses (``1e400``, a 400-digit integer) is refused here too. Anything else (another item type,
+a key it does not know, a value of another type, anything msgspec cannot read) is None: the caller reads the thread
+in full, as before. So is any thread the full index would not take as accepted (an open call, an orphan, an id used
+twice, a blank id): only threads with nothing to repair and nothing the provider refuses come out of here, the
+threads lint runs only its content rules on. ``tests/lint/test_typed_read.py`` holds the result to the full read's
+over generated threads and hostile shapes.
 """
 
 from __future__ import annotations
