@@ -190,3 +190,19 @@ def test_threadfix_outputs_are_found_however_the_line_spells_them(texts: list[tu
     if escape:
         line = line.replace(escape.encode(), f"\\u{ord(escape):04x}".encode())
     assert _agrees(line)
+
+
+@pytest.mark.parametrize(("named", "other"), [
+    (b'"status":"completed"', b'"status":"failed"'), (b'"role":"user"', b'"role":"critic"'),
+    (b'"type":"input_text"', b'"type":"text"'), (b'"type":"summary_text"', b'"type":"summary"'),
+])
+def test_a_status_role_or_part_type_the_api_does_not_name_is_read_in_full(benchmark_lines: list[bytes], named: bytes,
+                                                                          other: bytes) -> None:
+    """The typed read decodes these as the API's own values; a thread holding another one is read in full (its
+    full index may well accept it: the typed read only refuses more)."""
+    holding = [line for line in benchmark_lines if named in line and typed_read(line) is not None][:5]
+    assert holding
+    for line in holding:
+        changed = line.replace(named, other, 1)
+        assert typed_read(changed) is None
+        assert split_container(jsonio.loads(changed)) is not None

@@ -38,6 +38,7 @@ from threadfix.model import Call, Edit, Output, RepairPlan, ThreadIndex
 
 _CLIENT_CALLS = frozenset({"tool_use"})
 _SERVER_CALLS = frozenset({"server_tool_use"})
+_CALL_KINDS = _CLIENT_CALLS | _SERVER_CALLS
 _ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "server_tool_use", "thinking", "redacted_thinking",
                                "web_search_tool_result", "document", "search_result"})
 _TRUNCATING_STOPS = frozenset({"max_tokens", "model_context_window_exceeded"})
@@ -138,41 +139,56 @@ class Anthropic(Dialect):
         return score
 
     def index(self, items: Sequence[Any]) -> ThreadIndex:
+        # the hot loop of every Anthropic scan: each block's type read once, Call and Output built positionally (the
+        # fields' order in model.Call and model.Output)
         calls: list[Call] = []
         outputs: list[Output] = []
         users: list[int] = []
         models: list[int] = []
+        call_kinds, server_kinds = _CALL_KINDS, _SERVER_CALLS
         for m, message in enumerate(items):
             if not isinstance(message, dict):
                 continue
             role = message.get("role")
             truncated = message.get("stop_reason") in _TRUNCATING_STOPS
-            if role == "assistant":
+            assistant = role == "assistant"
+            if assistant:
                 models.append(m)
             has_text = False
-            for b, block in enumerate(blocks(message)):
-                kind = _type(block)
-                if role == "assistant" and kind in _CLIENT_CALLS | _SERVER_CALLS:
+            content = blocks(message)
+            last = len(content) - 1
+            for b, block in enumerate(content):
+                if isinstance(block, dict):
+                    kind = block.get("type")
+                    if not isinstance(kind, str):
+                        kind = None
+                else:
+                    kind = None
+                if assistant and kind in call_kinds:
+                    call_id = block.get("id")
+                    name = block.get("name")
                     calls.append(Call(
-                        call_id=block.get("id") if isinstance(block.get("id"), str) else None,
-                        name=block.get("name") if isinstance(block.get("name"), str) else "unknown",
-                        wire_type=kind,
-                        at=(m, b),
-                        arguments=block.get("input"),
-                        truncated=truncated and b == len(blocks(message)) - 1,
-                        server=kind in _SERVER_CALLS,
+                        call_id if isinstance(call_id, str) else None,
+                        name if isinstance(name, str) else "unknown",
+                        kind,
+                        (m, b),
+                        block.get("input"),
+                        truncated and b == last,
+                        kind in server_kinds,
                     ))
-                elif kind == "tool_result" or (role == "assistant" and _is_server_result(block)):
-                    content = block.get("content")
+                elif kind == "tool_result" or (assistant and kind is not None and kind.endswith("_tool_result")):
+                    result = block.get("content")
+                    call_id = block.get("tool_use_id")
                     outputs.append(Output(
-                        call_id=block.get("tool_use_id") if isinstance(block.get("tool_use_id"), str) else None,
-                        wire_type=kind,
-                        at=(m, b),
-                        content=content,
-                        is_error=bool(block.get("is_error")) if "is_error" in block else None,
-                        by_threadfix=is_threadfix_output(content),
+                        call_id if isinstance(call_id, str) else None,
+                        kind,
+                        (m, b),
+                        result,
+                        bool(block.get("is_error")) if "is_error" in block else None,
+                        None,
+                        is_threadfix_output(result),
                     ))
-                elif kind in ("text", "image", "document"):
+                elif kind == "text" or kind == "image" or kind == "document":
                     has_text = True
             if role == "user" and has_text:
                 users.append(m)

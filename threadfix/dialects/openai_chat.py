@@ -72,40 +72,77 @@ class OpenAIChat(Dialect):
         return score
 
     def index(self, items: Sequence[Any]) -> ThreadIndex:
+        # one pass that also sees, on what it reads anyway, the common shape quick_accepted says True to: each
+        # assistant message's calls (objects with distinct, non-blank string ids) answered once each by the run of
+        # tool messages right after it, and no other tool message; anything rarer is left to that check (accepted
+        # False), so lint and report walk the items once (issue 28)
         calls: list[Call] = []
         outputs: list[Output] = []
         users: list[int] = []
         models: list[int] = []
+        usual = True
+        #: the ids the run of tool messages being read still owes (None: no assistant's calls are open)
+        owed: set[str] | None = None
         for i, message in enumerate(items):
             if not isinstance(message, dict):
+                usual = False
                 continue
-            role = message.get("role")
+            get = message.get
+            role = get("role")
+            if role == "tool":
+                content = get("content")
+                call_id = get("tool_call_id")
+                if usual:
+                    if owed and call_id.__class__ is str and call_id in owed:
+                        owed.discard(call_id)
+                    else:
+                        usual = False
+                # positional: the fields' order in model.Output
+                outputs.append(Output(call_id if isinstance(call_id, str) else None, "tool", (i, -1), content, None,
+                                      None, is_threadfix_output(content)))
+                continue
+            if owed:
+                usual = False  # a call of the block before is never answered
+            owed = None
             if role == "assistant":
                 models.append(i)
-                truncated = message.get("finish_reason") == "length"
-                for call in _calls_of(message):
-                    spec = call.get("function") if isinstance(call.get("function"), dict) else call.get("custom")
+                truncated = get("finish_reason") == "length"
+                tool_calls = get("tool_calls")
+                if not isinstance(tool_calls, list):
+                    if tool_calls:
+                        usual = False
+                    continue
+                if tool_calls and usual:
+                    owed = set()
+                for call in tool_calls:
+                    if not isinstance(call, dict):
+                        usual = False
+                        continue
+                    call_get = call.get
+                    function = call_get("function")
+                    spec = function if isinstance(function, dict) else call_get("custom")
                     spec = spec if isinstance(spec, dict) else {}
+                    call_id = call_get("id")
+                    name = spec.get("name")
+                    kind = call_get("type")
+                    if owed is not None:
+                        if call_id.__class__ is str and call_id not in owed and call_id.strip():
+                            owed.add(call_id)
+                        else:
+                            usual = False
+                    # positional: the fields' order in model.Call (faster to build than by keyword)
                     calls.append(Call(
-                        call_id=call.get("id") if isinstance(call.get("id"), str) else None,
-                        name=spec.get("name") if isinstance(spec.get("name"), str) else "unknown",
-                        wire_type=call.get("type", "function") if isinstance(call.get("type"), str) else "function",
-                        at=(i, -1),
-                        arguments=spec.get("arguments"),  # a custom tool's ``input`` is free text
-                        truncated=truncated,
+                        call_id if isinstance(call_id, str) else None,
+                        name if isinstance(name, str) else "unknown",
+                        kind if isinstance(kind, str) else "function",
+                        (i, -1),
+                        spec.get("arguments"),  # a custom tool's ``input`` is free text
+                        truncated,
                     ))
-            elif role == "tool":
-                content = message.get("content")
-                outputs.append(Output(
-                    call_id=message.get("tool_call_id") if isinstance(message.get("tool_call_id"), str) else None,
-                    wire_type="tool",
-                    at=(i, -1),
-                    content=content,
-                    by_threadfix=is_threadfix_output(content),
-                ))
             elif role == "user":
                 users.append(i)
-        return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items))
+        accepted = usual and not owed
+        return ThreadIndex(tuple(calls), tuple(outputs), tuple(users), tuple(models), len(items), accepted)
 
     def quick_healthy(self, items: Sequence[Any]) -> bool:
         """Each tool_calls message followed by exactly one tool message per id, and no other tool message."""

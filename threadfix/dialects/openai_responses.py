@@ -102,8 +102,13 @@ class OpenAIResponses(Dialect):
             if kind in _RESPONSES_ONLY:
                 return 100
             content = item.get("content")
-            if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") in _PART_TYPES for p in content):
-                score = 80
+            if isinstance(content, list):
+                # (a loop, not any() over a generator: this runs on every part of every thread of every format, as
+                # the first dialect sniffed)
+                for part in content:
+                    if isinstance(part, dict) and part.get("type") in _PART_TYPES:
+                        score = 80
+                        break
         return score
 
     def index(self, items: Sequence[Any]) -> ThreadIndex:

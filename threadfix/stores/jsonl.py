@@ -203,7 +203,7 @@ class JsonlReader:
                 end = _end(line)
                 yield IndexedThread(
                     address=Address(display, line=number, key=None if read.thread_id is None else f"id={read.thread_id}"),
-                    items=None, items_key=read.items_key, raw=line[bom:end],  # type: ignore[arg-type]
+                    items=None, items_key=read.items_key, line=line, cut=(bom, end),  # type: ignore[arg-type]
                     mtime=self.mtime, dialect=self.dialect, locator=Span(start + bom, start + end), indexed=read.index,
                     document_times=times,
                 )
@@ -270,6 +270,15 @@ class IndexedThread(Thread):
     document_times: typed_read.DocumentTimes = typed_read.NO_TIMES
     #: the dialect a sniff of its items names
     sniffed = typed_read.DIALECT
+    #: the line as read, and where its document starts and ends in it: :attr:`raw` is cut from it only when asked
+    #: (lint and report never ask on an accepted thread; a copy of every line otherwise)
+    line: bytes = b""
+    cut: tuple[int, int] = (0, 0)
+
+    @property  # type: ignore[override]
+    def raw(self) -> bytes:
+        start, end = self.cut
+        return self.line[start:end]
 
     @property  # type: ignore[override]
     def items(self) -> list[Any]:

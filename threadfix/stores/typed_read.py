@@ -8,24 +8,24 @@ dict for every item and part, then the index walking those dicts again to build 
 array of items) into a union of typed items tagged by ``type``, and :func:`typed_index` builds the index from
 them in one pass.
 
-It is exact by refusing, not by guessing. Every struct forbids unknown fields, so every key and every string of
-the document is decoded and checked (UTF-8, escapes, surrogates) as the full read checks it: nothing is skipped
-unread. Only the common shapes of the four kinds a benchmark store holds are known (messages, reasoning,
-function calls and their outputs, with string ids, names and arguments; a message part's ``annotations`` only
-empty); numbers only in ``created_at``, read as a double, so a number the full read refuses (``1e400``, a
-400-digit integer) is refused here too. Anything else (another item type, a key it does not know, a value of
-another type, anything msgspec cannot read) is None: the caller reads the thread in full, as before. So is any
-thread the full index would not take as accepted (an open call, an orphan, an id used twice, a blank id): only
-threads with nothing to repair and nothing the provider refuses come out of here, the threads lint runs only its
-content rules on. ``tests/lint/test_typed_read.py`` holds the result to the full read's over generated threads
-and hostile shapes.
+It is exact by refusing, not by guessing. Every struct forbids unknown fields, so every key and every string of the
+document is decoded and checked (UTF-8, escapes, surrogates) as the full read checks it: nothing is skipped unread.
+Only the common shapes of the four kinds a benchmark store holds are known (messages, reasoning, function calls and
+their outputs, with string ids, names and arguments; a message part's ``annotations`` only empty; a status, a role
+or a text part's type only one the Responses API names); numbers only in ``created_at``, read as a double, so a
+number the full read refuses (``1e400``, a 400-digit integer) is refused here too. Anything else (another item type,
+a key it does not know, a value of another type, anything msgspec cannot read) is None: the caller reads the thread
+in full, as before. So is any thread the full index would not take as accepted (an open call, an orphan, an id used
+twice, a blank id): only threads with nothing to repair and nothing the provider refuses come out of here, the
+threads lint runs only its content rules on. ``tests/lint/test_typed_read.py`` holds the result to the full read's
+over generated threads and hostile shapes.
 """
 
 from __future__ import annotations
 
 from functools import cache
 from operator import attrgetter
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 import msgspec
 
@@ -38,30 +38,37 @@ from threadfix.stores.document import ID_KEYS, THREAD_KEYS
 #: item's type is one only Responses uses, and it is first in the registry)
 DIALECT = "openai-responses"
 CALL, OUTPUT = "function_call", "function_call_output"
-_STRICT = {"forbid_unknown_fields": True, "frozen": True}
+#: every struct refuses a key it does not know; none is tracked by the cycle collector (a decoded document holds no
+#: cycle: only strings, lists and structs of them), which spares the collector a visit of every item
+_STRICT = {"forbid_unknown_fields": True, "frozen": True, "gc": False}
+#: the values an item's status, a message's role and a text part's type take in the Responses API: decoded as these
+#: shared strings instead of a new string per item (any other value: read in full, as before)
+Status = Literal["completed", "incomplete", "in_progress"]
+Role = Literal["user", "assistant", "system", "developer"]
+TextPart = Literal["input_text", "output_text", "summary_text", "reasoning_text"]
 
 
 class MessagePart(msgspec.Struct, **_STRICT):
     """A message's or a reasoning summary's text part (their text is read by no lint rule; decoded to be checked)."""
 
-    type: str
+    type: TextPart
     text: str
     #: output_text's citations: only an empty list is known (a value inside it could be a number)
     annotations: tuple[()] = ()
 
 
 class Message(msgspec.Struct, tag_field="type", tag="message", **_STRICT):
-    role: str
+    role: Role
     content: str | list[MessagePart]
     id: str | None = None
-    status: str | None = None
+    status: Status | None = None
 
 
 class Reasoning(msgspec.Struct, tag_field="type", tag="reasoning", **_STRICT):
     summary: list[MessagePart]
     id: str | None = None
     encrypted_content: str | None = None
-    status: str | None = None
+    status: Status | None = None
 
 
 class FunctionCall(msgspec.Struct, tag_field="type", tag=CALL, **_STRICT):
@@ -69,7 +76,7 @@ class FunctionCall(msgspec.Struct, tag_field="type", tag=CALL, **_STRICT):
     name: str
     arguments: str
     id: str | None = None
-    status: str | None = None
+    status: Status | None = None
 
 
 class FunctionCallOutput(msgspec.Struct, tag_field="type", tag=OUTPUT, **_STRICT):
@@ -78,7 +85,7 @@ class FunctionCallOutput(msgspec.Struct, tag_field="type", tag=OUTPUT, **_STRICT
     #: an output's value as stored)
     output: str | list[dict[str, str]]
     id: str | None = None
-    status: str | None = None
+    status: Status | None = None
 
 
 Item = Union[Message, Reasoning, FunctionCall, FunctionCallOutput]  # noqa: UP007 - msgspec reads the Union
@@ -94,7 +101,7 @@ Document = msgspec.defstruct("Document", [
     *((key, list[Item] | None, None) for key in THREAD_KEYS),
     *((key, str | None, None) for key in ID_KEYS),
     *((key, float | str | None, None) for key in _TIME_KEYS),
-], forbid_unknown_fields=True, frozen=True)
+], forbid_unknown_fields=True, frozen=True, gc=False)
 _items_of = attrgetter(*THREAD_KEYS)
 _ids_of = attrgetter(*ID_KEYS)
 
