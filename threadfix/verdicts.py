@@ -6,10 +6,15 @@ quarter of the outputs of the sample agent sessions). :func:`threadfix.failures.
 function of (content, flag, status), so a short text's answer is kept and given again when the text comes
 back. The cache is bounded, so memory does not grow with the store.
 
-Before the cache, a text with no flag and no status that the classifier's screen rejects (the test of
-:func:`threadfix.failures.could_be_failure`: a plain result, most outputs) is answered at once, without
-hashing it or filling the cache with results that never come back; a text it passes is read on from where
-the screen left it, its first line not read twice.
+A text with no flag and no status that the classifier's screen rejects (the test of
+:func:`threadfix.failures.could_be_failure`: a plain result, most outputs) is a success, told without classifying it.
+The screen is the cheapest exact test there is: any faster one would have to copy its words, and fall out of step
+when the classifier gains a rule. What can be skipped exactly is asking it twice: a short text answered at once as a
+result (by the screen, or as one of the objects below) is remembered in :data:`_results` (when short: :data:`RESULT_CHARS`), bounded and apart from the
+cache of answers so that unique results never push a failure's answer out, and when it comes back ("ok", "Plan
+updated", the same patch result, the same search result: a third of the healthy texts of the sample agent
+sessions) one lookup answers it. A text the screen passes is read on from where the screen left it, its first line
+not read twice.
 
 A reply of one text part that the classifier reads exactly as its text alone
 (:func:`threadfix.failures.classifier.lone_text`, the common shape of MCP and Anthropic tool results) takes
@@ -48,10 +53,16 @@ from threadfix.failures.classifier import (
 FAST = True
 #: texts up to this many characters have their answer cached
 CACHE_CHARS = 1024
+#: results up to this many characters are remembered (the texts that come back are short: every repeated result of
+#: the sample agent sessions is; a longer one costs more to hash than it is likely to save)
+RESULT_CHARS = 256
 #: answers cached at most; the cache starts again empty when full (a few MB of short texts at most)
 CACHE_ENTRIES = 4096
 #: by the text alone when the wire has no flag or status (most outputs), else by (text, flag, status)
 _cache: dict[Any, Classification | None] = {}
+#: short texts with no flag and no status answered as results at once (by the screen, or as a plain or exited-0
+#: object), each asked of the classifier once; starts again empty when full, as the cache does
+_results: set[str] = set()
 _MISSING: Any = object()
 #: what a text was parsed to when it was not parsed (None: it was, and is not JSON)
 _NOT_PARSED: Any = object()
@@ -67,16 +78,24 @@ def failure_of(content: Any, is_error: bool | None = None, status: str | None = 
         screened = None
         parsed: Any = _NOT_PARSED
         if is_error is None and status is None:
+            size = len(content)
+            short = size <= RESULT_CHARS
+            if short and content in _results:
+                return None
             if content[:1] == "{" and len(content) <= PARSE_LIMIT:
                 # classify parses such a text whole (the screen would only say so): parsed here, once
                 parsed = _object(content)
                 if parsed is not None and (plain_result_object(parsed) or shell_result_exited_zero(parsed)):
+                    if short:
+                        _remember_result(content)
                     return None
             else:
                 screened = screen(content)
                 if screened is None:
+                    if short:
+                        _remember_result(content)
                     return None
-            if len(content) > CACHE_CHARS:
+            if size > CACHE_CHARS:
                 return _failure(content, is_error, status, screened, parsed)
             key: Any = content
         elif len(content) > CACHE_CHARS:
@@ -93,6 +112,12 @@ def failure_of(content: Any, is_error: bool | None = None, status: str | None = 
             _cache[key] = found
         return found
     return _failure(content, is_error, status)
+
+
+def _remember_result(text: str) -> None:
+    if len(_results) >= CACHE_ENTRIES:
+        _results.clear()
+    _results.add(text)
 
 
 def _failure(content: Any, is_error: bool | None, status: str | None, screened: tuple[str, bool] | None = None,

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
+
+import orjson
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,11 +18,12 @@ from threadfix.model import Address, Thread
 from threadfix.report import OTHER_TOOLS, PATTERN_CHARS, Report, pattern_of
 from threadfix.stores.base import ITEM_TIME_KEYS, parse_time
 
+CORPUS = Path(__file__).resolve().parents[1] / "failures" / "corpus" / "corpus.jsonl"
 # what the masks look for, and text around it
 PIECES = ("-", ":", "://", "@", ".", '"', "'", "`", "/", "\\", "0x", "0X1F", "12", "2024-01-02", "12:30:45", "a1b2c3d4",
           "DEADBEEF", "deadbeef", "550e8400-e29b-41d4-a716-446655440000", "user@host.io", "http://h/x", "a.b.c1", " ", "  ",
           "\n", "\t", "\u00a0", "\u2003", "\x1f", "é", "٣", "٣٤:٥٦:٧٨", "x_1", "ſ", "K", "1a", "b-2", "z٣", "h1.h2.h3",
-          "web-01.eu:443", "9:07:33")
+          "web-01.eu:443", "9:07:33", "~/a", "C:\\x", "../p", "./q", "+3", "-7.5", "a/b", "_x", "٣/٤")
 
 
 @settings(max_examples=500)
@@ -39,6 +43,27 @@ def test_each_masks_test_holds_wherever_its_regex_changes_the_text(text: str) ->
     for regex, mask, may_match in report_module._MASKS:
         if regex.sub(mask, text) != text:
             assert may_match(text), regex.pattern
+
+
+@settings(max_examples=500)
+@given(text=st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=3)), max_size=10).map("".join))
+def test_each_led_regex_masks_what_its_regex_as_written_masks(text: str) -> None:
+    """A lookahead for the characters a regex's matches start with changes no match."""
+    for (led, mask, _), (written, _, _) in zip(report_module._LED_MASKS, report_module._MASKS, strict=True):
+        assert led.sub(mask, text) == written.sub(mask, text), written.pattern
+
+
+def test_the_led_regexes_mask_the_failure_corpus_as_written() -> None:
+    """Every text of the failure corpus, whole and as an error message is clipped, through the masks in turn both
+    ways."""
+    texts = [orjson.loads(line)["text"] for line in CORPUS.read_bytes().splitlines() if line.strip()]
+    assert len(texts) > 4000
+    for text in texts:
+        for led_text in {text, clip(text, report_module.MESSAGE_CHARS)}:
+            written_text = led_text
+            for (led, mask, _), (written, _, _) in zip(report_module._LED_MASKS, report_module._MASKS, strict=True):
+                led_text, written_text = led.sub(mask, led_text), written.sub(mask, written_text)
+                assert led_text == written_text, (written.pattern, text[:200])
 
 
 TIME_VALUES = st.one_of(st.none(), st.integers(0, 2_000_000_000_000), st.sampled_from(["2024-05-06T07:08:09Z", "x", ""]),

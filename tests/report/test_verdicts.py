@@ -7,22 +7,34 @@ findings and report's numbers must be those of a run that classifies every outpu
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests import benchmark_store
-from tests.failures.test_classify import CASES
+from tests.failures.test_classify import CASES, JSONISH
+from tests.failures.test_quick_paths import HOSTILE_TEXT
 from threadfix import dialects, verdicts
 from threadfix.batch import scan
+from threadfix.failures import classifier
 from threadfix.failures.classifier import classify, classify_parsed, classify_screened, could_be_failure
 from threadfix.lint import LintOptions, LintRun
 from threadfix.render.report import JsonRenderer, View
 from threadfix.report import build_report
 
 LINT_CASES = Path(__file__).resolve().parents[1] / "lint" / "cases"
+CORPUS = Path(__file__).resolve().parents[1] / "failures" / "corpus" / "corpus.jsonl"
 WIRES = [(None, None), (True, None), (False, None), (None, "failed"), (None, "completed"), (None, "cancelled")]
+
+
+def _fresh(monkeypatch) -> None:
+    """Nothing remembered: no answer cached, no text known as a result."""
+    monkeypatch.setattr(verdicts, "_cache", {})
+    monkeypatch.setattr(verdicts, "_results", set())
 
 
 def _slow(content, is_error, status):
@@ -42,7 +54,7 @@ def _case_outputs() -> list[tuple[object, bool | None, str | None]]:
 
 
 def test_cached_answers_are_classifys_on_the_case_files_under_every_wire(monkeypatch) -> None:
-    monkeypatch.setattr(verdicts, "_cache", {})
+    _fresh(monkeypatch)
     outputs = _case_outputs()
     assert len(outputs) > 150
     # each text under every flag in turn: an answer cached under one flag must not be given under another
@@ -65,7 +77,7 @@ def _spy(monkeypatch, calls: list[object]) -> None:
 
 def test_a_repeated_text_is_classified_once_and_a_long_one_every_time(monkeypatch) -> None:
     calls: list[object] = []
-    monkeypatch.setattr(verdicts, "_cache", {})
+    _fresh(monkeypatch)
     _spy(monkeypatch, calls)
     long = "Error: " + "x" * verdicts.CACHE_CHARS
     for _ in range(3):
@@ -81,7 +93,7 @@ def test_a_repeated_text_is_classified_once_and_a_long_one_every_time(monkeypatc
 def test_a_plain_result_is_answered_by_the_pre_check_alone(monkeypatch) -> None:
     """Texts could_be_failure rejects never reach classify nor the cache, whatever their length; the rest do."""
     calls: list[object] = []
-    monkeypatch.setattr(verdicts, "_cache", {})
+    _fresh(monkeypatch)
     _spy(monkeypatch, calls)
     plain = ["Plan updated", "Success. Updated the following files:\nM src/app.py\n", "y" * (verdicts.CACHE_CHARS * 2)]
     assert not any(map(could_be_failure, plain))
@@ -90,8 +102,65 @@ def test_a_plain_result_is_answered_by_the_pre_check_alone(monkeypatch) -> None:
     assert verdicts.failure_of('{"error": "boom"}') is not None and calls == [{"error": "boom"}]  # parsed once
 
 
+def test_a_result_that_comes_back_is_not_read_again(monkeypatch) -> None:
+    """A short text answered at once as a result (by the screen, or as a plain or exited-0 object) is screened or
+    parsed once however often it comes back, and kept out of the cache of answers; a long one is read every time; the
+    same text under a flag or a status is still classified under it."""
+    _fresh(monkeypatch)
+    read: list[str] = []
+    monkeypatch.setattr(verdicts, "screen", lambda text: read.append(text) or classifier.screen(text))
+    monkeypatch.setattr(verdicts, "_object", lambda text: read.append(text) or orjson.loads(text))
+    results = ["Plan updated", '{"results": [{"title": "a"}]}', '{"output": "x", "metadata": {"exit_code": 0}}']
+    long = "y" * (verdicts.RESULT_CHARS + 1)
+    for _ in range(3):
+        assert [verdicts.failure_of(text) for text in (*results, long)] == [None] * 4
+        assert verdicts.failure_of([{"type": "text", "text": "Plan updated"}]) is None  # read as its text alone
+    assert read == [*results, long, long, long] and not verdicts._cache
+    assert verdicts.failure_of("Plan updated", True, None) == _slow("Plan updated", True, None) is not None
+    assert verdicts.failure_of(results[1], None, "failed") == _slow(results[1], None, "failed") is not None
+
+
+def test_the_results_remembered_stay_bounded(monkeypatch) -> None:
+    _fresh(monkeypatch)
+    monkeypatch.setattr(verdicts, "CACHE_ENTRIES", 50)
+    for n in range(175):
+        assert verdicts.failure_of(f"row {n} written") is None
+        assert len(verdicts._results) <= 50
+    assert verdicts._results
+
+
+def test_every_corpus_text_asked_again_is_answered_as_classify_answers_it(monkeypatch) -> None:
+    """The whole failure corpus, each text asked with no flag, under each wire, then with no flag again (answered
+    from what was remembered): classify's answer every time."""
+    _fresh(monkeypatch)
+    texts = [orjson.loads(line)["text"] for line in CORPUS.read_bytes().splitlines() if line.strip()]
+    assert len(texts) > 4000
+    remembered = 0
+    for text in texts:
+        plain = _slow(text, None, None)
+        assert verdicts.failure_of(text) == plain, text
+        for wire in WIRES[1:]:
+            assert verdicts.failure_of(text, *wire) == _slow(text, *wire), (text, wire)
+        remembered += text in verdicts._results
+        assert verdicts.failure_of(text) == plain, text
+    assert remembered > 500
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(HOSTILE_TEXT | JSONISH.map(json.dumps), min_size=1, max_size=4),
+       wire=st.sampled_from(WIRES))
+def test_made_texts_asked_again_are_answered_as_classify_answers_them(texts, wire) -> None:
+    """Texts built from the classifier's own markers and made JSON, asked twice around the same texts under a wire:
+    a text remembered as a result is one classify calls a result."""
+    verdicts._cache.clear()
+    verdicts._results.clear()
+    for text in texts * 2:
+        assert verdicts.failure_of(text) == _slow(text, None, None), text
+        assert verdicts.failure_of(text, *wire) == _slow(text, *wire), (text, wire)
+
+
 def test_the_cache_stays_bounded(monkeypatch) -> None:
-    monkeypatch.setattr(verdicts, "_cache", {})
+    _fresh(monkeypatch)
     monkeypatch.setattr(verdicts, "CACHE_ENTRIES", 50)
     for n in range(175):
         verdicts.failure_of(f"line {n}")
@@ -112,7 +181,7 @@ def _both_ways(monkeypatch, run):
     results = []
     for fast in (True, False):
         monkeypatch.setattr(verdicts, "FAST", fast)
-        monkeypatch.setattr(verdicts, "_cache", {})
+        _fresh(monkeypatch)
         results.append(run())
     return results
 
@@ -140,10 +209,6 @@ def test_report_counts_the_same_with_and_without_the_cache(monkeypatch, stores) 
 
 # --------------------------------------------------------------------------- JSON objects answered at once
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-from threadfix.failures import classifier  # noqa: E402
 
 #: keys a reader of error shapes looks at, keys none does, and the values that make an object one of theirs
 OBJECT_KEYS = st.sampled_from(sorted(classifier._READ_KEYS) + ["results", "location", "title", "object", "type", "rows",
@@ -173,13 +238,14 @@ def test_a_json_object_answered_at_once_is_answered_as_classify_answers_it(value
     """Objects of keys the readers of error shapes look at and keys none does, nested, whole, indented, cut or past
     the parse limit, under every wire: failure_of's answer is classify's."""
     verdicts._cache.clear()
+    verdicts._results.clear()
     text = _written(value, how)
     assert verdicts.failure_of(text, *wire) == _slow(text, *wire)
 
 
 def test_a_plain_json_object_is_answered_without_the_classifier(monkeypatch) -> None:
     calls: list[object] = []
-    monkeypatch.setattr(verdicts, "_cache", {})
+    _fresh(monkeypatch)
     _spy(monkeypatch, calls)
     plain = ['{"results": [{"title": "a", "url": "https://x.io"}]}', '{"location": "Zürich", "temperature": 21.5}']
     assert all(map(could_be_failure, plain))  # the screen passes them: classify must parse them to tell
@@ -193,13 +259,12 @@ def test_a_plain_json_object_is_answered_without_the_classifier(monkeypatch) -> 
 
 # --------------------------------------------------------------------------- shell results that exited 0
 
-CORPUS = Path(__file__).resolve().parents[1] / "failures" / "corpus" / "corpus.jsonl"
 
 
 def test_the_exit_zero_pre_check_admits_every_failure_of_the_corpus(monkeypatch) -> None:
     """Every corpus text classify calls a failure passes the pre-checks of a JSON object (none is taken for a
     result), the pre-checks take many of its shell results, and failure_of answers every text as classify does."""
-    monkeypatch.setattr(verdicts, "_cache", {})
+    _fresh(monkeypatch)
     texts = [orjson.loads(line)["text"] for line in CORPUS.read_bytes().splitlines() if line.strip()]
     assert len(texts) > 4000
     taken = failures = 0
@@ -234,6 +299,7 @@ def test_a_shell_result_answered_at_once_is_answered_as_classify_answers_it(meta
     """Shell results shaped as Codex writes them, with every exit value, a timeout flag, other exit keys, an output
     that reads as a failure, a further key, written whole, indented or cut, under every wire: classify's answer."""
     verdicts._cache.clear()
+    verdicts._results.clear()
     text = _written({"output": output, "metadata": metadata, **extra}, how)
     assert verdicts.failure_of(text, *wire) == _slow(text, *wire)
 
@@ -252,7 +318,7 @@ EXIT_EXTRAS = [{}, {"error": "boom"}, {"error": 1}, {"error": None}, {"timed_out
 def test_every_shell_result_shape_is_answered_as_classify_answers_it(monkeypatch) -> None:
     """The pre-check takes an exit code of 0 for a success only where classify reads one: each metadata, output
     and further key above, with each of the others, with no flag and no status (where the pre-check is asked)."""
-    monkeypatch.setattr(verdicts, "_cache", {})
+    _fresh(monkeypatch)
     taken = 0
     for metadata in EXIT_METADATA:
         for output in EXIT_OUTPUTS:
@@ -265,7 +331,7 @@ def test_every_shell_result_shape_is_answered_as_classify_answers_it(monkeypatch
 
 def test_a_shell_result_that_exited_0_is_answered_without_the_classifier(monkeypatch) -> None:
     calls: list[object] = []
-    monkeypatch.setattr(verdicts, "_cache", {})
+    _fresh(monkeypatch)
     _spy(monkeypatch, calls)
     exited_0 = '{"output": "Traceback (most recent call last):\\nValueError: bad", "metadata": {"exit_code": 0}}'
     assert verdicts.failure_of(exited_0) is None and calls == [] and not verdicts._cache
