@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import threading
+from _thread import _local as thread_local
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -526,9 +526,10 @@ class FolderEntry(Struct, frozen=True):
         return Path(self.where)
 
 
-class _KeptWalks(threading.local):
+class _KeptWalks(thread_local):
     """The folder walks of the run that keeps them (:func:`walks_kept`), by the path walked, in this thread only;
-    ``walks`` None: each walk lists again."""
+    ``walks`` None: each walk lists again. (``threading.local`` is this class of ``_thread``: the threading module
+    itself would cost every run its import, and nothing else a repair of a folder runs imports it.)"""
 
     walks: dict[str, list[FolderEntry]] | None = None
 
