@@ -296,3 +296,31 @@ def test_documents_are_screened_once_a_run_has_read_enough_of_them(tmp_path: Pat
     assert settled.count(True) == 25 and settled.count(False) == 1  # the first five read in full, the stuck one too
     repaired = orjson.loads((folder / "30.json").read_bytes())
     assert repaired[:2] == STUCK["items"] and repaired[2]["call_id"] == "call_1"
+
+
+@pytest.mark.parametrize("name, content", [
+    ("folder/a.json", orjson.dumps(HEALTHY["items"])),  # a folder's document: screened, settled
+    ("folder/b.json", orjson.dumps(STUCK["items"])),  # read in full
+    ("c.jsonl", line(HEALTHY) + line(STUCK)),  # the stream read of a JSONL file
+])
+def test_a_store_fingerprints_the_file_as_its_read_found_it(tmp_path: Path, name: str, content: bytes) -> None:
+    """The compare-and-swap's fingerprint, made from the read's fstat only when asked: None before a read, the file
+    as it was read after it, and unmoved by a change made since (which the swap must then refuse)."""
+    from threadfix.stores import StoreOptions, iter_stores
+    from threadfix.stores.atomic import Fingerprint
+
+    path = tmp_path / name
+    path.parent.mkdir(exist_ok=True)
+    for n in range(40):  # (a folder of many files: its documents are screened from the first)
+        if path.parent.name == "folder":
+            (path.parent / f"x{n:02}.json").write_bytes(orjson.dumps(HEALTHY["items"]))
+    path.write_bytes(content)
+    as_read = Fingerprint.of(os.stat(path))
+    spec = path.parent if path.parent.name == "folder" else path
+    [store] = [s for s in iter_stores([str(spec)], StoreOptions()) if str(getattr(s, "display", "")) == str(path)]
+    assert store.fingerprint is None
+    read = list(store.threads_to_repair())
+    assert read and store.fingerprint == as_read and store.mtime == os.stat(path).st_mtime
+    path.write_bytes(content + b" ")
+    os.utime(path, ns=(as_read.mtime_ns + 10**9, as_read.mtime_ns + 10**9))
+    assert store.fingerprint == as_read != Fingerprint.of(os.stat(path))

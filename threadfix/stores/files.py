@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import threading
+from _thread import _local as thread_local
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -73,11 +73,13 @@ def _folder_screener(dialect: str | None) -> settle.Screener:
     return settle.Screener(dialect)
 
 
-def _read_to_end(fd: int, size: int) -> bytes:
+def _read_to_end(fd: int, size: int, first: bytes | None = None) -> bytes:
     """Everything left to read from ``fd``, whose file is ``size`` bytes: one read when it gives exactly those bytes
     of the ``size + 1`` asked for (the file's end, as of its ``fstat``: a later change is the compare-and-swap's
-    to catch); else more until a read finds the end (a file that grew, shrank, or a short read)."""
-    first = os.read(fd, size + 1)
+    to catch); else more until a read finds the end (a file that grew, shrank, or a short read). ``first``: what
+    that first read gave, when the caller made it."""
+    if first is None:
+        first = os.read(fd, size + 1)
     if len(first) == size:
         return first
     parts = [first]
@@ -119,16 +121,31 @@ class FileStore(Store):
         self.jsonl = jsonl
         self.max_doc_bytes = max_doc_bytes
         self.dialect = dialect
-        self.fingerprint: Fingerprint | None = None
-        self.mtime: float | None = None
-        #: read only this byte range of a JSONL file of threads: (start, end, how its lines are numbered)
-        self.byte_range: tuple[int, int, LineNumbering] | None = None
-        #: how the threads read last sit in the file (set as a read finds out): what :meth:`encode` writes through
-        self.container: FileContainer = DOCUMENT
-        #: a JSON document a folder walk found: repaired in place in batches with the folder's other files
-        self.batched = False
-        #: screened from its first byte, whatever this process read before (a file of a folder of many)
-        self.screen_always = False
+
+    # (the attributes every store starts with alike are the class's until a store sets its own: a folder of 1,000
+    # files creates 1,000 stores, most of which only read, screen and settle their one document)
+    #: what the file was as its read began (its compare-and-swap's), from the ``fstat`` of :meth:`_read`'s start
+    _stat: os.stat_result | None = None
+    mtime: float | None = None
+    #: read only this byte range of a JSONL file of threads: (start, end, how its lines are numbered)
+    byte_range: tuple[int, int, LineNumbering] | None = None
+    #: how the threads read last sit in the file (set as a read finds out): what :meth:`encode` writes through
+    container: FileContainer = DOCUMENT
+    #: a JSON document a folder walk found: repaired in place in batches with the folder's other files
+    batched = False
+    #: screened from its first byte, whatever this process read before (a file of a folder of many)
+    screen_always = False
+
+    @property
+    def fingerprint(self) -> Fingerprint | None:
+        """What must not change before the file is replaced, as its read found it (None before a read); made from
+        the read's ``fstat`` only when asked, which only a store that writes does."""
+        st = self._stat
+        return None if st is None else Fingerprint.of(st)
+
+    def _note_stat(self, st: os.stat_result) -> None:
+        self._stat = st
+        self.mtime = st.st_mtime
 
     @property
     def path(self) -> Path | None:
@@ -164,13 +181,15 @@ class FileStore(Store):
         return self._read(screen=True)
 
     def _read(self, screen: bool, typed: bool = False) -> Iterator[Thread | ReadProblem | Settled]:
+        if self.jsonl is False and self.data is None and self.byte_range is None:
+            return self._read_document_file(screen)  # (a folder's file: its own generator, not one more around it)
+        return self._read_stream(screen, typed)
+
+    def _read_stream(self, screen: bool, typed: bool) -> Iterator[Thread | ReadProblem | Settled]:
         if self.data is not None:
             yield from self._read_bytes(self.data, screen)
             return
         assert self._path is not None
-        if self.jsonl is False and self.byte_range is None:
-            yield from self._read_document_file(screen)
-            return
         # a 1 MiB buffer halves readline's cost on ~20 KB lines (measured against the default 8 KiB)
         opened = self._open(READ_BUFFER)
         if isinstance(opened, ReadProblem):
@@ -209,8 +228,7 @@ class FileStore(Store):
         except OSError as exc:
             return self._unopened(exc)
         st = os.fstat(handle.fileno())
-        self.fingerprint = Fingerprint.of(st)
-        self.mtime = st.st_mtime
+        self._note_stat(st)
         return handle, st
 
     def _unopened(self, exc: OSError) -> ReadProblem:
@@ -243,21 +261,25 @@ class FileStore(Store):
             if stat.S_ISDIR(st.st_mode):
                 yield self._unopened(IsADirectoryError())
                 return
-            self.fingerprint = Fingerprint.of(st)
+            self._stat = st
             self.mtime = st.st_mtime
-            if (problem := self._too_large(st.st_size, "document")) is not None:
+            size = st.st_size
+            if size > self.max_doc_bytes:
+                problem = self._too_large(size, "document")
                 if _binary(os.read(fd, BINARY_SNIFF_BYTES)):
                     problem = ReadProblem(self.display, BINARY_MESSAGE)
                 yield problem
                 return
-            raw = _read_to_end(fd, st.st_size)
+            raw = os.read(fd, size + 1)  # (the whole file in one read, as a rule: see _read_to_end)
+            if len(raw) != size:
+                raw = _read_to_end(fd, size, raw)
         finally:
             os.close(fd)
-        if _binary(raw):
+        if raw.find(b"\x00", 0, BINARY_SNIFF_BYTES) != -1:  # (_binary's test, inline: once per file of a folder)
             yield ReadProblem(self.display, BINARY_MESSAGE)
             return
         screened = screen and (self.screen_always or _documents_read >= SCREEN_DOCUMENTS_AFTER) and \
-            settle.has_screen(self.dialect)
+            (self.dialect is None or settle.has_screen(self.dialect))
         _documents_read += len(raw)
         known = None  # the dialect a screen knew the thread for, not settled: the full read takes it, unsniffed
         if screened:
@@ -347,7 +369,7 @@ class FileStore(Store):
             st = os.stat(self.path)
         except (OSError, TypeError):
             return False
-        self.fingerprint, self.mtime = Fingerprint.of(st), st.st_mtime
+        self._note_stat(st)
         return True
 
     part_types = (ByteRange,)
@@ -504,9 +526,10 @@ class FolderEntry(Struct, frozen=True):
         return Path(self.where)
 
 
-class _KeptWalks(threading.local):
+class _KeptWalks(thread_local):
     """The folder walks of the run that keeps them (:func:`walks_kept`), by the path walked, in this thread only;
-    ``walks`` None: each walk lists again."""
+    ``walks`` None: each walk lists again. (``threading.local`` is this class of ``_thread``: the threading module
+    itself would cost every run its import, and nothing else a repair of a folder runs imports it.)"""
 
     walks: dict[str, list[FolderEntry]] | None = None
 
