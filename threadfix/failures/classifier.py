@@ -764,7 +764,6 @@ _ERROR_START = _Lazy(
       | (?i:tool|command|request|operation|task|job|call|execution)\s+(?i:failed)\b
       | (?:[A-Za-z_$][\w$.]{0,160}?)?(?:Error|Exception|Exit|Interrupt)(?:\s*[:(\[]|\s*$)
       | [A-Za-z_$][\w$.]{0,160}?Timeout\s*: | [A-Za-z_][\w.]{0,160}?\.[a-z_]{0,40}?(?:error|timeout)\s*:
-      | (?:[a-z_][a-z0-9_]{0,40}\.){1,6}[A-Z][A-Za-z0-9_]{0,80}:\s  # a module's exception by any name: "zipfile.BadZipFile: ..."
       | Exception\s+(?:in\s+thread|occurred|was\s+thrown|has\s+occurred)
       | Traceback\s+\(most\s+recent\s+call\s+last\)
       | Uncaught(?=\s*:|\s+\(in\s+promise\)|\s+[\w$.]+\s*:|\s+(?i:exception|error)\b|\s*$)
@@ -876,10 +875,12 @@ _NAME_WORDS = ("Error", "error", "Exception", "Exit", "Interrupt", "Iteration", 
 # spaces and an end (the lookahead, which most lines fail at once), then a name word within the run ("sh:"
 # ends one character past it, as the colon is no name character).
 _NAME_IN_RUN = r"[\w$./-]*?(?:" + "|".join(map(re.escape, _NAME_WORDS)) + ")"
-# _ERROR_START's exception written with its module, whatever its name ends with (``zipfile.BadZipFile: File is
-# not a zip file``, ``stevedore.exception.NoMatches: ...``): the last line of a traceback, kept alone.
-_MODULE_EXCEPTION = _Lazy(r"(?:[a-z_][a-z0-9_]{0,40}\.){1,6}[A-Z][A-Za-z0-9_]{0,80}:\s")
 _FIRST_NAMED = _Lazy(r"(?=[\w$./-]*+\s*+(?:[:(\[]|\Z))" + _NAME_IN_RUN)
+# An exception written with its module, whatever its name ends with, as the one line of a text (a traceback's last
+# line kept alone, as ``tail -n 1`` keeps it: ``zipfile.BadZipFile: File is not a zip file``,
+# ``stevedore.exception.NoMatches: ...``). Only alone: a line of a log or a listing can start so.
+_MODULE_EXCEPTION = _Lazy(r"(?:[a-z_][a-z0-9_]{0,40}+\.){1,6}+[A-Z][A-Za-z0-9_]{0,80}+:\s")
+_MODULE_LEADS = frozenset("abcdefghijklmnopqrstuvwxyz_")
 _LAST_NAMED = _Lazy(r"(?=[\w$./-]*+\s*+(?::|\Z))" + _NAME_IN_RUN)
 
 # What _ERROR_START reads at the start beyond _START_WORDS, over the whole first line (a cut head cannot
@@ -977,12 +978,11 @@ def _unframed(text: str, first: str | None = None) -> bool:
     # and a line with a space is not the run alone.
     if (":" in first or "(" in first or "[" in first or " " not in first) and _FIRST_NAMED.match(first):
         return False  # _ERROR_START's names
-    if ("a" <= lead <= "z" or lead == "_") and ":" in first and _MODULE_EXCEPTION.match(first):
-        return False  # _ERROR_START's module-qualified exception ("gzip.BadGzipFile: ...")
     if stripped == first:
         # A one-line text is its own last line: a name ending as a last line's ends as a first line's,
         # the death words but "bus" are start words, and the exit words were just looked for.
-        return head[:3] != "bus"
+        # And a module's exception alone (_MODULE_EXCEPTION), which starts with a small letter or "_".
+        return head[:3] != "bus" and not (lead in _MODULE_LEADS and ":" in first and _MODULE_EXCEPTION.match(first))
     head = stripped[:_EXIT_REACH]
     head = head.lower() if head.isascii() else _folded(head)
     if head.startswith(_DEATH_WORDS) or (":" in stripped or " " not in stripped) and _LAST_NAMED.match(stripped):
@@ -1492,7 +1492,7 @@ _STATED_TOKENS = frozenset(
         "aborted", "refused", "rejected", "eacces", "enoent", "eperm", "eisdir", "enotdir", "econnrefused",
         "econnreset", "etimedout", "enotfound", "valid", "truncated", "hit", "implemented", "blocked", "capacity",
         "supported", "unsupported", "insufficient_quota", "unrecognized", "insufficient", "stopped", "implementation", "recognized",
-        "illegal", "unterminated", "unmatched", "match", "revision", "module", "expecting",
+        "illegal", "unterminated", "unmatched", "match", "revision", "module", "expecting", "archive",
     }
 )
 # ASCII bytes that are not word characters become spaces and capitals small letters, so split() gives
@@ -1520,11 +1520,7 @@ def _no_stated_word(line: str, words: list[bytes] | None = None) -> bool:
     _stated_failure reads the line folded (``_folded``): ``words`` are its words, when known."""
     if words is None:
         words = _words(line if line.isascii() else _folded(line))
-    return _STATED_TOKENS.isdisjoint(words) and (_STATED_BESIDE_NOT.isdisjoint(words) or b"not" not in words)
-
-
-# Words of _STATED that count only beside "not" ("is not a tar archive"): alone, "file" is in most outputs.
-_STATED_BESIDE_NOT = frozenset({b"file", b"archive"})
+    return _STATED_TOKENS.isdisjoint(words)
 
 
 _STATED_WORDS = (
@@ -1551,9 +1547,9 @@ _STATED_WORDS = (
     # Parsers' words for input cut short (sed's "unterminated `s' command", json's "Unterminated string",
     # grep's "Unmatched ( or \\("), and the lookups of git and Python that found nothing.
     r"|unterminated|unmatched|did not match any|unknown revision|no module named"
-    # A file not of the kind the program was asked to read (ssh-keygen's "x is not a public key file.", tarfile's
-    # "'x' is not a tar archive."), and Python's JSON decoder refusing its input ("Expecting value: line 1 column 1").
-    r"|is not an? (?:[\w-]+ ){1,3}(?:file|archive)|expecting (?:value|property name|'[^'\n]{1,3}' delimiter)"
+    # An archive not of the kind the program was asked to read (tarfile's "'x' is not a tar archive."; "is not a
+    # ... file" is left to a text framed as a failure: "file" alone is in most outputs), and Python's JSON decoder refusing its input ("Expecting value: line 1 column 1").
+    r"|is not an? (?:[\w-]+ ){1,3}archive|expecting (?:value|property name|'[^'\n]{1,3}' delimiter)"
 )
 
 
@@ -1823,11 +1819,12 @@ def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) ->
     # Each test below only rules out, so the one that rules out most healthy texts comes first.
     if _describes(sentence, words):
         return None  # a description, a condition or a question (before _STATED: it rules out as surely)
-    if said[:2] in _JSON_STARTS or _described(said) or ("None" in said and _NONE_WHEN.search(said)) or _tally(said):
+    if said[:2] in _JSON_STARTS or _described(said) or ("None" in said and _NONE_WHEN.search(said)) \
+            or ("\n" in said and _tally(said)):
         return None
     if said.endswith("?") and "\n" not in said and not _HINT.search(said) or (end is not None and low[end.start()] == "?"):
         return None  # it asks ("Why do I get ...?"); a hint asked on a line after a report does not
-    if end is not None and _no_stated_word(sentence, words):
+    if end is not None and _STATED_TOKENS.isdisjoint(words):
         return None  # the failure word was past the first sentence (_no_stated_word, on words at hand)
     if not sentence.isascii() and (_foreign(sentence) or _quotes_in_prose(sentence)):
         return None
@@ -2156,6 +2153,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             basis = f"starts with HTTP status {lead.group(1)}"
         elif "<" in first and (page := _error_page(text)) is not None:
             basis = f"an error page titled HTTP {page.group(2)}"
+        elif last_stripped == first and (named := _MODULE_EXCEPTION.match(first)) is not None:
+            basis = f"an uncaught '{_quote(named.group().rstrip(': '), 24)}'"
         else:
             return _unframed_reading(text, first) or _NO_SIGNAL
     else:
