@@ -495,13 +495,6 @@ def test_a_diagnostic_that_blames_an_option_is_read_but_a_list_item_is_not() -> 
     assert classify("notes: - missing items are listed below").kind is Kind.SUCCESS
 
 
-@pytest.mark.parametrize("options", [1, 12, 25])
-def test_a_usage_error_is_read_after_a_long_usage_text(options: int) -> None:
-    usage = "usage: tool [-h]" + "".join(f"\n            [--option-{n} VALUE]" for n in range(options))
-    assert classify(f"{usage}\ntool: error: argument --count: invalid int value: 'many'").kind is Kind.INVALID_ARGUMENTS
-    assert classify(usage).kind is Kind.SUCCESS
-
-
 def test_an_exit_status_an_exception_reports_is_its_childs() -> None:
     quoted = "subprocess.CalledProcessError: Command '['false']' returned non-zero exit status 1."
     assert classify(quoted).kind is Kind.EXECUTION

@@ -1886,18 +1886,15 @@ def _clear(text: str, first: str) -> bool:
     with its cheap tests only): too long to be a message, or no failure word where _stated_failure reads,
     or neither a message nor led by a status; no error line where _error_line looks; and no
     program's diagnostic line first, unless the text is too long to be one (_unframed_reading reads a
-    diagnostic only in a text that is not past a message, but a usage error after a usage text of any length)."""
+    diagnostic only in a text that is not past a message)."""
     past = _past_message(text)
     if not (past or _no_stated_word(first[:_STATED_REACH])) and _message(text):
         return False
     if not _no_error_line(text):
         return False
-    # _diagnostic is asked only where _may_be_diagnostic holds, and reads a usage line (whatever the text's length)
-    # or a program's line.
-    if first[:6] in _USAGE_LINE and _may_be_diagnostic(first):
-        return False
+    # _diagnostic is asked only where _may_be_diagnostic holds, and reads a usage line or a program's line.
     return past or not (_may_be_diagnostic(first) and (
-        _PROGRAM_LINE.match(first) or "*** " in first and _FATAL_LINE.match(first)))
+        first[:6] in _USAGE_LINE or _PROGRAM_LINE.match(first) or "*** " in first and _FATAL_LINE.match(first)))
 
 
 # A program's own diagnostic, written as the GNU coding standards have a program write one: its name, a
@@ -2039,12 +2036,8 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
             verdict = _stated_failure(text, first, words, stripped)
     if verdict is None and not _no_error_line(text):
         verdict = _error_line(text)
-    if verdict is None and _may_be_diagnostic(first):
-        if stripped:
-            verdict = _diagnostic(stripped, first)
-        elif first[:6] in _USAGE_LINE:
-            # A usage error after a long usage text (argparse prints every option first), within _USAGE_REACH.
-            verdict = _diagnostic(text.strip(), first)
+    if verdict is None and stripped and _may_be_diagnostic(first):
+        verdict = _diagnostic(stripped, first)
     if verdict is not None and _discussion(text):
         return _DISCUSSION
     return verdict
