@@ -388,3 +388,115 @@ def test_an_exception_with_no_complaint_is_a_crash_unless_a_key_is_missing(name:
 def test_a_value_complaint_is_bad_input_only_from_a_value_error(name: str, complaint: str, defect: str, tail: str) -> None:
     assert classify(f"{_TRACEBACK}{name}: {complaint}{tail}".rstrip()).kind is Kind.INVALID_ARGUMENTS
     assert classify(f"{_TRACEBACK}{defect}: {complaint}{tail}".rstrip()).kind is Kind.EXECUTION
+
+
+# An exception written with its module, alone (a traceback's last line, as ``tail -n 1`` keeps it): framed by its
+# form whatever its name ends with, and read by its name and words like any other.
+_CLASS_NAME = st.from_regex(r"[A-Z][a-z]{2,8}[A-Z][a-z]{2,8}", fullmatch=True)
+#: a message (the exception's line has one) that holds no word of any kind
+_SAID = st.from_regex(r"[0-9][0-9 .,:'()_-]{0,40}", fullmatch=True)
+
+
+@settings(max_examples=150)
+@given(_MODULE, st.sampled_from(["Bad", "Invalid", "Malformed"]), _CLASS_NAME, _SAID)
+def test_a_module_exception_that_calls_its_input_bad_is_bad_input(module: str, lead: str, name: str, message: str) -> None:
+    result = classify(f"{module}.{lead}{name}: {message}".rstrip())
+    assert result.kind is Kind.INVALID_ARGUMENTS, result.evidence
+
+
+@settings(max_examples=150)
+@given(_MODULE, _CLASS_NAME, _SAID)
+def test_a_module_exception_alone_is_a_failure(module: str, name: str, message: str) -> None:
+    assert classify(f"{module}.{name}: {message}".rstrip()).kind is Kind.EXECUTION
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("zlib.error: Error -3 while decompressing data: incorrect header check", Kind.INVALID_ARGUMENTS),
+    ("re.error: missing ), unterminated subpattern at position 0", Kind.INVALID_ARGUMENTS),
+    ("struct.error: unpack requires a buffer of 4 bytes", Kind.INVALID_ARGUMENTS),
+    ("sqlite3.ProgrammingError: Cannot operate on a closed database.", Kind.EXECUTION),
+    ("subprocess.TimeoutExpired: Command '['sleep', '3']' timed out after 0.5 seconds", Kind.TIMEOUT),
+])
+def test_an_exception_line_alone_is_read_by_its_message(text: str, kind: Kind) -> None:
+    assert classify(text).kind is kind
+
+
+# A file not of the kind a program was asked to read, in the words programs use for it: an archive said so alone,
+# any file in a text framed as a failure.
+_FORMAT_WORDS = st.lists(st.sampled_from(["zip", "tar", "public", "key", "gzip", "valid", "PEM"]), min_size=1, max_size=3)
+
+
+@settings(max_examples=100)
+@given(st.from_regex(r"'?[a-z]{1,8}\.[a-z]{2,3}'?", fullmatch=True), _FORMAT_WORDS, st.sampled_from(["file", "archive"]))
+def test_a_file_not_of_the_kind_asked_for_is_bad_input(name: str, words: list[str], noun: str) -> None:
+    text = f"{name} is not a {' '.join(words)} {noun}."
+    assert classify(f"Error: {text}").kind is Kind.INVALID_ARGUMENTS, text
+    if noun == "archive":
+        assert classify(text).kind is Kind.INVALID_ARGUMENTS, text
+
+
+@pytest.mark.parametrize("text", ["Expecting value: line 1 column 1 (char 0)",
+                                  "Expecting ',' delimiter: line 3 column 5 (char 27)",
+                                  "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"])
+def test_the_json_decoders_refusals_are_bad_input(text: str) -> None:
+    assert classify(text).kind is Kind.INVALID_ARGUMENTS
+
+
+def test_no_such_thing_is_missing_but_no_such_option_is_a_bad_command_line() -> None:
+    assert classify("Error: No such container: web-1").kind is Kind.NOT_FOUND
+    assert classify("Error: No such message id or symbol 'x'.").kind is Kind.NOT_FOUND
+    assert classify("error: no such option: --nope").kind is Kind.INVALID_ARGUMENTS
+
+
+# A tally names what was counted; a report is a sentence.
+_LABEL = st.sampled_from(["ERROR", "WARN", "INFO", "failed", "ok", "lint", "test", "timeout", "denied", "a", "b"])
+_VALUE = st.sampled_from(["1", "2", "17", "failure", "success", "error", "OK", "3.5%"])
+
+
+@settings(max_examples=150)
+@given(st.lists(st.tuples(_LABEL, _VALUE), min_size=2, max_size=6), st.sampled_from([" ", "\t", "|", " | ", "="]))
+def test_a_tally_is_a_result(rows: list[tuple[str, str]], separator: str) -> None:
+    text = "\n".join(f"{label}{separator}{value}" for label, value in rows)
+    assert classify(text).kind is Kind.SUCCESS, text
+
+
+@settings(max_examples=100)
+@given(st.lists(st.tuples(st.sampled_from(["lint", "test", "build", "deploy", "a"]), _VALUE), min_size=2, max_size=6))
+def test_a_tally_of_fields_is_a_result_unless_an_error_marks_it(rows: list[tuple[str, str]]) -> None:
+    """A value after a colon is a field ("lint: failure"); led by an error marker it is the error's own field."""
+    text = "\n".join(f"{label}: {value}" for label, value in rows)
+    assert classify(text).kind is Kind.SUCCESS, text
+    assert classify(f"Error: {rows[0][1]}\n{text}").is_error
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("ERROR 1\nINFO 2\nWARN 1", Kind.SUCCESS),
+    ("ERROR: disk full\nINFO 2", Kind.EXECUTION),
+    ("Error: ENOENT\ncode: 1", Kind.NOT_FOUND),
+    ("2 of 4 requests failed", Kind.SUCCESS),
+    ("4 requests failed", Kind.EXECUTION),
+])
+def test_a_count_is_no_report_but_a_sentence_or_an_error_line_is(text: str, kind: Kind) -> None:
+    assert classify(text).kind is kind
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    (":import-error (E0401): *Unable to import %s*\n  Used when pylint has been unable to import a module.", Kind.SUCCESS),
+    (":import-error (E0401): Unable to import %s", Kind.EXECUTION),
+    ("ls: cannot access '*.txt': No such file or directory", Kind.NOT_FOUND),
+    ("rm: cannot remove '*.o *': No such file or directory", Kind.NOT_FOUND),
+])
+def test_a_phrase_in_emphasis_is_a_documents_but_a_glob_is_no_emphasis(text: str, kind: Kind) -> None:
+    assert classify(text).kind is kind
+
+
+def test_a_diagnostic_that_blames_an_option_is_read_but_a_list_item_is_not() -> None:
+    assert classify("sed: -e expression #1, char 7: unknown option to `s'").kind is Kind.INVALID_ARGUMENTS
+    assert classify("notes: - missing items are listed below").kind is Kind.SUCCESS
+
+
+def test_an_exit_status_an_exception_reports_is_its_childs() -> None:
+    quoted = "subprocess.CalledProcessError: Command '['false']' returned non-zero exit status 1."
+    assert classify(quoted).kind is Kind.EXECUTION
+    assert classify(f"{_TRACEBACK}{quoted}").kind is Kind.EXECUTION
+    assert classify(f"Exit code 1\n{_TRACEBACK}{quoted}").kind is Kind.TERMINAL_ERROR

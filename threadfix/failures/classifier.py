@@ -617,7 +617,8 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"no such file or directory", r"\benoent\b", r"filenotfound(?:error|exception)\b", r"nosuchfileexception",
         r"command not found", r"\bnot found\b", r"does not exist", r"doesn't exist", r"nosuch(?:key|bucket|file)",
         r"resourcenotfound", r"notfound(?:error|exception)\b", r"cannot find (?:module|file|path)",
-        r"\bno such (?:file|table|column|key|bucket|host|user|container|image|process|device)\b", r"no matching \w+ found",
+        # "No such customer", "No such message id": a lookup that found nothing ("no such option" is a bad command line).
+        r"\bno such (?!option)\w+", r"no matching \w+ found",
         # git's "pathspec 'x' did not match any files" and "unknown revision or path", Python's "No module named x".
         r"\bdid not match any (?:files?|file\(s\))", r"\bunknown revision\b", r"\bno module named\b",
         # A search that came back empty, said as its program says it: "ERROR: Could not find a version that
@@ -633,7 +634,9 @@ _SIGNALS: tuple[_Signal, ...] = (
         # make target 'x'", esbuild's 'Could not resolve "./x.js"', mocha's "No test files found", npm's "No
         # dependencies found matching x", unzip's "filename not matched", jest's "Can't find a root directory".
         r"\bno rule to make target\b", ("not resolve", r"\b(?:could not|cannot) resolve [\"'`]"),
-        r"\bno (?:[\w-]+ )?files? found\b", r"\bno [\w-]+ found matching\b", r"\bnot matched\b",
+        # ... and a thing named in quotes that was looked for: "No 'g2.backends' driver found" (unquoted, "no element
+        # found" is a parser's refusal, "no signature found" a defect).
+        r"\bno [\"'`][^\"'`\n]{1,60}[\"'`] [\w-]+ found\b", r"\bno (?:[\w-]+ )?files? found\b", r"\bno [\w-]+ found matching\b", r"\bnot matched\b",
         ("can't find", r"\bcan't find\b"),
     ),
     _signal(
@@ -643,7 +646,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bfield required\b", r"\bis a required (?:property|field|parameter|argument)",
         r"\brequired (?:property|field|parameter|argument)s? (?:is |are )?missing", r"unexpected keyword argument",
         r"\bmissing \d+ required (?:positional |keyword-only )?arguments?\b", r"\bbad request\b",
-        r"\bunrecognized (?:option|arguments?)\b", r"\b(?:invalid|unknown) option\b", r"\bbad option\b",
+        r"\bunrecognized (?:option|arguments?)\b", r"\b(?:invalid|unknown|no such) option\b", r"\bbad option\b",
         r"\bunprocessable\b", r"\bis not of type\b", r"\bis not valid under\b", r"context[_ ]length[_ ]exceeded",
         # OpenAI's refusal of a request over the context window: "This model's maximum context length is 4097
         # tokens. However, you requested 4268 tokens".
@@ -668,9 +671,14 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\binvalid\b", r"\bmalformed\b", r"\bis not a valid\b", r"\bis required\b", r"\bvalidation\b",
         # A parser's refusal of what it was given to read (the corpus's rule settled after heldout6).
         r"\bsyntax error\b", r"\bparse error\b", r"\berror parsing\b", r"\b(?:failed to|could not|cannot|unable to) parse\b",
+        # Python's JSON decoder refusing its input: "Expecting value: line 1 column 1 (char 0)", "Expecting property
+        # name enclosed in double quotes", "Expecting ',' delimiter".
+        r"\bexpecting (?:value|property name|'[^'\n]{1,3}' delimiter)\b",
         # ... and a file in the wrong format or cut short ("not in gzip format", "bad magic number").
         r"\bfile format not recognized\b", r"\bnot in \w+ format\b", r"\bbad magic number\b", r"\bformat not supported\b",
         r"\bfile ends unexpectedly\b",
+        # ... or not of the kind asked for: "File is not a zip file", "'x' is not a tar archive", "x is not a public key file".
+        r"\bis not an? (?:[\w-]+ ){1,3}(?:file|archive)\b",
     ),
 )
 _STRONG_SIGNALS = _SIGNALS[:-1]
@@ -813,11 +821,17 @@ _PAGE_TITLE = _Lazy(r"<(title|h1)>\s*(?:error\s*)?([45]\d\d)\s*[-:]?\s*[A-Za-z][
 _PAGE_REACH = 1024
 
 
+# ... or whose title or heading says error and whose body states the status (Python's http.server: "<title>Error
+# response</title>" then "<p>Error code: 404</p>").
+_PAGE_CODE = _Lazy(r"<(title|h1)>[^<\n]{0,40}\berror\b[^<\n]{0,40}</\1>.{0,400}?\berror code:?\s*([45]\d\d)\b",
+                   re.IGNORECASE | re.DOTALL)
+
+
 def _error_page(text: str) -> re.Match[str] | None:
-    """The title of the error page ``text`` is, or None."""
+    """The title of the error page ``text`` is (its status the match's second group), or None."""
     if _PAGE_OPEN.match(text) is None:
         return None
-    return _PAGE_TITLE.search(text, 0, _PAGE_REACH)
+    return _PAGE_TITLE.search(text, 0, _PAGE_REACH) or _PAGE_CODE.search(text, 0, _PAGE_REACH)
 
 
 _PROCESS_DEATH = _Lazy(r"(?i:segmentation fault|bus error|killed|aborted)(?: \(core dumped\))?\s*$")
@@ -862,6 +876,11 @@ _NAME_WORDS = ("Error", "error", "Exception", "Exit", "Interrupt", "Iteration", 
 # ends one character past it, as the colon is no name character).
 _NAME_IN_RUN = r"[\w$./-]*?(?:" + "|".join(map(re.escape, _NAME_WORDS)) + ")"
 _FIRST_NAMED = _Lazy(r"(?=[\w$./-]*+\s*+(?:[:(\[]|\Z))" + _NAME_IN_RUN)
+# An exception written with its module, whatever its name ends with, as the one line of a text (a traceback's last
+# line kept alone, as ``tail -n 1`` keeps it: ``zipfile.BadZipFile: File is not a zip file``,
+# ``stevedore.exception.NoMatches: ...``). Only alone: a line of a log or a listing can start so.
+_MODULE_EXCEPTION = _Lazy(r"(?:[a-z_][a-z0-9_]{0,40}+\.){1,6}+[A-Z][A-Za-z0-9_]{0,80}+:\s")
+_MODULE_LEADS = frozenset("abcdefghijklmnopqrstuvwxyz_")
 _LAST_NAMED = _Lazy(r"(?=[\w$./-]*+\s*+(?::|\Z))" + _NAME_IN_RUN)
 
 # What _ERROR_START reads at the start beyond _START_WORDS, over the whole first line (a cut head cannot
@@ -962,7 +981,8 @@ def _unframed(text: str, first: str | None = None) -> bool:
     if stripped == first:
         # A one-line text is its own last line: a name ending as a last line's ends as a first line's,
         # the death words but "bus" are start words, and the exit words were just looked for.
-        return head[:3] != "bus"
+        # And a module's exception alone (_MODULE_EXCEPTION), which starts with a small letter or "_".
+        return head[:3] != "bus" and not (lead in _MODULE_LEADS and ":" in first and _MODULE_EXCEPTION.match(first))
     head = stripped[:_EXIT_REACH]
     head = head.lower() if head.isascii() else _folded(head)
     if head.startswith(_DEATH_WORDS) or (":" in stripped or " " not in stripped) and _LAST_NAMED.match(stripped):
@@ -1303,7 +1323,7 @@ _MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)$|(?:^|\.)N
 # ``decimal.InvalidOperation``).
 _PARSE_NAME = _Lazy(
     r"(?:Decode|Parse|Parser|Parsing|Syntax|Validation|Unpickling|Invalid)\w*(?:Error|Exception)$"
-    r"|(?:^|\.)(?:Bad|Invalid|Malformed)[A-Z]\w*$"
+    r"|(?:^|\.)(?:Bad|Invalid|Malformed)[A-Z]\w*$|(?:^|\.)Token(?:ize|izer)?Error$"
     # The JVM's exceptions for a value of the wrong form or an argument a method refuses.
     r"|(?:NumberFormat|IllegalArgument|InputMismatch|UnsupportedEncoding)Exception$"
 )
@@ -1317,7 +1337,7 @@ _VALUE_NAME = _Lazy(r"(?:Value|Type|Lookup|EOF|OS)Error$|[\w.]+\.\w*(?:Error|err
 _TRACEBACK_EXCEPTION = _Lazy(
     r"^(?:(?:[A-Za-z_]\w*\.){0,6}\w*(?:Error|Exception|error)\b|(?:[A-Za-z_]\w*\.){1,6}[A-Z]\w*):[^\n]*", re.MULTILINE)
 _VALUE_COMPLAINT = _Lazy(
-    r"\b(?:must|has to|needs to|should) (?:be|not|have|contain|start|end)\b|\b(?:invalid|incorrect|illegal|malformed)\b"
+    r"\b(?:must|has to|needs to|should) (?:be|not|have|contain|start|end|specify|provide|include|supply)\b|\b(?:invalid|incorrect|illegal|malformed)\b"
     r"|\bbadly formed\b|\bunexpected\b|\bexpected\b|\brequires\b|\bdo(?:es)? not (?:appear to be|match)\b"
     r"|\bout of range\b|\bunknown string format\b|\bno closing\b|\bunterminated\b|\bformat not (?:supported|recognized)\b"
     # ... a value nobody knows or takes ("unknown encoding", "unsupported locale setting", "option -x not
@@ -1369,7 +1389,8 @@ def _exception_hit(window: str, first: str, last: str, python_end: bool) -> _Hit
         # Node's uncaught error: the source line and a caret, then "SyntaxError: ..." above its "    at" frames.
         lines = _TRACEBACK_EXCEPTION.findall(window, 0, frame.start())
         return _exception_kind(lines[-1], _stack_kind(window)) if lines else None
-    return _exception_kind(first) if _PY_EXCEPTION_LINE.match(first) else None
+    # An exception's line alone (a traceback's last line, kept as ``tail -n 1`` keeps it): ``struct.error: ...``.
+    return _exception_kind(first) if _PY_EXCEPTION_LINE.match(first) or _TRACEBACK_EXCEPTION.match(first) else None
 
 
 def _stack_kind(window: str) -> str | None:
@@ -1471,7 +1492,7 @@ _STATED_TOKENS = frozenset(
         "aborted", "refused", "rejected", "eacces", "enoent", "eperm", "eisdir", "enotdir", "econnrefused",
         "econnreset", "etimedout", "enotfound", "valid", "truncated", "hit", "implemented", "blocked", "capacity",
         "supported", "unsupported", "insufficient_quota", "unrecognized", "insufficient", "stopped", "implementation", "recognized",
-        "illegal", "unterminated", "unmatched", "match", "revision", "module",
+        "illegal", "unterminated", "unmatched", "match", "revision", "module", "expecting", "archive",
     }
 )
 # ASCII bytes that are not word characters become spaces and capitals small letters, so split() gives
@@ -1526,6 +1547,9 @@ _STATED_WORDS = (
     # Parsers' words for input cut short (sed's "unterminated `s' command", json's "Unterminated string",
     # grep's "Unmatched ( or \\("), and the lookups of git and Python that found nothing.
     r"|unterminated|unmatched|did not match any|unknown revision|no module named"
+    # An archive not of the kind the program was asked to read (tarfile's "'x' is not a tar archive."; "is not a
+    # ... file" is left to a text framed as a failure: "file" alone is in most outputs), and Python's JSON decoder refusing its input ("Expecting value: line 1 column 1").
+    r"|is not an? (?:[\w-]+ ){1,3}archive|expecting (?:value|property name|'[^'\n]{1,3}' delimiter)"
 )
 
 
@@ -1638,7 +1662,9 @@ _ONLY_IMPERATIVES = frozenset({"fix", "fixes", "add", "adds", "make", "include",
                                "reword", "clarify"})
 _ARTICLE = _Lazy(r"\b(?:a|an|the|this|its|their|every|any)\b")
 # A negation just before the failure word: "no errors", "0 failed", "not an error", "without failures".
-_NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:[\w-]+\s+){0,2}$")
+_NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:[\w-]+\s+){0,2}$"
+                  # ... or a count of some among many: "2 of 4 requests failed" is a summary, as "0 failed" is.
+                  r"|\b\d+\s+(?:of|out of)\s+\d+\s+(?:[\w-]+\s+){0,2}$")
 # Text laid out as a document or a listing: Markdown, code, a grep hit, a numbered line, a commit listed by
 # its abbreviated hash (``git log --oneline``: "5f0082a fix: ... lint error (#267)", groq/groq-python).
 # (Bold and a second code span anywhere are found by _described with ``in`` and a count, not a scan.)
@@ -1666,7 +1692,13 @@ _EDGE = 64
 def _described(said: str) -> bool:
     """True when ``said`` is laid out as a document or a listing (see _DESCRIBED_TEXT)."""
     # make's "make: *** No rule to make target" is its error marker, not Markdown's bold.
-    return _DESCRIBED_TEXT.match(said) is not None or "**" in said and "*** " not in said or said.count("`") >= 3
+    return _DESCRIBED_TEXT.match(said) is not None or "**" in said and "*** " not in said or said.count("`") >= 3 \
+        or said.count("*") >= 2 and _EMPHASIS.search(said) is not None
+
+
+# A phrase set in emphasis, as Markdown and reStructuredText write one (pylint's ``--help-msg``: ":import-error
+# (E0401): *Unable to import %s*" then what it means): a document's words. A glob ("*.py") opens no span.
+_EMPHASIS = _Lazy(r"(?<![\w*])\*(?=[^\s*])[^*\n]{1,200}(?<=[^\s*])\*(?![\w*])")
 
 
 # Letters of scripts written without spaces between words (Han, kana, Hangul).
@@ -1747,6 +1779,20 @@ def _past_message(text: str) -> bool:
     return start < _EDGE and end > size - _EDGE and end - start > STATED_CHARS and text[start] not in "45"
 
 
+# A tally: a few lines, each a label and at most one value beside it (a count, a status), as ``uniq -c``, a
+# query's rows or a count by log level print ("ERROR 1" / "INFO 2", "failed|2" / "ok|1", "lint: failure" / "test:
+# success"). It names what was counted, and says nothing failed; a report is a sentence.
+_TALLY = _Lazy(r"(?:[ \t]*[\w.%-]+(?:(?:[ \t]+|[ \t]*[|=,][ \t]*|:[ \t]+)[\w.%-]+)?[ \t]*(?:\n|\Z)){2,}")
+
+
+def _tally(stripped: str, fields: bool = True) -> bool:
+    """True when ``stripped`` (a text stripped) is a tally of a few lines (``_TALLY``); ``fields``: a line may
+    give its value after a colon ("lint: failure"), which an error's own fields ("Error: ENOENT" / "code: 1")
+    also do, so a text framed as a failure is a tally only without one."""
+    return len(stripped) <= STATED_CHARS and "\n" in stripped and (fields or ":" not in stripped) \
+        and _TALLY.fullmatch(stripped) is not None
+
+
 def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) -> _Verdict | None:
     """A failure an unflagged, unframed text states in words, or None (see _STATED).
 
@@ -1773,7 +1819,8 @@ def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) ->
     # Each test below only rules out, so the one that rules out most healthy texts comes first.
     if _describes(sentence, words):
         return None  # a description, a condition or a question (before _STATED: it rules out as surely)
-    if said[:2] in _JSON_STARTS or _described(said) or ("None" in said and _NONE_WHEN.search(said)):
+    if said[:2] in _JSON_STARTS or _described(said) or ("None" in said and _NONE_WHEN.search(said)) \
+            or ("\n" in said and _tally(said)):
         return None
     if said.endswith("?") and "\n" not in said and not _HINT.search(said) or (end is not None and low[end.start()] == "?"):
         return None  # it asks ("Why do I get ...?"); a hint asked on a line after a report does not
@@ -1885,6 +1932,9 @@ _DEFECT_WORDS = frozenset(
     }
 )
 _CODE_IN_LINE = _Lazy(r"\w\[|\s#\s")
+# A diagnostic's message that opens with the option it blames (sed's "-e expression #1, char 7: unknown option to
+# `s'"), not a Markdown list's dash.
+_OPTION_LEAD = _Lazy(r"--?[A-Za-z]")
 #: A diagnostic is a few lines: the message, a hint or two after a blank line.
 _DIAGNOSTIC_LINES = 5
 
@@ -1941,7 +1991,8 @@ def _diagnostic(stripped: str, first: str) -> _Verdict | None:
     folded = _folded(message)
     if _DEFECT_WORDS.isdisjoint(_words(_folded(stripped))):
         return None  # it names no defect: file's "notes: ASCII text" is a result in the same form
-    if _INFORMATIONAL.search(folded) or _describes(folded) or _described(message) or _quotes_in_prose(message) or _TITLE_TAG.match(_folded(first)):
+    if _INFORMATIONAL.search(folded) or _describes(folded) or (_described(message) and not _OPTION_LEAD.match(message)) \
+            or _quotes_in_prose(message) or _TITLE_TAG.match(_folded(first)):
         return None
     return _diagnosed(f"a diagnostic of '{_quote(name, 32)}'", message, stripped)
 
@@ -2091,7 +2142,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
         elif python_end:
             basis = "traceback ends the output"
         elif (start := _marked_start(first)) is not None and not (
-                _WORD_FRAME.match(start.group()) and _describes(_folded(first.partition(":")[0]))):
+                _WORD_FRAME.match(start.group()) and _describes(_folded(first.partition(":")[0]))) \
+                and not _tally(text.strip(), fields=False):
             basis = f"starts with '{_quote(start.group(), 24)}'"
         elif _FRAME_END.match(last) and _GENERIC_MARKER.search(window):
             basis = "stack trace ends the output"
@@ -2101,6 +2153,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             basis = f"starts with HTTP status {lead.group(1)}"
         elif "<" in first and (page := _error_page(text)) is not None:
             basis = f"an error page titled HTTP {page.group(2)}"
+        elif last_stripped == first and (named := _MODULE_EXCEPTION.match(first)) is not None:
+            basis = f"an uncaught '{_quote(named.group().rstrip(': '), 24)}'"
         else:
             return _unframed_reading(text, first) or _NO_SIGNAL
     else:
@@ -2129,7 +2183,10 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
         return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=code, retry_after=retry, message=message)
     if shell:
         return _Verdict(Kind.TERMINAL_ERROR, f"{basis}; a shell's own error line", retry_after=retry, message=message)
-    match = _EXIT_CODE.search(window) if _has_exit_word(low) else None
+    # An exit status inside an uncaught exception's message ("CalledProcessError: Command '['false']' returned
+    # non-zero exit status 1.") is the status of a process it ran: the exception is the failure, not that exit.
+    uncaught = python_end or last_stripped == first and _MODULE_EXCEPTION.match(first) is not None
+    match = _EXIT_CODE.search(window) if not uncaught and _has_exit_word(low) else None
     if match is not None and int(match.group("n") or match.group("m")) != 0:
         return _exit_verdict(int(match.group("n") or match.group("m")), text, basis)
     stack = _stack_kind(window)
