@@ -1,7 +1,8 @@
 """Score threadfix's failure classifier against the real-text corpus, beside a baseline revision's.
 
     python benchmarks/classify_score.py                  # the development split, baseline = main
-    python benchmarks/classify_score.py --split heldout10 # the tenth held-out split (scored once; the latest)
+    python benchmarks/classify_score.py --split heldout11 # the eleventh held-out split (scored once; the latest)
+    python benchmarks/classify_score.py --split heldout10 # the tenth held-out split (already seen: scored once)
     python benchmarks/classify_score.py --split heldout9 # the ninth held-out split (already seen: scored once)
     python benchmarks/classify_score.py --split heldout8 # the eighth held-out split (already seen: scored once)
     python benchmarks/classify_score.py --split heldout7 # the seventh held-out split (already seen: scored once)
@@ -152,7 +153,7 @@ def score(classify: Callable[..., Any], rows: list[dict[str, Any]]) -> dict[str,
 
 
 SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8",
-          "heldout9", "heldout10")
+          "heldout9", "heldout10", "heldout11")
 
 
 def changes(before: Callable[..., Any], after: Callable[..., Any], rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
@@ -226,7 +227,7 @@ def main() -> int:
         results[name].update(figures)
     columns = list(classifiers)
     width = max(12, *(len(name) + 2 for name in columns))
-    seen = " (already seen: its misses are known, so it no longer measures the classifier unseen)" if args.split in ("heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9") else ""
+    seen = " (already seen: its misses are known, so it no longer measures the classifier unseen)" if args.split not in ("dev", SPLITS[-1], "all") else ""
     print(f"split {args.split}: {len(rows)} texts ({sum(r['kind'] == 'success' for r in rows)} healthy){seen}")
     print(f"{'':34}" + "".join(f"{name:>{width}}" for name in columns))
     for key, label, unit in (
