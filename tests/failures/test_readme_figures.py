@@ -23,7 +23,7 @@ from benchmarks import classify_score  # noqa: E402
 from threadfix.failures import classify  # noqa: E402
 
 #: the latest held-out split, the one the README's first figures are for
-SCORED_ONCE = "heldout10"
+SCORED_ONCE = classify_score.SPLITS[-1]
 
 STATEMENT = re.compile(
     r"On ([\d,]+) real tool outputs from public sources, more than half of them healthy .*? right kind for "
@@ -32,11 +32,11 @@ STATEMENT = re.compile(
     r"(\d+) healthy command outputs, file contents and JSON\s+bodies, and (\d+) of its (\d+) issues",
     re.DOTALL,
 )
-EARLIER = re.compile(r"On the nine earlier held-out sets, .*? it is right on ([\d.]+) % to ([\d.]+) % of the texts",
+EARLIER = re.compile(r"On the (\w+) earlier held-out sets, .*? it is right on ([\d.]+) % to ([\d.]+) % of the texts",
                      re.DOTALL)
 MISSED = re.compile(r"expect about one unflagged error in (\w+) to be counted as a result")
 REPRODUCE = re.compile(r"Reproduce with `python benchmarks/classify_score.py --split (\w+)`")
-WORDS = {"four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+WORDS = {"four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
 #: a row of the corpus README's table: split, texts (healthy), scored once, now
 ROW = re.compile(
     r"^\| `(\w+)` \| (\d+) \((\d+)\) \| ([\d.]+) % / ([\d.]+) % / ([\d.]+) % \| ([\d.]+) % / ([\d.]+) % / ([\d.]+) % \|$",
@@ -45,7 +45,7 @@ ROW = re.compile(
 #: what the classifier that scored the split once scored beside it
 RECORD = re.compile(
     r"When `(\w+)` was scored once, that classifier was right on\s+([\d.]+) % of the development texts and on "
-    r"([\d.]+) % to ([\d.]+) % of the nine earlier held-out splits, and read as errors\s+(\d+) of `\w+`'s (\d+) "
+    r"([\d.]+) % to ([\d.]+) % of the (\w+) earlier held-out splits, and read as errors\s+(\d+) of `\w+`'s (\d+) "
     r"healthy tool results and (\d+) of its (\d+) prose look-alikes",
 )
 
@@ -73,10 +73,9 @@ def _table() -> dict[str, tuple[str, ...]]:
 
 
 def _record() -> tuple[str, ...]:
-    found = RECORD.search(_one_line(CORPUS_README))
-    assert found is not None, "the corpus README's record of the scored-once classifier is missing or reworded"
-    assert found.group(1) == SCORED_ONCE
-    return found.groups()[1:]
+    records = [found for found in RECORD.finditer(_one_line(CORPUS_README)) if found.group(1) == SCORED_ONCE]
+    assert len(records) == 1, "the corpus README's record of the scored-once classifier is missing or reworded"
+    return records[0].groups()[1:]
 
 
 def test_the_readme_states_the_scored_once_figures() -> None:
@@ -88,7 +87,7 @@ def test_the_readme_states_the_scored_once_figures() -> None:
     texts, _, once_right, once_healthy, once_detected, *_ = _table()[SCORED_ONCE]
     assert int(size) == int(texts) == len(classify_score.load(SCORED_ONCE))
     assert (right, healthy_as_error, detected) == (once_right, once_healthy, once_detected)
-    record_dev, _, _, *record_groups = _record()
+    record_dev, _, _, _, *record_groups = _record()
     assert dev_right == record_dev
     assert tuple(groups) == tuple(record_groups)
     assert REPRODUCE.search(README).group(1) == SCORED_ONCE
@@ -97,7 +96,10 @@ def test_the_readme_states_the_scored_once_figures() -> None:
 def test_the_readme_states_the_earlier_held_out_figures() -> None:
     found = EARLIER.search(_one_line(README))
     assert found is not None, "the README's figures for the earlier held-out splits are missing or reworded"
-    assert found.groups() == tuple(_record()[1:3])
+    count, low, high = found.groups()
+    _, record_low, record_high, record_count, *_ = _record()
+    assert (count, low, high) == (record_count, record_low, record_high)
+    assert WORDS[count] == len(classify_score.SPLITS) - 2  # every held-out split but the scored-once one
 
 
 def test_the_readme_says_how_many_unflagged_errors_go_unseen() -> None:
@@ -116,7 +118,7 @@ def test_the_record_holds_the_healthy_groups_of_the_scored_once_split() -> None:
 
 def test_each_split_scores_what_the_corpus_readme_says_it_scores_now() -> None:
     table = _table()
-    assert set(table) == {"heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10"}
+    assert set(table) == set(classify_score.SPLITS) - {"dev"}
     for split, (texts, healthy, *_, now_right, now_healthy, now_detected) in table.items():
         rows = classify_score.load(split)
         assert (int(texts), int(healthy)) == (len(rows), sum(row["kind"] == "success" for row in rows)), split
