@@ -569,3 +569,18 @@ def test_a_servers_notice_is_no_failure_but_its_error_is(level: str) -> None:
 ])
 def test_a_missing_key_module_or_model_and_a_full_server_are_named(text: str, kind: Kind) -> None:
     assert classify(text).kind is kind
+
+
+@pytest.mark.parametrize(("cause", "kind"), [
+    ("Could not connect to '127.0.0.1:8719': Connection refused", Kind.NETWORK_ERROR),
+    ("Timed out while waiting for socket to become ready for reading", Kind.TIMEOUT),
+])
+def test_a_clients_own_599_is_read_by_the_cause_it_gives(cause: str, kind: Kind) -> None:
+    assert classify(f"599 Internal Exception\n{cause}").kind is kind
+    if kind is Kind.TIMEOUT:  # a server's 503 over the same words is still the server's (it ranks first)
+        assert classify(f"503 Service Unavailable\n{cause}").kind is Kind.SERVICE_UNAVAILABLE
+
+
+@pytest.mark.parametrize("name", ["sqlalchemy.exc.NoResultFound", "pkg.NoMatchFound", "botocore.errorfactory.NoSuchKey"])
+def test_an_exception_named_for_nothing_found_is_a_missing_thing(name: str) -> None:
+    assert classify(f"{name}: No row was found when one was required").kind is Kind.NOT_FOUND

@@ -339,8 +339,16 @@ _JSONRPC_KINDS: dict[int, Kind] = {
 }
 
 
+#: The status a client gives a request that got no response at all (HTTP::Tiny's "599 Internal Exception", then
+#: "Could not connect to ...: Connection refused" or "Timed out while waiting for socket ..."): no server sent it,
+#: so it names no kind, and the words after it say the cause.
+_NO_RESPONSE_STATUS = 599
+
+
 def _status_kind(number: int) -> Kind | None:
     """The kind of an HTTP or JSON-RPC status; other 4xx are the request's fault, other 5xx the server's."""
+    if number == _NO_RESPONSE_STATUS:
+        return None
     kind = _HTTP_KINDS.get(number) or _JSONRPC_KINDS.get(number)
     if kind is None and 400 <= number < 500:
         return Kind.INVALID_ARGUMENTS
@@ -1352,12 +1360,12 @@ def _exit_verdict(code: int, text: str, basis: str) -> _Verdict:
 
 
 # An uncaught exception is read by its name and its message, like any other text (the corpus's rule settled
-# after heldout6): a missing key or a name that says "not found" is a missing thing; a parse, decode, syntax or
+# after heldout6): a missing key or a name that says "not found" ("NoSuchKey", "NoResultFound") is a missing thing; a parse, decode, syntax or
 # validation error, or a value error (ValueError, TypeError, a module's own ``Error``) whose message complains
 # of the value it was given ("month must be in 1..12", "Incorrect padding", "badly formed"), is bad input; any
 # other uncaught exception ("TypeError: unsupported operand", "ValueError: oops") is the tool's crash.
 _EXCEPTION_NAME = _Lazy(r"(?:[A-Za-z_]\w*\.){0,6}[A-Za-z_]\w{0,80}(?=:|\s*$)")
-_MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)$|(?:^|\.)NoSuch[A-Z]\w*$")
+_MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)$|(?:^|\.)NoSuch[A-Z]\w*$|(?:^|\.)No[A-Z]\w*Found$")
 # A parser's or decoder's refusal, or a name that calls its input bad (``gzip.BadGzipFile``,
 # ``decimal.InvalidOperation``).
 _PARSE_NAME = _Lazy(
