@@ -502,54 +502,11 @@ def test_an_exit_status_an_exception_reports_is_its_childs() -> None:
     assert classify(f"Exit code 1\n{_TRACEBACK}{quoted}").kind is Kind.TERMINAL_ERROR
 
 
-# A database client's error: the exception's line, then the server's details (PostgreSQL's "LINE 1:" and caret,
-# "DETAIL:", "HINT:", SQLAlchemy's "[SQL: ...]"). The same first line over lines of another kind is a listing.
-_DATABASE_DETAILS = st.sampled_from([
-    "LINE 1: select colour from shelf\n               ^",
-    "DETAIL:  Key (id)=(1) already exists.",
-    "HINT:  No function matches the given name and argument types.",
-    "CONTEXT:  while updating tuple (0,2) in relation \"shelf\"",
-    "[SQL: insert into t values (1)]",
-])
-
-
-@settings(max_examples=100)
-@given(_MODULE, _CLASS_NAME, _SAID, _DATABASE_DETAILS)
-def test_a_module_exception_with_a_databases_details_is_a_failure(module: str, name: str, message: str, detail: str) -> None:
-    line = f"{module}.{name}: {message}".rstrip()
-    assert classify(f"{line}\n{detail}").kind is Kind.EXECUTION
-    assert classify(f"{line}\nnext: {detail}").kind is Kind.SUCCESS
-
-
-@pytest.mark.parametrize(("message", "kind"), [
-    ("relation \"crate\" does not exist", Kind.NOT_FOUND),
-    ("canceling statement due to statement timeout", Kind.TIMEOUT),
-    ("duplicate key value violates unique constraint \"shelf_pkey\"", Kind.EXECUTION),
-])
-def test_a_database_error_is_read_by_its_message(message: str, kind: Kind) -> None:
-    assert classify(f"psycopg.errors.Something: {message}\nLINE 1: select 1\n       ^").kind is kind
-
-
-@settings(max_examples=100)
-@given(st.sampled_from(["-e", "script.pl", "lib/Shelf/Crate.pm"]), st.integers(1, 9999),
-       st.sampled_from(["", ", <STDIN> line 3"]))
-def test_perls_die_message_is_a_failure_read_by_its_words(where: str, line: int, handle: str) -> None:
-    place = f" at {where} line {line}{handle}."
-    assert classify(f"Modification of a read-only value attempted{place}").kind is Kind.EXECUTION
-    assert classify(f"Day '32' out of range 1..31{place}").kind is Kind.INVALID_ARGUMENTS
-    assert classify(f"Usage: POSIX::mktime(sec, min, hour){place}").kind is Kind.INVALID_ARGUMENTS
-    assert classify(f"Perl v5.40.0 required--this is only v5.36.0, stopped{place}\nBEGIN failed--compilation "
-                    f"aborted{place}").kind is Kind.EXECUTION
-    # The same words told of a place in prose, not where a program died, are no failure.
-    assert classify(f"The value was read at {where} line {line}").kind is Kind.SUCCESS
-
-
 @pytest.mark.parametrize("text", [
-    'wrong # args: should be "string repeat string count"',
     'bad index "x": must be integer?[+-]integer? or end?[+-]integer?',
     'bad option "-nosuch": must be -ascii, -command, -decreasing',
 ])
-def test_tcls_refusals_of_a_call_are_bad_input(text: str) -> None:
+def test_tcls_refusals_of_a_value_are_bad_input(text: str) -> None:
     assert classify(text).kind is Kind.INVALID_ARGUMENTS
 
 

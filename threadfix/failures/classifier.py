@@ -679,9 +679,8 @@ _SIGNALS: tuple[_Signal, ...] = (
         # argument -- 'f'", then "Try 'cut --help' for more information.").
         r"\b(?:missing|extra) (?:\w+ )?operand\b", r"\boption requires an argument\b",
         ("--help", r"\btry '[^'\n]{1,80}--help' for more information"),
-        # A call its callee refuses by its own usage line or argument count: an XS function's croak "Usage:
-        # POSIX::mktime(sec, min, ...)", Tcl's "wrong # args: should be ..." and 'bad index "x": must be ...'.
-        ("usage: ", r"^usage: [\w:.]+\("), r"\bwrong # args\b", ("bad ", r"\bbad \w+ \"[^\"\n]{0,80}\": must be\b"),
+        # A value of the wrong form, as Tcl refuses one: 'bad index "x": must be integer?[+-]integer? or end...'.
+        ("bad ", r"\bbad \w+ \"[^\"\n]{0,80}\": must be\b"),
     ),
     # Last and weakest: words about bad input in general ("Invalid URL", "script is required"). An uncaught
     # exception's message is not read for them ("ValueError: invalid literal for int()" is the tool's crash).
@@ -788,7 +787,7 @@ _ERROR_START = _Lazy(
       | Uncaught(?=\s*:|\s+\(in\s+promise\)|\s+[\w$.]+\s*:|\s+(?i:exception|error)\b|\s*$)
       | Unhandled\s+(?i:exception|rejection|error)
       | thread\ '[^'\n]{0,80}'(?:\ \(\d+\))?\ panicked\ at\b
-      | wrong\ \#\ args:\ should\ be\b | bad\ [a-z]{2,20}\ "[^"\n]{0,80}":\ must\ be\b  # Tcl's errors
+      | bad\ [a-z]{2,20}\ "[^"\n]{0,80}":\ must\ be\b  # Tcl's refusal of a value
       | npm\s+ERR! | curl:\s*\(\d+\) | (?i:api\s+error)\b | \(eval\):\d+:
       | (?:/[\w.-]+)*/?(?:ba|z|da|fi|k)?sh(?::\s+line\s+\d+)?:\s
       | (?:HTTP(?:/[\d.]+)?\s*(?:Error\s*)?)[45]\d\d\b
@@ -874,7 +873,7 @@ _START_WORDS = (
     "job", "call", "execution", "exception", "traceback", "uncaught", "unhandled", "npm", "curl", "http",
     "client", "server", "connection", "no", "permission", "access", "rate", "too", "timed", "timeout",
     "unauthori", "forbidden", "internal", "service", "bad", "gateway", "cancel", "aborted", "interrupted",
-    "killed", "segmentation", "out", "unknown", "wrong", "invalid", "validation", "quota", "insufficient", "api", "(eval)",
+    "killed", "segmentation", "out", "unknown", "invalid", "validation", "quota", "insufficient", "api", "(eval)",
     "错误", "this model's maximum context length is", "thread '",
 )
 # The start words by their first character: str.startswith tries a tuple's words one by one.
@@ -901,29 +900,6 @@ _FIRST_NAMED = _Lazy(r"(?=[\w$./-]*+\s*+(?:[:(\[]|\Z))" + _NAME_IN_RUN)
 # ``stevedore.exception.NoMatches: ...``). Only alone: a line of a log or a listing can start so.
 _MODULE_EXCEPTION = _Lazy(r"(?:[a-z_][a-z0-9_]{0,40}+\.){1,6}+[A-Z][A-Za-z0-9_]{0,80}+:\s")
 _MODULE_LEADS = frozenset("abcdefghijklmnopqrstuvwxyz_")
-# ... or followed by the lines a database client adds to the error it raises: PostgreSQL's "LINE 1: select ..."
-# with its caret, "DETAIL:  Key (id)=(1) already exists.", "HINT:  ...", "CONTEXT:  ..." (psycopg's
-# ``psycopg.errors.UniqueViolation: duplicate key ...``), SQLAlchemy's "[SQL: select 1]". Such lines follow no
-# line of a log or a listing.
-_DATABASE_DETAIL = _Lazy(r"\n(?:LINE \d+: |(?:DETAIL|HINT|CONTEXT):  |\[SQL: )")
-
-
-def _module_exception(text: str, first: str) -> re.Match[str] | None:
-    """The name of the module's exception ``text`` is (its first line ``first``): a line alone, or one a
-    database's details follow (``_DATABASE_DETAIL``); None otherwise."""
-    named = _MODULE_EXCEPTION.match(first)
-    if named is None:
-        return None
-    end = text.find("\n")
-    if end < 0 or text[:end].strip() == first and _DATABASE_DETAIL.match(text, end) is not None:
-        return named
-    return None if text.strip() != first else named
-
-
-# Perl's die message, which names where it died: "Day '32' out of range 1..31 at -e line 1.", "... at
-# script.pl line 12, <STDIN> line 3.". Its last line is read (a compilation that failed adds "BEGIN
-# failed--compilation aborted at -e line 1.").
-_PERL_DIE = _Lazy(r"\bat (?:-e|[^\s\n]{1,200}\.p[lm]) line \d+(?:, <[^>\n]{1,40}> (?:line|chunk) \d+)?\.$")
 _LAST_NAMED = _Lazy(r"(?=[\w$./-]*+\s*+(?::|\Z))" + _NAME_IN_RUN)
 
 # What _ERROR_START reads at the start beyond _START_WORDS, over the whole first line (a cut head cannot
@@ -1021,15 +997,11 @@ def _unframed(text: str, first: str | None = None) -> bool:
     # and a line with a space is not the run alone.
     if (":" in first or "(" in first or "[" in first or " " not in first) and _FIRST_NAMED.match(first):
         return False  # _ERROR_START's names
-    if stripped[-1:] == "." and " line " in stripped and _PERL_DIE.search(stripped):
-        return False  # Perl's die message
     if stripped == first:
         # A one-line text is its own last line: a name ending as a last line's ends as a first line's,
         # the death words but "bus" are start words, and the exit words were just looked for.
         # And a module's exception alone (_MODULE_EXCEPTION), which starts with a small letter or "_".
         return head[:3] != "bus" and not (lead in _MODULE_LEADS and ":" in first and _MODULE_EXCEPTION.match(first))
-    if lead in _MODULE_LEADS and ":" in first and _module_exception(text, first) is not None:
-        return False  # a module's exception and a database's details
     head = stripped[:_EXIT_REACH]
     head = head.lower() if head.isascii() else _folded(head)
     if head.startswith(_DEATH_WORDS) or (":" in stripped or " " not in stripped) and _LAST_NAMED.match(stripped):
@@ -1360,8 +1332,8 @@ def _exit_verdict(code: int, text: str, basis: str) -> _Verdict:
 
 
 # An uncaught exception is read by its name and its message, like any other text (the corpus's rule settled
-# after heldout6): a missing key or a name that says "not found" ("NoSuchKey", "NoResultFound") is a missing thing; a parse, decode, syntax or
-# validation error, or a value error (ValueError, TypeError, a module's own ``Error``) whose message complains
+# after heldout6): a missing key or a name that says "not found" ("NoSuchKey", "NoResultFound") is a missing
+# thing; a parse, decode, syntax or validation error, or a value error (ValueError, TypeError, a module's own ``Error``) whose message complains
 # of the value it was given ("month must be in 1..12", "Incorrect padding", "badly formed"), is bad input; any
 # other uncaught exception ("TypeError: unsupported operand", "ValueError: oops") is the tool's crash.
 _EXCEPTION_NAME = _Lazy(r"(?:[A-Za-z_]\w*\.){0,6}[A-Za-z_]\w{0,80}(?=:|\s*$)")
@@ -2207,10 +2179,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             basis = f"starts with HTTP status {lead.group(1)}"
         elif "<" in first and (page := _error_page(text)) is not None:
             basis = f"an error page titled HTTP {page.group(2)}"
-        elif (named := _module_exception(text, first)) is not None:
+        elif last_stripped == first and (named := _MODULE_EXCEPTION.match(first)) is not None:
             basis = f"an uncaught '{_quote(named.group().rstrip(': '), 24)}'"
-        elif last_stripped[-1:] == "." and _PERL_DIE.search(last_stripped) is not None:
-            basis = "Perl's die message"
         else:
             return _unframed_reading(text, first) or _NO_SIGNAL
     else:
@@ -2241,7 +2211,7 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
         return _Verdict(Kind.TERMINAL_ERROR, f"{basis}; a shell's own error line", retry_after=retry, message=message)
     # An exit status inside an uncaught exception's message ("CalledProcessError: Command '['false']' returned
     # non-zero exit status 1.") is the status of a process it ran: the exception is the failure, not that exit.
-    uncaught = python_end or _module_exception(text, first) is not None
+    uncaught = python_end or last_stripped == first and _MODULE_EXCEPTION.match(first) is not None
     match = _EXIT_CODE.search(window) if not uncaught and _has_exit_word(low) else None
     if match is not None and int(match.group("n") or match.group("m")) != 0:
         return _exit_verdict(int(match.group("n") or match.group("m")), text, basis)
