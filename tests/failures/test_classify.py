@@ -500,3 +500,44 @@ def test_an_exit_status_an_exception_reports_is_its_childs() -> None:
     assert classify(quoted).kind is Kind.EXECUTION
     assert classify(f"{_TRACEBACK}{quoted}").kind is Kind.EXECUTION
     assert classify(f"Exit code 1\n{_TRACEBACK}{quoted}").kind is Kind.TERMINAL_ERROR
+
+
+@pytest.mark.parametrize("text", [
+    'bad index "x": must be integer?[+-]integer? or end?[+-]integer?',
+    'bad option "-nosuch": must be -ascii, -command, -decreasing',
+])
+def test_tcls_refusals_of_a_value_are_bad_input(text: str) -> None:
+    assert classify(text).kind is Kind.INVALID_ARGUMENTS
+
+
+@pytest.mark.parametrize("level", ["NOTICE", "INFO", "LOG"])
+def test_a_servers_notice_is_no_failure_but_its_error_is(level: str) -> None:
+    said = 'table "crate" does not exist, skipping'
+    assert classify(f"{level}:  {said}\nDROP TABLE").kind is Kind.SUCCESS
+    assert classify(f"ERROR:  {said}\nDROP TABLE").kind is Kind.NOT_FOUND
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("psycopg.OperationalError: connection failed: FATAL:  remaining connection slots are reserved for "
+     "non-replication superuser connections", Kind.CONCURRENCY_LIMIT),
+    ("ValueError: No API key was provided. Please pass a valid API key.", Kind.UNAUTHORIZED),
+    ("Error: 'Unknown model: shelf-model-9'", Kind.NOT_FOUND),
+    ('ERROR:    Error loading ASGI app. Could not import module "shelfmod".', Kind.NOT_FOUND),
+])
+def test_a_missing_key_module_or_model_and_a_full_server_are_named(text: str, kind: Kind) -> None:
+    assert classify(text).kind is kind
+
+
+@pytest.mark.parametrize(("cause", "kind"), [
+    ("Could not connect to '127.0.0.1:8719': Connection refused", Kind.NETWORK_ERROR),
+    ("Timed out while waiting for socket to become ready for reading", Kind.TIMEOUT),
+])
+def test_a_clients_own_599_is_read_by_the_cause_it_gives(cause: str, kind: Kind) -> None:
+    assert classify(f"599 Internal Exception\n{cause}").kind is kind
+    if kind is Kind.TIMEOUT:  # a server's 503 over the same words is still the server's (it ranks first)
+        assert classify(f"503 Service Unavailable\n{cause}").kind is Kind.SERVICE_UNAVAILABLE
+
+
+@pytest.mark.parametrize("name", ["sqlalchemy.exc.NoResultFound", "pkg.NoMatchFound", "botocore.errorfactory.NoSuchKey"])
+def test_an_exception_named_for_nothing_found_is_a_missing_thing(name: str) -> None:
+    assert classify(f"{name}: No row was found when one was required").kind is Kind.NOT_FOUND

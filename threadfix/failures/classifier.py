@@ -339,8 +339,16 @@ _JSONRPC_KINDS: dict[int, Kind] = {
 }
 
 
+#: The status a client gives a request that got no response at all (HTTP::Tiny's "599 Internal Exception", then
+#: "Could not connect to ...: Connection refused" or "Timed out while waiting for socket ..."): no server sent it,
+#: so it names no kind, and the words after it say the cause.
+_NO_RESPONSE_STATUS = 599
+
+
 def _status_kind(number: int) -> Kind | None:
     """The kind of an HTTP or JSON-RPC status; other 4xx are the request's fault, other 5xx the server's."""
+    if number == _NO_RESPONSE_STATUS:
+        return None
     kind = _HTTP_KINDS.get(number) or _JSONRPC_KINDS.get(number)
     if kind is None and 400 <= number < 500:
         return Kind.INVALID_ARGUMENTS
@@ -533,6 +541,9 @@ _SIGNALS: tuple[_Signal, ...] = (
         # A server's cap on open sessions: PostgreSQL's "sorry, too many clients already", MySQL's "Too many
         # connections".
         r"too many (?:clients|connections)\b",
+        # ... and its slots kept for superusers once the others are taken: "remaining connection slots are
+        # reserved for non-replication superuser connections".
+        r"remaining connection slots are reserved",
     ),
     # A shared backend shedding load, not the caller's own quota: Vertex AI's dynamic shared quota ("Resource
     # exhausted. Please try again later."), Gemini's MODEL_CAPACITY_EXHAUSTED, a provider's tier capacity.
@@ -568,6 +579,8 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"unrecognizedclientexception", r"could not validate credentials",
         r"\bcredentials? (?:are |were |is )?(?:invalid|missing|expired)\b", r"\bno credentials\b",
         ("credentials", r"\b(?:unable to locate|could not find|cannot find|can't find) (?:\w+ )?credentials\b"),
+        # A client started with no key at all: google-genai's "No API key was provided".
+        r"\bno api[ _-]?key (?:was |is )?(?:provided|given|set|found)\b",
     ),
     _signal(
         Kind.PERMISSION_DENIED,
@@ -634,6 +647,9 @@ _SIGNALS: tuple[_Signal, ...] = (
         # make target 'x'", esbuild's 'Could not resolve "./x.js"', mocha's "No test files found", npm's "No
         # dependencies found matching x", unzip's "filename not matched", jest's "Can't find a root directory".
         r"\bno rule to make target\b", ("not resolve", r"\b(?:could not|cannot) resolve [\"'`]"),
+        # ... a module a server was told to load, a model a client was told to use: uvicorn's 'Could not
+        # import module "x"', llm's "Unknown model: x".
+        ("not import", r"\b(?:could not|cannot|unable to) import module\b"), r"\bunknown model\b",
         # ... and a thing named in quotes that was looked for: "No 'g2.backends' driver found" (unquoted, "no element
         # found" is a parser's refusal, "no signature found" a defect).
         r"\bno [\"'`][^\"'`\n]{1,60}[\"'`] [\w-]+ found\b", r"\bno (?:[\w-]+ )?files? found\b", r"\bno [\w-]+ found matching\b", r"\bnot matched\b",
@@ -663,6 +679,8 @@ _SIGNALS: tuple[_Signal, ...] = (
         # argument -- 'f'", then "Try 'cut --help' for more information.").
         r"\b(?:missing|extra) (?:\w+ )?operand\b", r"\boption requires an argument\b",
         ("--help", r"\btry '[^'\n]{1,80}--help' for more information"),
+        # A value of the wrong form, as Tcl refuses one: 'bad index "x": must be integer?[+-]integer? or end...'.
+        ("bad ", r"\bbad \w+ \"[^\"\n]{0,80}\": must be\b"),
     ),
     # Last and weakest: words about bad input in general ("Invalid URL", "script is required"). An uncaught
     # exception's message is not read for them ("ValueError: invalid literal for int()" is the tool's crash).
@@ -769,6 +787,7 @@ _ERROR_START = _Lazy(
       | Uncaught(?=\s*:|\s+\(in\s+promise\)|\s+[\w$.]+\s*:|\s+(?i:exception|error)\b|\s*$)
       | Unhandled\s+(?i:exception|rejection|error)
       | thread\ '[^'\n]{0,80}'(?:\ \(\d+\))?\ panicked\ at\b
+      | bad\ [a-z]{2,20}\ "[^"\n]{0,80}":\ must\ be\b  # Tcl's refusal of a value
       | npm\s+ERR! | curl:\s*\(\d+\) | (?i:api\s+error)\b | \(eval\):\d+:
       | (?:/[\w.-]+)*/?(?:ba|z|da|fi|k)?sh(?::\s+line\s+\d+)?:\s
       | (?:HTTP(?:/[\d.]+)?\s*(?:Error\s*)?)[45]\d\d\b
@@ -1313,12 +1332,12 @@ def _exit_verdict(code: int, text: str, basis: str) -> _Verdict:
 
 
 # An uncaught exception is read by its name and its message, like any other text (the corpus's rule settled
-# after heldout6): a missing key or a name that says "not found" is a missing thing; a parse, decode, syntax or
-# validation error, or a value error (ValueError, TypeError, a module's own ``Error``) whose message complains
+# after heldout6): a missing key or a name that says "not found" ("NoSuchKey", "NoResultFound") is a missing
+# thing; a parse, decode, syntax or validation error, or a value error (ValueError, TypeError, a module's own ``Error``) whose message complains
 # of the value it was given ("month must be in 1..12", "Incorrect padding", "badly formed"), is bad input; any
 # other uncaught exception ("TypeError: unsupported operand", "ValueError: oops") is the tool's crash.
 _EXCEPTION_NAME = _Lazy(r"(?:[A-Za-z_]\w*\.){0,6}[A-Za-z_]\w{0,80}(?=:|\s*$)")
-_MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)$|(?:^|\.)NoSuch[A-Z]\w*$")
+_MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)$|(?:^|\.)NoSuch[A-Z]\w*$|(?:^|\.)No[A-Z]\w*Found$")
 # A parser's or decoder's refusal, or a name that calls its input bad (``gzip.BadGzipFile``,
 # ``decimal.InvalidOperation``).
 _PARSE_NAME = _Lazy(
@@ -1793,6 +1812,11 @@ def _tally(stripped: str, fields: bool = True) -> bool:
         and _TALLY.fullmatch(stripped) is not None
 
 
+# A message a server sends at a level below a warning (PostgreSQL's NOTICE, INFO and LOG): what it did or
+# skipped, told beside the command's own result, not a failure.
+_NOTICE_LEAD = _Lazy(r"(?:NOTICE|INFO|LOG):  ")
+
+
 def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) -> _Verdict | None:
     """A failure an unflagged, unframed text states in words, or None (see _STATED).
 
@@ -1830,6 +1854,8 @@ def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) ->
         return None
     if (sentence[:1] == "[" or ":" in sentence) and _TITLE_TAG.match(sentence):
         return None  # an issue's or a commit's title: "[Bug]: Getting Unauthorized error", "feat(api): ..."
+    if said[:1] in "NIL" and _NOTICE_LEAD.match(said):
+        return None  # a server's notice: "NOTICE:  table "x" does not exist, skipping" then "DROP TABLE"
     # A word in quotes is mentioned, not said: f("error", 674), {"error": "too many ..."} reads on.
     match = next((found for found in _STATED.finditer(sentence, 0, _STATED_REACH)
                   if not _mentioned(sentence, found.start(), found.end())
