@@ -10,10 +10,10 @@ A text with no flag and no status that the classifier's screen rejects (the test
 :func:`threadfix.failures.could_be_failure`: a plain result, most outputs) is a success, told without classifying it.
 The screen is the cheapest exact test there is: any faster one would have to copy its words, and fall out of step
 when the classifier gains a rule. What can be skipped exactly is asking it twice: a short text answered at once as a
-result (by the screen, or as one of the objects below) is remembered in :data:`_results` (when short: :data:`RESULT_CHARS`), bounded and apart from the
-cache of answers so that unique results never push a failure's answer out, and when it comes back ("ok", "Plan
-updated", the same patch result, the same search result: a third of the healthy texts of the sample agent
-sessions) one lookup answers it. A text the screen passes is read on from where the screen left it, its first line
+result (by the screen, or as one of the objects below) is remembered in :data:`_results` when it is no longer than
+:data:`RESULT_CHARS`, bounded and apart from the cache of answers so that unique results never push a failure's
+answer out, and when it comes back ("ok", "Plan updated", the same patch result, the same search result: a third of
+the healthy texts of the sample agent sessions) one lookup answers it. A text the screen passes is read on from where the screen left it, its first line
 not read twice.
 
 A reply of one text part that the classifier reads exactly as its text alone
