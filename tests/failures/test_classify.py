@@ -541,3 +541,14 @@ def test_a_clients_own_599_is_read_by_the_cause_it_gives(cause: str, kind: Kind)
 @pytest.mark.parametrize("name", ["sqlalchemy.exc.NoResultFound", "pkg.NoMatchFound", "botocore.errorfactory.NoSuchKey"])
 def test_an_exception_named_for_nothing_found_is_a_missing_thing(name: str) -> None:
     assert classify(f"{name}: No row was found when one was required").kind is Kind.NOT_FOUND
+
+
+def test_a_shell_result_that_exited_zero_is_a_success_whatever_its_output_says() -> None:
+    """README: the exit status is believed as a wire flag is, even where a pipe's last command set it (the failure's
+    words are then in the output); a non-zero status with the same output is a failure."""
+    output = "psycopg.OperationalError: connection is bad: No such file or directory\n"
+    piped = orjson.dumps({"output": output, "metadata": {"exit_code": 0, "duration_seconds": 0.3}}).decode()
+    assert not classify(piped).is_error
+    failed = orjson.dumps({"output": output, "metadata": {"exit_code": 1, "duration_seconds": 0.3}}).decode()
+    assert classify(failed).is_error
+    assert classify(output).is_error
