@@ -73,13 +73,11 @@ def _folder_screener(dialect: str | None) -> settle.Screener:
     return settle.Screener(dialect)
 
 
-def _read_to_end(fd: int, size: int, first: bytes | None = None) -> bytes:
+def _read_to_end(fd: int, size: int) -> bytes:
     """Everything left to read from ``fd``, whose file is ``size`` bytes: one read when it gives exactly those bytes
     of the ``size + 1`` asked for (the file's end, as of its ``fstat``: a later change is the compare-and-swap's
-    to catch); else more until a read finds the end (a file that grew, shrank, or a short read). ``first``: what
-    that first read gave, when the caller made it."""
-    if first is None:
-        first = os.read(fd, size + 1)
+    to catch); else more until a read finds the end (a file that grew, shrank, or a short read)."""
+    first = os.read(fd, size + 1)
     if len(first) == size:
         return first
     parts = [first]
@@ -261,21 +259,17 @@ class FileStore(Store):
             if stat.S_ISDIR(st.st_mode):
                 yield self._unopened(IsADirectoryError())
                 return
-            self._stat = st
-            self.mtime = st.st_mtime
+            self._note_stat(st)
             size = st.st_size
-            if size > self.max_doc_bytes:
-                problem = self._too_large(size, "document")
+            if (problem := self._too_large(size, "document")) is not None:
                 if _binary(os.read(fd, BINARY_SNIFF_BYTES)):
                     problem = ReadProblem(self.display, BINARY_MESSAGE)
                 yield problem
                 return
-            raw = os.read(fd, size + 1)  # (the whole file in one read, as a rule: see _read_to_end)
-            if len(raw) != size:
-                raw = _read_to_end(fd, size, raw)
+            raw = _read_to_end(fd, size)
         finally:
             os.close(fd)
-        if raw.find(b"\x00", 0, BINARY_SNIFF_BYTES) != -1:  # (_binary's test, inline: once per file of a folder)
+        if _binary(raw):
             yield ReadProblem(self.display, BINARY_MESSAGE)
             return
         screened = screen and (self.screen_always or _documents_read >= SCREEN_DOCUMENTS_AFTER) and \
