@@ -30,7 +30,7 @@ from bisect import bisect_right
 from collections import Counter, _count_elements
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
-from functools import lru_cache, partial
+from functools import cache, lru_cache, partial
 from itertools import repeat
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -693,10 +693,16 @@ _MASK_TABLE: tuple[tuple[str, Any, int, Callable[[str], Any], str | None], ...] 
     # one space for one space changes nothing; every other whitespace character is not printable
     (r"\s+", " ", 0, lambda t: "  " in t or not t.isprintable(), None),
 )
-#: (regex, mask, its test): the masks as written, each tried in turn
-_MASKS: tuple[tuple[re.Pattern[str], Any, Callable[[str], Any]], ...] = tuple(
-    (re.compile(pattern, flags), mask, may_match) for pattern, mask, flags, may_match, _ in _MASK_TABLE)
-#: the same, each regex led by a lookahead for the characters its matches start with: the regex engine then skips
+
+
+@cache
+def written_masks() -> tuple[tuple[re.Pattern[str], Any, Callable[[str], Any]], ...]:
+    """(regex, mask, its test): the masks as written, each tried in turn; compiled when first asked for (only a run
+    with :data:`FAST` off, and the tests that hold the led masks to them, ask), not at every report's start."""
+    return tuple((re.compile(pattern, flags), mask, may_match) for pattern, mask, flags, may_match, _ in _MASK_TABLE)
+
+
+#: the masks, each regex led by a lookahead for the characters its matches start with: the regex engine then skips
 #: every other position at once instead of trying the whole pattern there (a third faster on the benchmark's error
 #: messages), and matches exactly where the regex as written matches, since it consumes such a character first
 _LED_MASKS: tuple[tuple[re.Pattern[str], Any, Callable[[str], Any]], ...] = tuple(
@@ -713,7 +719,7 @@ def pattern_of(text: str) -> str:
             if may_match(text):
                 text = regex.sub(mask, text)
     else:
-        for regex, mask, _ in _MASKS:
+        for regex, mask, _ in written_masks():
             text = regex.sub(mask, text)
     return clip(text.strip(), PATTERN_CHARS)
 
