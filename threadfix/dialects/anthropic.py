@@ -68,8 +68,12 @@ def is_result(block: Any) -> bool:
 
 
 def _is_server_result(block: Any) -> bool:
-    kind = _type(block)
-    return isinstance(kind, str) and kind.endswith("_tool_result") and kind != "tool_result"
+    return _is_server_result_kind(_type(block))
+
+
+def _is_server_result_kind(kind: str | None) -> bool:
+    """Whether a block of type ``kind`` is a server tool's result (``web_search_tool_result``...), not a client's."""
+    return kind is not None and kind.endswith("_tool_result") and kind != "tool_result"
 
 
 def turns(items: Sequence[Any]) -> list[tuple[str | None, int, int]]:
@@ -176,7 +180,7 @@ class Anthropic(Dialect):
                         truncated and b == last,
                         kind in server_kinds,
                     ))
-                elif kind == "tool_result" or (assistant and kind is not None and kind.endswith("_tool_result")):
+                elif kind == "tool_result" or (assistant and _is_server_result_kind(kind)):
                     result = block.get("content")
                     call_id = block.get("tool_use_id")
                     outputs.append(Output(
