@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.core import threadgen
+from tests.dialects.plain_reading import assert_reads_as_plain
 from tests.lint.test_hostile import items as hostile_items
 from threadfix import dialects
 from threadfix.dialects.anthropic import _TRUNCATING_STOPS, blocks
@@ -71,15 +72,7 @@ def _plain_index(items: list[Any]) -> ThreadIndex:
 
 
 def _same_reading(items: list[Any]) -> None:
-    try:
-        plain = _plain_index(items)
-    except (TypeError, AttributeError, ValueError) as exc:  # the same failure from both
-        try:
-            ANTHROPIC.index(items)
-        except type(exc):
-            return
-        raise AssertionError("the index read what a plain reading could not") from exc
-    assert ANTHROPIC.index(items) == plain
+    assert_reads_as_plain(ANTHROPIC.index, _plain_index, items)
 
 
 @settings(max_examples=400)
