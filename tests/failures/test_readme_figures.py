@@ -14,6 +14,8 @@ import re
 import sys
 from pathlib import Path
 
+import orjson
+
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 CORPUS_README = (ROOT / "tests" / "failures" / "corpus" / "README.md").read_text(encoding="utf-8")
@@ -35,6 +37,7 @@ STATEMENT = re.compile(
 EARLIER = re.compile(r"On the (\w+) earlier held-out sets, .*? it is right on ([\d.]+) % to ([\d.]+) % of the texts",
                      re.DOTALL)
 MISSED = re.compile(r"expect about one unflagged error in (\w+) to be counted as a result")
+PIPES = re.compile(r"shell results of a pipe that exited 0 \((\d+) of its errors, all read as results\)")
 REPRODUCE = re.compile(r"Reproduce with `python benchmarks/classify_score.py --split (\w+)`")
 WORDS = {"four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
 #: a row of the corpus README's table: split, texts (healthy), scored once, now
@@ -126,3 +129,19 @@ def test_each_split_scores_what_the_corpus_readme_says_it_scores_now() -> None:
         assert (now_right, now_healthy, now_detected) == (
             _percent(figures["accuracy"]), _percent(figures["healthy_read_as_error"]),
             _percent(figures["unflagged_errors_detected"])), split
+
+
+def test_the_readme_counts_the_errors_whose_pipe_exited_zero() -> None:
+    """The scored-once split's errors whose shell result says it exited 0: each is read as a result, by design."""
+    found = PIPES.search(_one_line(README))
+    assert found is not None, "the README's count of errors whose pipe exited 0 is missing or reworded"
+    exited_zero = []
+    for row in classify_score.load(SCORED_ONCE):
+        try:
+            said = orjson.loads(row["text"])
+        except orjson.JSONDecodeError:
+            continue
+        if row["kind"] != "success" and isinstance(said, dict) and (said.get("metadata") or {}).get("exit_code") == 0:
+            exited_zero.append(row)
+    assert int(found.group(1)) == len(exited_zero)
+    assert all(classify(row["text"]).kind.value == "success" for row in exited_zero)
