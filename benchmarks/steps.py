@@ -94,10 +94,8 @@ print(json.dumps({name: min(timed(step) for _ in range(repeat)) for name, step i
 
 
 def measure(tree: str, data: str, repeat: int) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": tree}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # compiling every module on each start is no user's cost
-    out = subprocess.run([sys.executable, "-c", _CHILD, data, str(HERE), str(repeat)], env=env, check=True,
-                         capture_output=True, text=True, cwd=tree).stdout
+    out = subprocess.run([sys.executable, "-c", _CHILD, data, str(HERE), str(repeat)], env=tree_environment(tree),
+                         check=True, capture_output=True, text=True, cwd=tree).stdout
     return json.loads(out.splitlines()[-1])
 
 
@@ -128,7 +126,7 @@ def write_small(data: str, small: Path) -> None:
 def tree_environment(tree: str) -> dict[str, str]:
     """The environment a step runs in: ``tree`` first on the path, bytecode written as an install has it."""
     env = {**os.environ, "PYTHONPATH": tree}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # compiling every module on each start is no user's cost
     return env
 
 
