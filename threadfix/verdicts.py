@@ -23,9 +23,11 @@ the same way as that text.
 A JSON object with no flag and no status whose keys no reader of error shapes looks at (the classifier's
 ``plain_result_object``: ``{"results": [...]}``, ``{"location": ..., "temperature": ...}``, half the outputs of the
 benchmark store) is a result: classify parses it and says so at its first test, and so is it answered here, parsed
-once, without the screen, the cache or the classifier's walk down to that test. So is a shell tool's result that says
-it exited 0 and nothing else (:func:`threadfix.failures.classifier.shell_result_exited_zero`: Codex's ``{"output": ..., "metadata": {"exit_code": 0}}``, a sixth
-of the benchmark store), which classify reads as a success whatever its output says. Any other object is classified
+once, without the screen, the cache or the classifier's walk down to that test. A shell tool's result that says it
+exited 0 and nothing else (Codex's ``{"output": ..., "metadata": {"exit_code": 0}}``, a sixth of the benchmark store)
+is read by its output's words alone, since a pipe's status is its last command's: when that output is plain text
+(:func:`threadfix.failures.classifier.exited_zero_output`), it is answered as that text is, screened, cached and
+remembered as that text, the object parsed once. Any other object is classified
 from the object parsed here (:func:`threadfix.failures.classifier.classify_parsed`), never parsed a second time.
 
 ``FAST = False`` turns all of these off; the tests compare the two ways on generated stores and the case files.
@@ -43,10 +45,10 @@ from threadfix.failures.classifier import (
     classify,
     classify_parsed,
     classify_screened,
+    exited_zero_output,
     lone_text,
     plain_result_object,
     screen,
-    shell_result_exited_zero,
 )
 
 #: False: every output goes through classify, uncached (the tests compare the two ways)
@@ -85,10 +87,18 @@ def failure_of(content: Any, is_error: bool | None = None, status: str | None = 
             if content[:1] == "{" and len(content) <= PARSE_LIMIT:
                 # classify parses such a text whole (the screen would only say so): parsed here, once
                 parsed = _object(content)
-                if parsed is not None and (plain_result_object(parsed) or shell_result_exited_zero(parsed)):
-                    if short:
-                        _remember_result(content)
-                    return None
+                if parsed is not None:
+                    if plain_result_object(parsed):
+                        if short:
+                            _remember_result(content)
+                        return None
+                    output = exited_zero_output(parsed)
+                    if output is not None:
+                        # read as its output alone: screened, cached and remembered as that text
+                        found = failure_of(output)
+                        if found is None and short:
+                            _remember_result(content)
+                        return found
             else:
                 screened = screen(content)
                 if screened is None:

@@ -543,12 +543,17 @@ def test_an_exception_named_for_nothing_found_is_a_missing_thing(name: str) -> N
     assert classify(f"{name}: No row was found when one was required").kind is Kind.NOT_FOUND
 
 
-def test_a_shell_result_that_exited_zero_is_a_success_whatever_its_output_says() -> None:
-    """README: the exit status is believed as a wire flag is, even where a pipe's last command set it (the failure's
-    words are then in the output); a non-zero status with the same output is a failure."""
+def test_a_shell_result_that_exited_zero_is_read_by_its_output() -> None:
+    """README: exit 0 is no flag, since a pipe's status is its last command's (``cmd 2>&1 | tail``): the output's
+    words decide, as for unflagged text; an explicit wire flag still wins, and a non-zero status is a failure."""
     output = "psycopg.OperationalError: connection is bad: No such file or directory\n"
     piped = orjson.dumps({"output": output, "metadata": {"exit_code": 0, "duration_seconds": 0.3}}).decode()
-    assert not classify(piped).is_error
-    failed = orjson.dumps({"output": output, "metadata": {"exit_code": 1, "duration_seconds": 0.3}}).decode()
-    assert classify(failed).is_error
-    assert classify(output).is_error
+    assert classify(piped) == classify(output) and classify(piped).kind is Kind.NOT_FOUND
+    assert not classify(piped, is_error=False).is_error
+    assert classify(piped, is_error=True).kind is Kind.NOT_FOUND
+    healthy = orjson.dumps({"output": "3 files changed, 12 errors fixed\n", "metadata": {"exit_code": 0}}).decode()
+    assert not classify(healthy).is_error
+    failed = orjson.dumps({"output": "all good\n", "metadata": {"exit_code": 1, "duration_seconds": 0.3}}).decode()
+    assert classify(failed).kind is Kind.TERMINAL_ERROR
+
+

@@ -115,7 +115,8 @@ def test_a_result_that_comes_back_is_not_read_again(monkeypatch) -> None:
     for _ in range(3):
         assert [verdicts.failure_of(text) for text in (*results, long)] == [None] * 4
         assert verdicts.failure_of([{"type": "text", "text": "Plan updated"}]) is None  # read as its text alone
-    assert read == [*results, long, long, long] and not verdicts._cache
+    # an exited-0 shell result is parsed, then its output screened as the text it is ("x"), once
+    assert read == [*results, "x", long, long, long] and not verdicts._cache
     assert verdicts.failure_of("Plan updated", True, None) == _slow("Plan updated", True, None) is not None
     assert verdicts.failure_of(results[1], None, "failed") == _slow(results[1], None, "failed") is not None
 
@@ -261,22 +262,23 @@ def test_a_plain_json_object_is_answered_without_the_classifier(monkeypatch) -> 
 
 
 
-def test_the_exit_zero_pre_check_admits_every_failure_of_the_corpus(monkeypatch) -> None:
-    """Every corpus text classify calls a failure passes the pre-checks of a JSON object (none is taken for a
-    result), the pre-checks take many of its shell results, and failure_of answers every text as classify does."""
+def test_the_exit_zero_pre_check_answers_every_text_of_the_corpus_as_classify(monkeypatch) -> None:
+    """Every corpus text is answered by failure_of as classify answers it; the pre-check reads many of its shell
+    results by their output alone, and of those some are failures (a pipe whose last command exited 0)."""
     _fresh(monkeypatch)
     texts = [orjson.loads(line)["text"] for line in CORPUS.read_bytes().splitlines() if line.strip()]
     assert len(texts) > 4000
-    taken = failures = 0
+    taken = taken_failures = failures = 0
     for text in texts:
-        failed = classify(text).is_error
-        failures += failed
+        found = classify(text)
+        failures += found.is_error
         parsed = verdicts._object(text) if text[:1] == "{" and len(text) <= classifier.PARSE_LIMIT else None
-        if parsed is not None and classifier.shell_result_exited_zero(parsed):
-            assert not failed, text
+        if parsed is not None and (output := classifier.exited_zero_output(parsed)) is not None:
+            assert classify(output) == found, text
             taken += 1
-        assert (verdicts.failure_of(text) is not None) == failed, text
-    assert taken > 100 and failures > 1000
+            taken_failures += found.is_error
+        assert verdicts.failure_of(text) == (found if found.is_error else None), text
+    assert taken > 100 and taken_failures > 10 and failures > 1000
 
 
 EXIT_VALUES = st.sampled_from([0, 1, 2, 127, -1, "0", "1", True, False, None, 0.0, [], {}])
@@ -316,7 +318,7 @@ EXIT_EXTRAS = [{}, {"error": "boom"}, {"error": 1}, {"error": None}, {"timed_out
 
 
 def test_every_shell_result_shape_is_answered_as_classify_answers_it(monkeypatch) -> None:
-    """The pre-check takes an exit code of 0 for a success only where classify reads one: each metadata, output
+    """The pre-check reads an exit code of 0 as its output alone only where classify does: each metadata, output
     and further key above, with each of the others, with no flag and no status (where the pre-check is asked)."""
     _fresh(monkeypatch)
     taken = 0
@@ -329,11 +331,19 @@ def test_every_shell_result_shape_is_answered_as_classify_answers_it(monkeypatch
     assert taken >= 3 * len(EXIT_OUTPUTS)
 
 
-def test_a_shell_result_that_exited_0_is_answered_without_the_classifier(monkeypatch) -> None:
+def test_a_shell_result_that_exited_0_is_answered_as_its_output_alone(monkeypatch) -> None:
+    """Exit 0 says nothing either way (a pipe's status is its last command's): the output's words decide, screened
+    and cached as that text, the object never classified; a result that comes back is answered at once."""
     calls: list[object] = []
     _fresh(monkeypatch)
     _spy(monkeypatch, calls)
-    exited_0 = '{"output": "Traceback (most recent call last):\\nValueError: bad", "metadata": {"exit_code": 0}}'
-    assert verdicts.failure_of(exited_0) is None and calls == [] and not verdicts._cache
+    output = "Traceback (most recent call last):\nValueError: bad"
+    exited_0 = orjson.dumps({"output": output, "metadata": {"exit_code": 0}}).decode()
+    assert verdicts.failure_of(exited_0) == _slow(exited_0, None, None) == _slow(output, None, None) is not None
+    assert calls == [output] and output in verdicts._cache  # the output classified as text, not the object
+    assert verdicts.failure_of(orjson.dumps({"output": output, "metadata": {"exit_code": 0, "duration_seconds": 1}})
+                               .decode()) is not None and calls == [output]  # the same output: from the cache
+    healthy = '{"output": "3 files changed", "metadata": {"exit_code": 0}}'
+    assert verdicts.failure_of(healthy) is None and calls == [output] and healthy in verdicts._results
     timed_out = '{"output": "", "metadata": {"exit_code": 0, "timed_out": true}}'
-    assert verdicts.failure_of(timed_out).kind.value == "timeout" and calls == [orjson.loads(timed_out)]
+    assert verdicts.failure_of(timed_out).kind.value == "timeout" and calls == [output, orjson.loads(timed_out)]

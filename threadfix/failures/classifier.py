@@ -95,7 +95,9 @@ Precedence, highest first:
    126, 127 and "command not found", 137 and "Killed" with "out of memory" in the evidence, 143, a
    shell's own error line such as ``bash: line 1: cd: x: No such file or directory``), refined only by
    what the environment did to the call: exit 124 or timeout text → ``timeout``, 130 or cancellation
-   text → ``cancelled``.
+   text → ``cancelled``. An exit status of 0 is no flag either way: a pipe's status is its last command's
+   (``cmd 2>&1 | tail``), so a shell result that says it exited 0 is read by its output's words, as unflagged
+   text is (Codex's ``{"output": ..., "metadata": {"exit_code": 0}}``).
 
 HTTP statuses: 400/405/406/411-418/422 and other 4xx → ``invalid_arguments``, 401/407 →
 ``unauthorized``, 402 → ``usage_pool_exhausted``, 403/451 → ``permission_denied``, 404/410 →
@@ -1817,6 +1819,13 @@ def _tally(stripped: str, fields: bool = True) -> bool:
 _NOTICE_LEAD = _Lazy(r"(?:NOTICE|INFO|LOG):  ")
 
 
+# A note that opens by greeting its reader ("Hi Sam, ...", "Hello there! ..."), lower-cased: a program talking to a
+# person about its state, not a report of a failed call.
+_SALUTATION = _Lazy(r"(?:hi|hello|hey|dear)\b[^,.!?\n]{0,40}[,!]\s")
+# Three errno names in a row, as a listing of them prints ("E2BIG EACCES EADDRINUSE ..."): codes named, not raised.
+_ERRNO_RUN = _Lazy(r"\bE[A-Z0-9]{2,15}[ \t,]+E[A-Z0-9]{2,15}[ \t,]+E[A-Z0-9]{2,15}\b")
+
+
 def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) -> _Verdict | None:
     """A failure an unflagged, unframed text states in words, or None (see _STATED).
 
@@ -1856,12 +1865,16 @@ def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) ->
         return None  # an issue's or a commit's title: "[Bug]: Getting Unauthorized error", "feat(api): ..."
     if said[:1] in "NIL" and _NOTICE_LEAD.match(said):
         return None  # a server's notice: "NOTICE:  table "x" does not exist, skipping" then "DROP TABLE"
+    if sentence[:1] in "hd" and _SALUTATION.match(sentence):
+        return None  # a note to a person: redis's MEMORY DOCTOR, "Hi Sam, ... my issues detector can't be used ..."
     # A word in quotes is mentioned, not said: f("error", 674), {"error": "too many ..."} reads on.
     match = next((found for found in _STATED.finditer(sentence, 0, _STATED_REACH)
                   if not _mentioned(sentence, found.start(), found.end())
                   and not (found.group() in _FAILURE_NOUNS and _NAMED_THING.match(sentence, found.end()))), None)
     if match is None or _NEGATED.search(sentence, 0, match.start()):
         return None
+    if match.group()[:1] == "e" and _ERRNO_RUN.search(said) is not None:
+        return None  # a listing of errno names ("E2BIG EACCES EADDRINUSE ..."), not one error's code
     noun = match.group().rpartition(" ")[2] in _FAILURE_NOUNS
     if noun and _ARTICLE.search(sentence, 0, match.start()) and not _LEADING_STATUS.match(said):
         return None  # "an error raised after ...", "429 is a rate limit error"
@@ -2512,7 +2525,9 @@ def _exit_object(data: Mapping[Any, Any], wire: _Wire) -> _Verdict | None:
             if code is None:
                 continue
             if code == 0:
-                return None if wire.flag else _EXIT_ZERO
+                # No flag either way: a pipeline's status is its last command's (``cmd 2>&1 | tail`` exits 0 when
+                # cmd failed), so the output's own words decide, as for unflagged text.
+                return None
             text = next((v for v in (data.get(k) for k in _OUTPUT_KEYS) if isinstance(v, str) and v.strip()), "")
             return _exit_verdict(code, text, "")
     return None
@@ -2531,12 +2546,12 @@ _EXIT_RESULT_KEYS = frozenset({"output", "metadata"})
 def shell_result_exited_zero(data: dict[Any, Any]) -> bool:
     """True when ``data``, an object a text parses to, is a shell tool's result that says it exited 0:
     ``{"output": ..., "metadata": {...}}`` whose metadata's ``exit_code`` is the integer 0 and which does not say it
-    timed out; what :mod:`threadfix.verdicts` answers without classifying.
+    timed out.
 
-    classify (no flag) reads such an object as a success whatever its output says: no key of it names an error, so
-    the first reader that finds anything is :func:`_exit_object`, which reads the metadata's timeout flags, then
-    ``exit_code`` first of the exit keys, and reads 0 as a success (``tests/report/test_verdicts.py`` holds this to
-    classify over the failure corpus and made objects).
+    classify (no flag) reads such an object by its output alone: no key of it names an error, and an exit status of 0
+    says nothing either way (a pipe's status is its last command's), so :func:`_exit_object` finds nothing and the
+    output is unwrapped and read as unflagged text (``tests/report/test_verdicts.py`` holds this to classify over the
+    failure corpus and made objects).
     """
     if data.keys() != _EXIT_RESULT_KEYS:
         return False
@@ -2545,6 +2560,16 @@ def shell_result_exited_zero(data: dict[Any, Any]) -> bool:
         return False
     code = metadata.get(_EXIT_KEYS[0], 1)
     return code == 0 and code.__class__ is int and not _timed_out(metadata)
+
+
+def exited_zero_output(data: dict[Any, Any]) -> str | None:
+    """The output of a shell result that says it exited 0 (:func:`shell_result_exited_zero`) when classify reads the
+    object exactly as that text alone: a string that cannot open as JSON, read as plain text; else None (what
+    :mod:`threadfix.verdicts` screens and caches as the text it is, without classifying the object)."""
+    if not shell_result_exited_zero(data):
+        return None
+    output = data["output"]
+    return output if output.__class__ is str and _plain(output) else None
 
 
 def _other_error(data: Mapping[Any, Any]) -> _Verdict | None:
