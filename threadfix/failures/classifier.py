@@ -466,6 +466,8 @@ _CANCELLED = _signal(
     # Not "Error while cancelling the job: ...", a failure of the cancelling.
     ("cancel", r"(?<!while )(?<!when )\bcancel+ing (?:the )?(?:statement|query|request|operation|task|job)\b"),
     r"\bdue to user request\b",
+    # ... or one an administrator stopped: PostgreSQL's "terminating connection due to administrator command".
+    r"\bdue to administrator command\b",
     # pytest's "Interrupted: 1 error during collection" is its summary of a failed run, not a cancellation.
     r"\binterrupted\b(?!: \d+ errors? during collection)", r"keyboardinterrupt",
     # Kimi Code's "The subagent was stopped by the user." (MoonshotAI/kimi-code #236).
@@ -642,6 +644,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         # (Each literal is one an existing part of _SIGNAL_PARTS covers: a new part costs every text a search.)
         ("not find", r"\b(?:could not|cannot) find\b"), ("couldn't find", r"\bcouldn't find\b"),
         ("unable to find", r"\bunable to find\b"), ("not locate", r"\b(?:could not|cannot) locate\b"),
+        ("can't locate", r"\bcan't locate\b"),
         ("not be found", r"\b(?:could not|cannot) be found\b"),
         r"\bdid not find any\b", r"\bno matching \w+ (?:were |was )?found\b", r"\bno such command\b",
         r"\bno (?:[\w-]+ ){1,2}named\b",
@@ -656,6 +659,9 @@ _SIGNALS: tuple[_Signal, ...] = (
         # found" is a parser's refusal, "no signature found" a defect).
         r"\bno [\"'`][^\"'`\n]{1,60}[\"'`] [\w-]+ found\b", r"\bno (?:[\w-]+ )?files? found\b", r"\bno [\w-]+ found matching\b", r"\bnot matched\b",
         ("can't find", r"\bcan't find\b"),
+        # git's lookups that found nothing: "fatal: No names found, cannot describe anything.", "error: no note found
+        # for object ...".
+        r"\bno (?:names?|notes?|tags?|refs?|commits?|matches) found\b",
     ),
     _signal(
         Kind.INVALID_ARGUMENTS,
@@ -664,7 +670,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bfield required\b", r"\bis a required (?:property|field|parameter|argument)",
         r"\brequired (?:property|field|parameter|argument)s? (?:is |are )?missing", r"unexpected keyword argument",
         r"\bmissing \d+ required (?:positional |keyword-only )?arguments?\b", r"\bbad request\b",
-        r"\bunrecognized (?:option|arguments?)\b", r"\b(?:invalid|unknown|no such) option\b", r"\bbad option\b",
+        r"\bunrecognized (?:option|arguments?)\b", r"\b(?:invalid|unknown|no such) (?:option|argument)\b", r"\bbad option\b",
         r"\bunprocessable\b", r"\bis not of type\b", r"\bis not valid under\b", r"context[_ ]length[_ ]exceeded",
         # OpenAI's refusal of a request over the context window: "This model's maximum context length is 4097
         # tokens. However, you requested 4268 tokens".
@@ -683,6 +689,8 @@ _SIGNALS: tuple[_Signal, ...] = (
         ("--help", r"\btry '[^'\n]{1,80}--help' for more information"),
         # A value of the wrong form, as Tcl refuses one: 'bad index "x": must be integer?[+-]integer? or end...'.
         ("bad ", r"\bbad \w+ \"[^\"\n]{0,80}\": must be\b"),
+        # ... and a command called with the wrong arguments: Tcl's 'wrong # args: should be "string repeat string count"'.
+        r"\bwrong # args\b",
     ),
     # Last and weakest: words about bad input in general ("Invalid URL", "script is required"). An uncaught
     # exception's message is not read for them ("ValueError: invalid literal for int()" is the tool's crash).
@@ -697,8 +705,14 @@ _SIGNALS: tuple[_Signal, ...] = (
         # ... and a file in the wrong format or cut short ("not in gzip format", "bad magic number").
         r"\bfile format not recognized\b", r"\bnot in \w+ format\b", r"\bbad magic number\b", r"\bformat not supported\b",
         r"\bfile ends unexpectedly\b",
+        # ... or cut short, as a parser says it: "unexpected end of string while parsing JSON string", YAML's "found
+        # unexpected end of stream".
+        r"\bunexpected end of (?:string|input|file|data|stream)\b",
         # ... or not of the kind asked for: "File is not a zip file", "'x' is not a tar archive", "x is not a public key file".
         r"\bis not an? (?:[\w-]+ ){1,3}(?:file|archive)\b",
+        # ... or an option or a form the program has dropped: java's "Specifying an alternate JDK/JRE version is no
+        # longer supported", "The use of the flag '-version:' is no longer valid".
+        r"\bno longer (?:supported|valid)\b",
     ),
 )
 _STRONG_SIGNALS = _SIGNALS[:-1]
@@ -790,6 +804,8 @@ _ERROR_START = _Lazy(
       | Unhandled\s+(?i:exception|rejection|error)
       | thread\ '[^'\n]{0,80}'(?:\ \(\d+\))?\ panicked\ at\b
       | bad\ [a-z]{2,20}\ "[^"\n]{0,80}":\ must\ be\b  # Tcl's refusal of a value
+      | wrong\ \#\ args:\ should\ be\b  # ... and of a call's arguments
+      | (?:[A-Za-z_][\w.]{0,160}\.)?Stop(?:Async)?Iteration(?:\s*:|\s*$)  # an iterator's end, uncaught
       | npm\s+ERR! | curl:\s*\(\d+\) | (?i:api\s+error)\b | \(eval\):\d+:
       | (?:/[\w.-]+)*/?(?:ba|z|da|fi|k)?sh(?::\s+line\s+\d+)?:\s
       | (?:HTTP(?:/[\d.]+)?\s*(?:Error\s*)?)[45]\d\d\b
@@ -848,6 +864,19 @@ _PAGE_CODE = _Lazy(r"<(title|h1)>[^<\n]{0,40}\berror\b[^<\n]{0,40}</\1>.{0,400}?
                    re.IGNORECASE | re.DOTALL)
 
 
+# ... or a line of such a page, cut out by grep or sed ("<p>Error code: 504</p>", "<p>Error code explanation: 503 - The
+# server cannot process the request due to a high load.</p>"): its status says the kind.
+_PAGE_LINE = _Lazy(r"<(p)>\s*Error code(?: explanation)?:\s*([45]\d\d)\b")
+# A database driver's exception followed by its server's context lines (psycopg's "LINE 1: ..." with its caret,
+# "DETAIL:  ...", "HINT:  ...", SQLAlchemy's "[SQL: ...]" and "(Background on this error at: ...)").
+_DRIVER_CONTEXT = _Lazy(r"\s*[^\n]{1,400}\n(?:LINE \d+: |DETAIL:  |HINT:  |CONTEXT:  |\[SQL: |\(Background on this error at: )")
+#: a traceback's last lines: at most this many indented lines before its exception line
+_TAIL_FRAMES = 3
+# Perl's die and croak: the message, then where it died (" at -e line 1.", " at script.pl line 12, <STDIN> line 2.").
+_PERL_DIE = _Lazy(r" at (?:-e|\(eval \d+\)|\S{0,200}\.p[lm]|/\S{1,200}) line \d+(?:, <[^>\n]{1,60}> (?:line|chunk) \d+)?\.$")
+_PERL_END = 80
+
+
 def _error_page(text: str) -> re.Match[str] | None:
     """The title of the error page ``text`` is (its status the match's second group), or None."""
     if _PAGE_OPEN.match(text) is None:
@@ -876,7 +905,7 @@ _START_WORDS = (
     "client", "server", "connection", "no", "permission", "access", "rate", "too", "timed", "timeout",
     "unauthori", "forbidden", "internal", "service", "bad", "gateway", "cancel", "aborted", "interrupted",
     "killed", "segmentation", "out", "unknown", "invalid", "validation", "quota", "insufficient", "api", "(eval)",
-    "错误", "this model's maximum context length is", "thread '",
+    "错误", "this model's maximum context length is", "thread '", "wrong # args",
 )
 # The start words by their first character: str.startswith tries a tuple's words one by one.
 _START_WORDS_BY_LEAD = {
@@ -952,6 +981,11 @@ _MARKED_START = _Lazy(
 _COMPONENT_ERROR = _Lazy(r"(?:[A-Z][\w.-]{0,11} ){1,3}(?:[Ee]rror|ERROR|Exception)\s*:\s+\S")
 
 
+# A listing of names, one a line (a library's exception classes: "AmbiguousColumnError" / "ArgumentError" / ...): it
+# names failures, it does not report one.
+_NAME_LIST = _Lazy(r"\s*(?:[A-Za-z_][\w.]{0,80}[ \t]*\n){3}")
+
+
 def _marked_start(first: str) -> re.Match[str] | None:
     """_ERROR_START's match on ``first`` once its status marks are stripped, or a marked line's own form,
     or a component's error line."""
@@ -999,11 +1033,19 @@ def _unframed(text: str, first: str | None = None) -> bool:
     # and a line with a space is not the run alone.
     if (":" in first or "(" in first or "[" in first or " " not in first) and _FIRST_NAMED.match(first):
         return False  # _ERROR_START's names
+    # A module's exception (_MODULE_EXCEPTION), which starts with a small letter or "_", alone or with a database
+    # server's context lines after it (_DRIVER_CONTEXT).
+    if lead in _MODULE_LEADS and ":" in first and _MODULE_EXCEPTION.match(first) and (
+            stripped == first or _DRIVER_CONTEXT.match(text) is not None):
+        return False
+    if stripped[-1:] == "." and " line " in stripped[-_PERL_END:] and _PERL_DIE.search(stripped):
+        return False  # Perl's die message (_perl_die)
+    if text[:1].isspace() and _traceback_tail(text) is not None:
+        return False  # a traceback's last lines
     if stripped == first:
         # A one-line text is its own last line: a name ending as a last line's ends as a first line's,
         # the death words but "bus" are start words, and the exit words were just looked for.
-        # And a module's exception alone (_MODULE_EXCEPTION), which starts with a small letter or "_".
-        return head[:3] != "bus" and not (lead in _MODULE_LEADS and ":" in first and _MODULE_EXCEPTION.match(first))
+        return head[:3] != "bus"
     head = stripped[:_EXIT_REACH]
     head = head.lower() if head.isascii() else _folded(head)
     if head.startswith(_DEATH_WORDS) or (":" in stripped or " " not in stripped) and _LAST_NAMED.match(stripped):
@@ -1343,11 +1385,13 @@ _MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)$|(?:^|\.)N
 # A parser's or decoder's refusal, or a name that calls its input bad (``gzip.BadGzipFile``,
 # ``decimal.InvalidOperation``).
 _PARSE_NAME = _Lazy(
-    r"(?:Decode|Parse|Parser|Parsing|Syntax|Validation|Unpickling|Invalid)\w*(?:Error|Exception)$"
+    r"(?:Decode|Parse|Parser|Parsing|Scanner|Syntax|Validation|Unpickling|Invalid)\w*(?:Error|Exception)$"
     r"|(?:^|\.)(?:Bad|Invalid|Malformed)[A-Z]\w*$|(?:^|\.)Token(?:ize|izer)?Error$"
     # The JVM's exceptions for a value of the wrong form or an argument a method refuses.
     r"|(?:NumberFormat|IllegalArgument|InputMismatch|UnsupportedEncoding)Exception$"
 )
+# Of those, a parser's, decoder's or validator's own exception: what it refuses is what it was given to read.
+_PARSER_NAME = _Lazy(r"(?:Decode|Parse|Parser|Parsing|Scanner|Syntax|Validation)\w*(?:Error|Exception)$")
 # ValueError, TypeError, LookupError ("unknown encoding"), EOFError and OSError (a decoder's "Invalid data
 # stream"), or a library's own error (a dotted name: ``_csv.Error``, ``locale.Error``); a builtin such as
 # IndexError or RuntimeError is a defect whatever its message says.
@@ -1357,6 +1401,8 @@ _VALUE_NAME = _Lazy(r"(?:Value|Type|Lookup|EOF|OS)Error$|[\w.]+\.\w*(?:Error|err
 # A module's exception whose name has no such ending is written with its module (``gzip.BadGzipFile: ...``).
 _TRACEBACK_EXCEPTION = _Lazy(
     r"^(?:(?:[A-Za-z_]\w*\.){0,6}\w*(?:Error|Exception|error)\b|(?:[A-Za-z_]\w*\.){1,6}[A-Z]\w*):[^\n]*", re.MULTILINE)
+# An exception line as a traceback's last lines end with one: a class's name and a message (not a tool's "error: ...").
+_TRACEBACK_EXCEPTION_HEAD = _Lazy(r"(?:[A-Za-z_]\w*\.){0,6}[A-Z]\w*: \S")
 _VALUE_COMPLAINT = _Lazy(
     r"\b(?:must|has to|needs to|should) (?:be|not|have|contain|start|end|specify|provide|include|supply)\b|\b(?:invalid|incorrect|illegal|malformed)\b"
     r"|\bbadly formed\b|\bunexpected\b|\bexpected\b|\brequires\b|\bdo(?:es)? not (?:appear to be|match)\b"
@@ -1365,7 +1411,7 @@ _VALUE_COMPLAINT = _Lazy(
     # recognized", "7 is not a valid Color"), one outside what the operation is defined for ("math domain
     # error", "Sample larger than population"), or input cut short or left open ("EOF read where not
     # expected", "EOF in multi-line string", "unclosed token", "Missing close parenthesis").
-    r"|\bunknown\b|\bunsupported\b|\bcan(?:not|'t) be\b|\b(?:not |un)?recogni[sz]ed\b|\bnot an? valid\b|\bdomain error\b"
+    r"|\bunknown\b|\bunsupported\b(?! operand)|\bcan(?:not|'t) be\b|\b(?:not |un)?recogni[sz]ed\b|\bnot an? valid\b|\bdomain error\b"
     r"|\b(?:larger|greater|smaller|less|more) than\b|\bEOF\b|\bunclosed\b|\bunbalanced\b|\bmissing\b"
     # ... or of the wrong form ("non-integer argument", "too few X's", "no properly formatted checksum lines"),
     # or a parser's refusal named inside the message ("Error running jq: ParserError").
@@ -1414,6 +1460,55 @@ def _exception_hit(window: str, first: str, last: str, python_end: bool) -> _Hit
     return _exception_kind(first) if _PY_EXCEPTION_LINE.match(first) or _TRACEBACK_EXCEPTION.match(first) else None
 
 
+def _parser_refusal(window: str, first: str, last: str, python_end: bool) -> _Hit | None:
+    """A parser's or validator's refusal, by the name of the uncaught exception that heads or ends the text (a
+    traceback's last exception line, or the first line), or None."""
+    if python_end:
+        line = last
+    elif _PY_TRACEBACK in window:
+        lines = _TRACEBACK_EXCEPTION.findall(window, window.rfind(_PY_TRACEBACK))
+        line = lines[-1] if lines else ""
+    else:
+        line = first
+    match = _EXCEPTION_NAME.match(line)
+    if match is None or line[match.end() : match.end() + 1] != ":" or _PARSER_NAME.search(match.group()) is None:
+        return None
+    return _Hit(Kind.INVALID_ARGUMENTS, f"uncaught {_quote(match.group(), 60)}: input that does not parse")
+
+
+def _traceback_tail(text: str) -> str | None:
+    """The exception line of a traceback's last lines, as ``tail -n 3`` keeps them (indented frames or source lines,
+    then ``pkg.mod.SomeError: ...`` at the start of a line), or None. Only a text that opens indented is read, and
+    only its first few lines."""
+    if not text[:1].isspace():
+        return None
+    at = 0
+    for _ in range(_TAIL_FRAMES):
+        end = text.find("\n", at, at + _LINE_CHARS)
+        if end < 0:
+            return None
+        at = end + 1
+        if not text[at : at + 1].isspace():
+            break
+    else:
+        return None
+    if not ("a" <= text[at : at + 1] <= "z" or "A" <= text[at : at + 1] <= "Z"):
+        return None
+    found = _TRACEBACK_EXCEPTION.match(text, at)
+    if found is None or _TRACEBACK_EXCEPTION_HEAD.match(found.group()) is None:
+        return None
+    return found.group().strip()
+
+
+def _perl_die(line: str) -> str | None:
+    """The message of Perl's die or croak that ``line`` (a text's last line, stripped) is ("Day '32' out of range
+    1..31 at -e line 1."), or None: a cheap test on its end first."""
+    if line[-1:] != "." or " line " not in line[-_PERL_END:]:
+        return None
+    found = _PERL_DIE.search(line)
+    return None if found is None else line[: found.start()]
+
+
 def _stack_kind(window: str) -> str | None:
     """Name the uncaught-failure report in a text, if it holds one."""
     if _PY_TRACEBACK in window:
@@ -1432,7 +1527,7 @@ _FAILURE_WORD = _Lazy(r"(?i:\berror\b|\bfail|\bexception\b|\bfatal\b)|^E[A-Z]{3,
 # A coding agent's transcript writes a tool's result under its call behind "⎿" (Claude Code: "⏺ Read(x)" then
 # "  ⎿  Error: File content ... exceeds maximum allowed tokens").
 _RESULT_MARK = "(?:[ \t]{0,8}\u23bf[ \t]+)?"
-_ERROR_LINE = _Lazy(_RESULT_MARK + r"(?:[^\s:]{1,200}:\d+(?::\d+)?: (?:fatal )?)?(?:ERROR|Error|error|FATAL|fatal)(?:\[[\w-]{0,40}\])?:\s+(\S[^\n]{0,300})")
+_ERROR_LINE = _Lazy(_RESULT_MARK + r"(?:(?:[^\s:]{1,200}:\d+(?::\d+)?|[a-z][a-z0-9_+-]{0,30}): (?:fatal )?)?(?:ERROR|Error|error|FATAL|fatal)(?:\[[\w-]{0,40}\])?:\s+(\S[^\n]{0,300})")
 #: The line is looked for in the first five lines and 600 characters.
 _ERROR_LINE_REACH = 5
 _ERROR_LINE_PROBE = 600
@@ -1442,7 +1537,7 @@ _ERROR_LINE_AT = _Lazy(r"\n" + _RESULT_MARK + "(?:ERROR|Error|error|FATAL|fatal)
 # for only where "error: " is in the probe (tried at every line, its name's run would cost most texts more
 # than the literal's search). It may be the first line too, as a compiler's output starts with its first
 # error: that one is matched where the text starts (a search for either would try every position).
-_COMPILER_LINE = r"[^\s:]{1,200}+:\d+(?::\d+)?: (?:fatal )?error:"
+_COMPILER_LINE = r"(?:[^\s:]{1,200}+:\d+(?::\d+)?|[a-z][a-z0-9_+-]{0,30}+): (?:fatal )?error:"
 _COMPILER_LINE_AT = _Lazy(r"\n" + _COMPILER_LINE)
 _COMPILER_FIRST_LINE = _Lazy(_COMPILER_LINE)
 _ENVIRONMENT_KINDS = frozenset({Kind.TIMEOUT, Kind.CANCELLED})
@@ -1474,6 +1569,8 @@ def _error_line(text: str) -> _Verdict | None:
         return None
     if text.count("\n", 0, found.start()) >= _ERROR_LINE_REACH:
         return None
+    if text[:6] in _USAGE_LINE and _USAGE_ERROR.match(text, found.start() + 1) is not None:
+        return None  # argparse's usage line, then "prog: error: ...": a usage error (_diagnostic)
     start = found.start()
     match = _ERROR_LINE.match(text, start + (text[start : start + 1] == "\n"), _ERROR_LINE_PROBE)
     if match is None:
@@ -2030,7 +2127,11 @@ def _diagnostic(stripped: str, first: str) -> _Verdict | None:
     folded = _folded(message)
     if _DEFECT_WORDS.isdisjoint(_words(_folded(stripped))):
         return None  # it names no defect: file's "notes: ASCII text" is a result in the same form
-    if _INFORMATIONAL.search(folded) or _describes(folded) or (_described(message) and not _OPTION_LEAD.match(message)) \
+    # A message the program marks as an error ("cc1: error: argument to '-O' should be ...") reports one, whatever
+    # words it describes with.
+    marked = folded.startswith(("error: ", "fatal error: "))
+    if _INFORMATIONAL.search(folded) or not marked and _describes(folded) \
+            or (_described(message) and not _OPTION_LEAD.match(message)) \
             or _quotes_in_prose(message) or _TITLE_TAG.match(_folded(first)):
         return None
     return _diagnosed(f"a diagnostic of '{_quote(name, 32)}'", message, stripped)
@@ -2173,6 +2274,7 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
     window = _window(text)
     python_end = bool(_PY_EXCEPTION_LINE.match(last_stripped)) and (
         _PY_TRACEBACK in window and _ELIDED_TRACEBACK.search(window) is None or _PY_FILE_FRAME.match(text) is not None)
+    page_status = None
     if wire.flag is None:
         if exit_code == 0:
             return _EXIT_ZERO
@@ -2180,9 +2282,13 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             basis = ""
         elif python_end:
             basis = "traceback ends the output"
+        elif (tail := _traceback_tail(text)) is not None:
+            # The last lines of a traceback kept by ``tail``: read from its exception line, as that line alone is.
+            first = tail
+            basis = f"a traceback's last lines end with '{_quote(tail, 24)}'"
         elif (start := _marked_start(first)) is not None and not (
                 _WORD_FRAME.match(start.group()) and _describes(_folded(first.partition(":")[0]))) \
-                and not _tally(text.strip(), fields=False):
+                and not _tally(text.strip(), fields=False) and _NAME_LIST.match(text) is None:
             basis = f"starts with '{_quote(start.group(), 24)}'"
         elif _FRAME_END.match(last) and _GENERIC_MARKER.search(window):
             basis = "stack trace ends the output"
@@ -2190,10 +2296,15 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             basis = f"ends with '{_quote(last_stripped, 24)}'"
         elif (lead := _STATUS_LEAD.match(first)) is not None and _short_message(text):
             basis = f"starts with HTTP status {lead.group(1)}"
-        elif "<" in first and (page := _error_page(text)) is not None:
-            basis = f"an error page titled HTTP {page.group(2)}"
-        elif last_stripped == first and (named := _MODULE_EXCEPTION.match(first)) is not None:
+        elif "<" in first and (page := _error_page(text) or _PAGE_LINE.match(first)) is not None:
+            page_status = int(page.group(2))
+            basis = f"an error page titled HTTP {page_status}" if page.group(1) != "p" \
+                else f"a line of an error page giving HTTP {page_status}"
+        elif (named := _MODULE_EXCEPTION.match(first)) is not None and (
+                last_stripped == first or _DRIVER_CONTEXT.match(text) is not None):
             basis = f"an uncaught '{_quote(named.group().rstrip(': '), 24)}'"
+        elif (die := _perl_die(last_stripped)) is not None:
+            basis = f"Perl's die message '{_quote(die, 24)}'"
         else:
             return _unframed_reading(text, first) or _NO_SIGNAL
     else:
@@ -2213,6 +2324,14 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
         hit = _find_signal(window, low=low)
     if hit is None:
         hit = _exception_hit(window, first, last_stripped, python_end)
+    elif hit.kind is Kind.PERMISSION_DENIED:
+        # A parser or a validator refuses what it was given to read, whatever it calls the refusal ("trailing comma
+        # is not allowed", "mapping values are not allowed here", "Extra inputs are not permitted").
+        hit = _parser_refusal(window, first, last_stripped, python_end) or hit
+    if hit is None and page_status is not None:
+        hit = _Hit(_status_kind(page_status) or Kind.EXECUTION, f"HTTP {page_status} in text", str(page_status))
+    if hit is None and basis[:5] == "Perl'" and first[:7] == "Usage: ":
+        hit = _Hit(Kind.INVALID_ARGUMENTS, "a call's usage")  # Perl's croak on a function's arguments
     retry = _retry_in_text(window, low)
     shell = _SHELL_LINE.match(first) is not None
     if hit is not None and not (shell and hit.kind not in _ENVIRONMENT_KINDS):
