@@ -451,6 +451,8 @@ _TIMEOUT = _signal(
     r"\btimeout (?:of \d+\s*\w*\s*)?(?:error|exceeded|expired|reached|occurred)", r"timeout(?:error|exception)\b",
     r"readtimeout\b", r"connecttimeout\b", r"writetimeout\b", r"pooltimeout\b", r"socket\.timeout\b",
     r"request timeout\b", r"gateway time-?out",
+    # GNU timeout's own line when it stops a command (-v): "timeout: sending signal TERM to command 'perl'".
+    r"^timeout: sending signal\b",
     # The limit said the other way round: jest's "Exceeded timeout of 5000 ms for a test".
     r"\bexceeded (?:the |its )?timeout\b",
     # PostgreSQL's "canceling statement due to statement timeout" (and lock_timeout's "lock timeout").
@@ -517,6 +519,12 @@ _RENDER_LIMITED = _signal(
 # "tool … not found" is prefiltered on the phrase: "tool" alone is in most tool outputs.
 _TOOL_MISSING = ("not found", "does not exist", "not available")
 
+# Python's JSON decoder refusing its input ("Expecting value: line 1 column 1 (char 0)", "Expecting property name
+# enclosed in double quotes", "Expecting ',' delimiter"), and a file or archive not of the kind asked for ("'x' is not a
+# tar archive"): stated failures (_STATED_WORDS) and bad input (the last signal) in the same words.
+_JSON_DECODER_REFUSAL = r"expecting (?:value|property name|'[^'\n]{1,3}' delimiter)"
+_NOT_OF_KIND = r"is not an? (?:[\w-]+ ){1,3}"
+
 _SIGNALS: tuple[_Signal, ...] = (
     _OUT_OF_MEMORY,
     _signal(
@@ -548,6 +556,8 @@ _SIGNALS: tuple[_Signal, ...] = (
         # ... and its slots kept for superusers once the others are taken: "remaining connection slots are
         # reserved for non-replication superuser connections".
         r"remaining connection slots are reserved",
+        # ... or a proxy's: "Exceeded maximum of 100 connections per instance".
+        r"\bmaximum of \d+ connections\b",
     ),
     # A shared backend shedding load, not the caller's own quota: Vertex AI's dynamic shared quota ("Resource
     # exhausted. Please try again later."), Gemini's MODEL_CAPACITY_EXHAUSTED, a provider's tier capacity.
@@ -560,7 +570,7 @@ _SIGNALS: tuple[_Signal, ...] = (
     _signal(
         Kind.RATE_LIMITED,
         r"rate[ _-]?limit", r"too many requests", r"too_many_requests", r"quota (?:has been )?exceeded",
-        r"exceeded (?:the |your )?quota", r"resource(?: has been)?[ _]exhausted", r"throttl(?:ed|ing)(?:exception)?\b",
+        r"exceeded (?:the |your )?(?:(?:daily|hourly|monthly|request|api) ){0,2}quota", r"resource(?: has been)?[ _]exhausted", r"throttl(?:ed|ing)(?:exception)?\b",
         r"slow down", r"\b(?:currently|temporarily) limited\b",
         # A limit per unit of time, in a failure: "the maximum number of requests per hour", "Exceeded 4 calls
         # per second".
@@ -603,7 +613,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"max retries exceeded", r"network is unreachable", r"no route to host",
         r"connection(?:refused|reset|aborted)?error\b", r"connecterror\b", r"clientconnector\w*error\b",
         r"serverdisconnectederror", r"remotedisconnected", r"remote end closed connection", r"socket hang up",
-        r"fetch failed", r"\bnetwork ?error\b", r"certificate verify failed", r"sslerror",
+        r"fetch failed", r"\bempty reply from server\b", r"\bnetwork ?error\b", r"certificate verify failed", r"sslerror",
         r"connectexception", r"\bnetwork (?:is )?unavailable\b",
         r"unknownhostexception", r"noroutetohostexception", r"socketexception", r"\bunable to connect\b",
         r"\bfailed to connect\b", r"\bcould not connect\b", r"\bcouldn't connect\b", r"\bcannot connect\b",
@@ -699,9 +709,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\binvalid\b", r"\bmalformed\b", r"\bis not a valid\b", r"\bis required\b", r"\bvalidation\b",
         # A parser's refusal of what it was given to read (the corpus's rule settled after heldout6).
         r"\bsyntax error\b", r"\bparse error\b", r"\berror parsing\b", r"\b(?:failed to|could not|cannot|unable to) parse\b",
-        # Python's JSON decoder refusing its input: "Expecting value: line 1 column 1 (char 0)", "Expecting property
-        # name enclosed in double quotes", "Expecting ',' delimiter".
-        r"\bexpecting (?:value|property name|'[^'\n]{1,3}' delimiter)\b",
+        rf"\b{_JSON_DECODER_REFUSAL}\b",
         # ... and a file in the wrong format or cut short ("not in gzip format", "bad magic number").
         r"\bfile format not recognized\b", r"\bnot in \w+ format\b", r"\bbad magic number\b", r"\bformat not supported\b",
         r"\bfile ends unexpectedly\b",
@@ -709,7 +717,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         # unexpected end of stream".
         r"\bunexpected end of (?:string|input|file|data|stream)\b",
         # ... or not of the kind asked for: "File is not a zip file", "'x' is not a tar archive", "x is not a public key file".
-        r"\bis not an? (?:[\w-]+ ){1,3}(?:file|archive)\b",
+        rf"\b{_NOT_OF_KIND}(?:file|archive)\b",
         # ... or an option or a form the program has dropped: java's "Specifying an alternate JDK/JRE version is no
         # longer supported", "The use of the flag '-version:' is no longer valid".
         r"\bno longer (?:supported|valid)\b",
@@ -804,8 +812,11 @@ _ERROR_START = _Lazy(
       | Unhandled\s+(?i:exception|rejection|error)
       | thread\ '[^'\n]{0,80}'(?:\ \(\d+\))?\ panicked\ at\b
       | bad\ [a-z]{2,20}\ "[^"\n]{0,80}":\ must\ be\b  # Tcl's refusal of a value
-      | wrong\ \#\ args:\ should\ be\b  # ... and of a call's arguments
-      | (?:[A-Za-z_][\w.]{0,160}\.)?Stop(?:Async)?Iteration(?:\s*:|\s*$)  # an iterator's end, uncaught
+      | wrong\ \#\ args:\ should\ be\b  # ... and Tcl's refusal of a call's arguments
+      | Stop(?:Async)?Iteration(?:\s*:|\s*$)  # an iterator's end, uncaught
+      | Oops!\ Something\ went\ wrong!  # ESLint's crash banner
+      | <---\ Last\ few\ GCs\ --->  # V8's report of a heap it could not grow, before its fatal error
+      | (?i:request\s+time-?out)\s*: | timeout:\ sending\ signal\b  # GNU timeout stopping a command, with -v
       | npm\s+ERR! | curl:\s*\(\d+\) | (?i:api\s+error)\b | \(eval\):\d+:
       | (?:/[\w.-]+)*/?(?:ba|z|da|fi|k)?sh(?::\s+line\s+\d+)?:\s
       | (?:HTTP(?:/[\d.]+)?\s*(?:Error\s*)?)[45]\d\d\b
@@ -815,7 +826,7 @@ _ERROR_START = _Lazy(
       | (?i:
             connection\s+(?:refused|reset)|no\s+such\s+file|permission\s+denied|access\s+(?:is\s+)?denied
           | rate\s+limit|too\s+many\s+requests|(?:request\s+|operation\s+)?timed\s+out|timeout\s*[:!.]?\s*$
-          | unauthori[sz]ed|forbidden|not\s+found|internal\s+server\s+error|service\s+unavailable
+          | unauthori[sz]ed|forbidden|not\s+found|internal\s+server\s+error|service\s+(?:temporarily\s+)?unavailable
           | bad\s+gateway|gateway\s+time-?out|bad\s+request
           | (?:(?:operation|request|task|job|call|command)\s+(?:was\s+)?)?(?:cancel+ed|aborted|interrupted)
             (?=\s*[:.!(]|\s*$|\s+by\b|\s+due\b)
@@ -869,12 +880,17 @@ _PAGE_CODE = _Lazy(r"<(title|h1)>[^<\n]{0,40}\berror\b[^<\n]{0,40}</\1>.{0,400}?
 _PAGE_LINE = _Lazy(r"<(p)>\s*Error code(?: explanation)?:\s*([45]\d\d)\b")
 # A database driver's exception followed by its server's context lines (psycopg's "LINE 1: ..." with its caret,
 # "DETAIL:  ...", "HINT:  ...", SQLAlchemy's "[SQL: ...]" and "(Background on this error at: ...)").
+_DRIVER_REACH = 464  # _DRIVER_CONTEXT's first line and its indent
+_DRIVER_LEADS = ("LINE ", "DETAIL:  ", "HINT:  ", "CONTEXT:  ", "[SQL: ", "(Background on this error at: ")
 _DRIVER_CONTEXT = _Lazy(r"\s*[^\n]{1,400}\n(?:LINE \d+: |DETAIL:  |HINT:  |CONTEXT:  |\[SQL: |\(Background on this error at: )")
 #: a traceback's last lines: at most this many indented lines before its exception line
 _TAIL_FRAMES = 3
+#: how a traceback's frame and a raising source line start
+_TAIL_LEADS = ('File "', "raise ")
 # Perl's die and croak: the message, then where it died (" at -e line 1.", " at script.pl line 12, <STDIN> line 2.").
 _PERL_DIE = _Lazy(r" at (?:-e|\(eval \d+\)|\S{0,200}\.p[lm]|/\S{1,200}) line \d+(?:, <[^>\n]{1,60}> (?:line|chunk) \d+)?\.$")
 _PERL_END = 80
+_PERL_UNCOMPILED = _Lazy(r"Execution of \S{1,200} aborted due to compilation errors\.")
 
 
 def _error_page(text: str) -> re.Match[str] | None:
@@ -900,7 +916,7 @@ _FIRST_LINE = _Lazy(rf"\s*([^\n]{{0,{_LINE_CHARS}}})")
 # _ERROR_START matches at the start of the first line, which then starts (lower-cased) with one of these,
 # or with "a "/"an " ("an error occurred") or an HTTP status.
 _START_WORDS = (
-    "err", "fatal", "fail", "panic", "critical", "[", "<", "tool", "command", "request", "operation", "task",
+    "err", "fatal", "fail", "panic", "critical", "[", "<", "tool", "command", "request", "operation", "task", "oops! something",
     "job", "call", "execution", "exception", "traceback", "uncaught", "unhandled", "npm", "curl", "http",
     "client", "server", "connection", "no", "permission", "access", "rate", "too", "timed", "timeout",
     "unauthori", "forbidden", "internal", "service", "bad", "gateway", "cancel", "aborted", "interrupted",
@@ -1035,12 +1051,15 @@ def _unframed(text: str, first: str | None = None) -> bool:
         return False  # _ERROR_START's names
     # A module's exception (_MODULE_EXCEPTION), which starts with a small letter or "_", alone or with a database
     # server's context lines after it (_DRIVER_CONTEXT).
-    if lead in _MODULE_LEADS and ":" in first and _MODULE_EXCEPTION.match(first) and (
-            stripped == first or _DRIVER_CONTEXT.match(text) is not None):
+    if lead in _MODULE_LEADS and ":" in first and (stripped == first or text.startswith(
+            _DRIVER_LEADS, text.find("\n", 0, _DRIVER_REACH) + 1) and _DRIVER_CONTEXT.match(text)) \
+            and _MODULE_EXCEPTION.match(first):
         return False
-    if stripped[-1:] == "." and " line " in stripped[-_PERL_END:] and _PERL_DIE.search(stripped):
-        return False  # Perl's die message (_perl_die)
-    if text[:1].isspace() and _traceback_tail(text) is not None:
+    if stripped[-1:] == "." and (" line " in stripped[-_PERL_END:] and _PERL_DIE.search(stripped)
+                                 or stripped[:13] == "Execution of " and _PERL_UNCOMPILED.fullmatch(stripped)):
+        return False  # Perl's die message (_perl_die), its summary of a script that does not compile
+    if text[:1].isspace() and (first[-1:] == ")" or first[-1:] == "(" or first[:6] in _TAIL_LEADS) \
+            and _traceback_tail(text, first) is not None:
         return False  # a traceback's last lines
     if stripped == first:
         # A one-line text is its own last line: a name ending as a last line's ends as a first line's,
@@ -1395,7 +1414,7 @@ _PARSER_NAME = _Lazy(r"(?:Decode|Parse|Parser|Parsing|Scanner|Syntax|Validation)
 # ValueError, TypeError, LookupError ("unknown encoding"), EOFError and OSError (a decoder's "Invalid data
 # stream"), or a library's own error (a dotted name: ``_csv.Error``, ``locale.Error``); a builtin such as
 # IndexError or RuntimeError is a defect whatever its message says.
-_VALUE_NAME = _Lazy(r"(?:Value|Type|Lookup|EOF|OS)Error$|[\w.]+\.\w*(?:Error|error|Exception)$")
+_VALUE_NAME = _Lazy(r"(?:Value|Type|Lookup|EOF|OS|Range)Error$|[\w.]+\.\w*(?:Error|error|Exception)$")
 # The last exception line of a traceback whose message runs on (``yaml.parser.ParserError: while parsing ...``
 # then the marks), or whose name is lower case (``struct.error: ...``).
 # A module's exception whose name has no such ending is written with its module (``gzip.BadGzipFile: ...``).
@@ -1476,11 +1495,12 @@ def _parser_refusal(window: str, first: str, last: str, python_end: bool) -> _Hi
     return _Hit(Kind.INVALID_ARGUMENTS, f"uncaught {_quote(match.group(), 60)}: input that does not parse")
 
 
-def _traceback_tail(text: str) -> str | None:
+def _traceback_tail(text: str, first: str) -> str | None:
     """The exception line of a traceback's last lines, as ``tail -n 3`` keeps them (indented frames or source lines,
-    then ``pkg.mod.SomeError: ...`` at the start of a line), or None. Only a text that opens indented is read, and
-    only its first few lines."""
-    if not text[:1].isspace():
+    then ``pkg.mod.SomeError: ...`` at the start of a line), or None. Only a text that opens indented with a frame
+    (``File "..."``) or a line of source (``raise X(``, a call) is read (``first``: its first line), and only its first
+    few lines."""
+    if not text[:1].isspace() or not (first[-1:] == ")" or first[-1:] == "(" or first[:6] in _TAIL_LEADS):
         return None
     at = 0
     for _ in range(_TAIL_FRAMES):
@@ -1498,6 +1518,12 @@ def _traceback_tail(text: str) -> str | None:
     if found is None or _TRACEBACK_EXCEPTION_HEAD.match(found.group()) is None:
         return None
     return found.group().strip()
+
+
+def _driver_context(text: str) -> bool:
+    """True when ``text``'s second line is a database server's context line (_DRIVER_CONTEXT): its lead tested first."""
+    end = text.find("\n", 0, _DRIVER_REACH)
+    return end >= 0 and text.startswith(_DRIVER_LEADS, end + 1) and _DRIVER_CONTEXT.match(text) is not None
 
 
 def _perl_die(line: str) -> str | None:
@@ -1537,9 +1563,14 @@ _ERROR_LINE_AT = _Lazy(r"\n" + _RESULT_MARK + "(?:ERROR|Error|error|FATAL|fatal)
 # for only where "error: " is in the probe (tried at every line, its name's run would cost most texts more
 # than the literal's search). It may be the first line too, as a compiler's output starts with its first
 # error: that one is matched where the text starts (a search for either would try every position).
-_COMPILER_LINE = r"(?:[^\s:]{1,200}+:\d+(?::\d+)?|[a-z][a-z0-9_+-]{0,30}+): (?:fatal )?error:"
+_COMPILER_LINE = r"[^\s:]{1,200}+:\d+(?::\d+)?: (?:fatal )?error:"
 _COMPILER_LINE_AT = _Lazy(r"\n" + _COMPILER_LINE)
 _COMPILER_FIRST_LINE = _Lazy(_COMPILER_LINE)
+# A program's own error line below the first ("pgbench: error: connection to server ... failed"), looked for only where
+# ": error: " is in the probe.
+_PROGRAM_ERROR = r"[a-z][a-z0-9_+-]{0,30}+: (?:fatal )?error: "
+_PROGRAM_ERROR_AT = _Lazy(r"\n" + _PROGRAM_ERROR)
+_PROGRAM_ERROR_FIRST = _Lazy(_PROGRAM_ERROR)
 _ENVIRONMENT_KINDS = frozenset({Kind.TIMEOUT, Kind.CANCELLED})
 
 
@@ -1555,6 +1586,13 @@ def _error_line_at(text: str, at: int = 0) -> re.Match[str] | None:
         compiled = _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE if found is None else found.start())
         if compiled is not None:
             return compiled
+        if text.find(": error: ", at, _ERROR_LINE_PROBE) >= 0:
+            if at == 0 and (compiled := _PROGRAM_ERROR_FIRST.match(text, 0, _ERROR_LINE_PROBE)) is not None \
+                    and text.find("\n", 0, _ERROR_LINE_PROBE) >= 0:
+                return compiled
+            compiled = _PROGRAM_ERROR_AT.search(text, at, _ERROR_LINE_PROBE if found is None else found.start())
+            if compiled is not None:
+                return compiled
     return found
 
 
@@ -1651,12 +1689,12 @@ _STATED_WORDS = (
     r"|hit (?:the |its )?(?:max[_ ]?tokens|output[ _]tokens?) limit"
     r"|too many (?:concurrent|parallel|simultaneous)|not (?:yet )?implemented|blocked by"
     r"|quota (?:exceeded|exhausted|reached)|exceeded (?:\w+ ){0,3}quota|out of quota|insufficient[_ ]quota"
-    r"|usage limit (?:reached|exceeded|hit)|hit your (?:[\w-]+ ){0,2}limit"
+    r"|usage limit (?:has been )?(?:reached|exceeded|hit)|hit your (?:[\w-]+ ){0,2}limit"
     r"|credit balance (?:is )?(?:too low|insufficient|exhausted)"
     r"|insufficient (?:balance|credits?|funds)"
     r"|at capacity|no capacity available|capacity exceeded|version (?:is )?not supported|unsupported (?:protocol )?version"
     r"|overloaded|unavailable|exhausted|cannot|can't|could not|couldn't|unable to"
-    r"|invalid|malformed|missing required|missing \d+ required|is required|unrecognized (?:option|arguments?)|exceeded|exceeds|error|exception|interrupted"
+    r"|invalid|malformed|missing required|missing \d+ required|is (?:a )?required(?= (?:property|field|parameter|argument)\b)|is required|unrecognized (?:option|arguments?)|exceeded|exceeds|error|exception|interrupted"
     r"|cancell?ed|aborted|refused|rejected|not valid json|truncated(?=[^.\n]{0,60}?max[_ ]?tokens)"
     r"|stopped by (?:the )?user|does not have an implementation registered"
     # A tool's own words for input it cannot read: xz's "File format not recognized", iconv's "illegal
@@ -1666,8 +1704,9 @@ _STATED_WORDS = (
     # grep's "Unmatched ( or \\("), and the lookups of git and Python that found nothing.
     r"|unterminated|unmatched|did not match any|unknown revision|no module named"
     # An archive not of the kind the program was asked to read (tarfile's "'x' is not a tar archive."; "is not a
-    # ... file" is left to a text framed as a failure: "file" alone is in most outputs), and Python's JSON decoder refusing its input ("Expecting value: line 1 column 1").
-    r"|is not an? (?:[\w-]+ ){1,3}archive|expecting (?:value|property name|'[^'\n]{1,3}' delimiter)"
+    # ... file" is left to a text framed as a failure: "file" alone is in most outputs), and Python's JSON decoder
+    # refusing its input ("Expecting value: line 1 column 1"): the words the bad-input signal reads them by.
+    rf"|{_NOT_OF_KIND}archive|{_JSON_DECODER_REFUSAL}"
 )
 
 
@@ -1772,12 +1811,12 @@ _IMPERATIVES = frozenset(
         "handle", "use", "catch", "manage", "called", "get", "gets", "set", "ensure", "create", "show", "log",
         "remove", "support", "allow", "implement", "improve", "avoid", "prevent", "wrap", "convert", "emit",
         "propagate", "translate", "display", "bump", "refactor", "rename", "move", "reword", "clarify", "document",
-        "retry", "update", "explain", "describe", "detect", "surface", "expose", "mention",
+        "retry", "update", "explain", "describe", "detect", "surface", "expose", "mention", "fixing",
     }
 )
 # Of those, the verbs that never name what failed ("fix call can't return right error message").
 _ONLY_IMPERATIVES = frozenset({"fix", "fixes", "add", "adds", "make", "include", "ensure", "avoid", "prevent", "improve", "bump", "refactor",
-                               "reword", "clarify"})
+                               "reword", "clarify", "fixing"})
 _ARTICLE = _Lazy(r"\b(?:a|an|the|this|its|their|every|any)\b")
 # A negation just before the failure word: "no errors", "0 failed", "not an error", "without failures".
 _NEGATED = _Lazy(r"(?:\bno|\b0|\bzero|\bnot|\bnever|\bwithout|\bnothing)\s+(?:[\w-]+\s+){0,2}$"
@@ -2222,7 +2261,8 @@ def _no_error_line(text: str) -> bool:
     if "\n" not in probe:
         return True
     return _ERROR_LINE_AT.search(probe) is None and ("error: " not in probe or (
-        _COMPILER_FIRST_LINE.match(probe) is None and _COMPILER_LINE_AT.search(probe) is None))
+        _COMPILER_FIRST_LINE.match(probe) is None and _COMPILER_LINE_AT.search(probe) is None
+        and (": error: " not in probe or _PROGRAM_ERROR_FIRST.match(probe) is None and _PROGRAM_ERROR_AT.search(probe) is None)))
 
 
 def _message(text: str) -> bool:
@@ -2282,7 +2322,7 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             basis = ""
         elif python_end:
             basis = "traceback ends the output"
-        elif (tail := _traceback_tail(text)) is not None:
+        elif (tail := _traceback_tail(text, first)) is not None:
             # The last lines of a traceback kept by ``tail``: read from its exception line, as that line alone is.
             first = tail
             basis = f"a traceback's last lines end with '{_quote(tail, 24)}'"
@@ -2300,11 +2340,13 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             page_status = int(page.group(2))
             basis = f"an error page titled HTTP {page_status}" if page.group(1) != "p" \
                 else f"a line of an error page giving HTTP {page_status}"
-        elif (named := _MODULE_EXCEPTION.match(first)) is not None and (
-                last_stripped == first or _DRIVER_CONTEXT.match(text) is not None):
+        elif (named := _MODULE_EXCEPTION.match(first)) is not None and (last_stripped == first or _driver_context(text)):
             basis = f"an uncaught '{_quote(named.group().rstrip(': '), 24)}'"
         elif (die := _perl_die(last_stripped)) is not None:
             basis = f"Perl's die message '{_quote(die, 24)}'"
+        elif last_stripped[:13] == "Execution of " and _PERL_UNCOMPILED.fullmatch(last_stripped) is not None:
+            # Perl's summary when the script it was given does not compile: bad input, whatever the first error says.
+            return _Verdict(Kind.INVALID_ARGUMENTS, "Perl's script does not compile", message=text.strip())
         else:
             return _unframed_reading(text, first) or _NO_SIGNAL
     else:
@@ -2931,6 +2973,10 @@ def _classify(content: object, wire: _Wire, depth: int) -> _Verdict:
 def _from_mapping(data: Mapping[Any, Any], wire: _Wire, depth: int) -> _Verdict:
     if wire.flag is not True and _unread(data):
         return _success(wire.basis)
+    if depth < _MAX_DEPTH and type(data) is dict and (output := exited_zero_output(data)) is not None:
+        # A shell result that exited 0 is read by its output alone (no reader below finds anything else in it):
+        # what the walk would reach by unwrapping it, without the walk.
+        return _from_text(output, wire)
     verdict = _structured(data, wire)
     if verdict is not None:
         return verdict
