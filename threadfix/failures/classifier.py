@@ -1414,7 +1414,7 @@ _PARSER_NAME = _Lazy(r"(?:Decode|Parse|Parser|Parsing|Scanner|Syntax|Validation)
 # ValueError, TypeError, LookupError ("unknown encoding"), EOFError and OSError (a decoder's "Invalid data
 # stream"), or a library's own error (a dotted name: ``_csv.Error``, ``locale.Error``); a builtin such as
 # IndexError or RuntimeError is a defect whatever its message says.
-_VALUE_NAME = _Lazy(r"(?:Value|Type|Lookup|EOF|OS|Range)Error$|[\w.]+\.\w*(?:Error|error|Exception)$")
+_VALUE_NAME = _Lazy(r"(?:Value|Type|Lookup|EOF|OS|Range)Error$|[\w.]+\.\w*(?:Error|error|Exception)$|[\w.]+\.[A-Z]\w*$")
 # The last exception line of a traceback whose message runs on (``yaml.parser.ParserError: while parsing ...``
 # then the marks), or whose name is lower case (``struct.error: ...``).
 # A module's exception whose name has no such ending is written with its module (``gzip.BadGzipFile: ...``).
@@ -1434,7 +1434,7 @@ _VALUE_COMPLAINT = _Lazy(
     r"|\b(?:larger|greater|smaller|less|more) than\b|\bEOF\b|\bunclosed\b|\bunbalanced\b|\bmissing\b"
     # ... or of the wrong form ("non-integer argument", "too few X's", "no properly formatted checksum lines"),
     # or a parser's refusal named inside the message ("Error running jq: ParserError").
-    r"|\bnon-(?:integer|numeric|negative|positive)\b|\btoo (?:few|many|long|short|large|small|big)\b"
+    r"|\bnon-(?:integer|numeric|negative|positive)\b|\btoo (?:few|many|long|short|large|small|big)\b(?! open files)"
     r"|\b(?:no|not|im)\s*properly formatted\b|\b\w*(?:Decode|Parse|Parser|Syntax)(?:Error|Exception)\b",
     re.IGNORECASE,
 )
