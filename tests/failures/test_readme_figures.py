@@ -150,3 +150,54 @@ def test_the_readme_counts_the_errors_whose_pipe_exited_zero() -> None:
     assert int(found.group(2)) == len(now_found) > 0
     # each is read as its output alone would be
     assert all(classify(row["text"]) == classify(orjson.loads(row["text"])["output"]) for row in exited_zero)
+
+
+#: the section of the corpus README that records the round after heldout12 was scored
+TWELFTH = re.compile(r"^## After the twelfth held-out split\n(.*?)^## ", re.MULTILINE | re.DOTALL)
+#: a row of its before / after table: split (or "all"), before, after
+ROUND_ROW = re.compile(
+    r"^\| (?:`(\w+)`|(all)) \| ([\d.]+) % / ([\d.]+) % / ([\d.]+) % \| ([\d.]+) % / ([\d.]+) % / ([\d.]+) % \|$", re.MULTILINE)
+EXIT_ZERO_CLAIM = re.compile(r"and (\d+) errors of the corpus are such results\. .*? with the readings below, (\d+) of the \1 "
+                             r"are found \((\d+) of the right kind\); of the (\d+) healthy ones,")
+
+
+def _section() -> str:
+    found = TWELFTH.search(CORPUS_README)
+    assert found is not None, "the corpus README's section after the twelfth held-out split is missing"
+    return found.group(1)
+
+
+def test_the_twelfth_round_states_what_each_split_it_moved_scores_after() -> None:
+    """The "after" column of the round's table is what the classifier here scores, split by split and on all of them;
+    its "before" differs from it (only the splits that moved are listed)."""
+    rows = list(ROUND_ROW.finditer(_section()))
+    assert len(rows) >= 2 and rows[-1].group(2) == "all"
+    for row in rows:
+        split = row.group(1) or "all"
+        figures = classify_score.score(classify, classify_score.load(split))
+        after = (_percent(figures["accuracy"]), _percent(figures["healthy_read_as_error"]),
+                 _percent(figures["unflagged_errors_detected"]))
+        assert row.groups()[5:] == after, split
+        assert row.groups()[2:5] != after, split
+
+
+def test_the_twelfth_round_counts_the_shell_results_that_exited_zero() -> None:
+    """The corpus's shell results that say they exited 0: how many are errors, how many of those are found and given
+    the right kind, and that none of the healthy ones is read as an error."""
+    found = EXIT_ZERO_CLAIM.search(_one_line(_section()))
+    assert found is not None, "the round's count of shell results that exited 0 is missing or reworded"
+    errors, detected, right, healthy = map(int, found.groups())
+    exited = []
+    for row in classify_score.load("all"):
+        try:
+            said = orjson.loads(row["text"])
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(said, dict) and said.keys() == {"output", "metadata"} \
+                and isinstance(said["metadata"], dict) and said["metadata"].get("exit_code") == 0:
+            exited.append((row, classify(row["text"])))
+    failed = [(row, got) for row, got in exited if row["kind"] != "success"]
+    assert (errors, healthy) == (len(failed), len(exited) - len(failed))
+    assert detected == sum(got.is_error for _, got in failed)
+    assert right == sum(got.kind.value == row["kind"] for row, got in failed)
+    assert not any(got.is_error for row, got in exited if row["kind"] == "success")

@@ -1571,6 +1571,8 @@ _COMPILER_FIRST_LINE = _Lazy(_COMPILER_LINE)
 _PROGRAM_ERROR = r"[a-z][a-z0-9_+-]{0,30}+: (?:fatal )?error: "
 _PROGRAM_ERROR_AT = _Lazy(r"\n" + _PROGRAM_ERROR)
 _PROGRAM_ERROR_FIRST = _Lazy(_PROGRAM_ERROR)
+#: a compiler's and a program's error lines: as a first line, on a later line, and the literal each holds
+_DIAGNOSTIC_FORMS = ((_COMPILER_FIRST_LINE, _COMPILER_LINE_AT, "error: "), (_PROGRAM_ERROR_FIRST, _PROGRAM_ERROR_AT, ": error: "))
 _ENVIRONMENT_KINDS = frozenset({Kind.TIMEOUT, Kind.CANCELLED})
 
 
@@ -1579,20 +1581,16 @@ def _error_line_at(text: str, at: int = 0) -> re.Match[str] | None:
     from the start of a text of several lines, a first line that is a compiler's diagnostic: a match that
     starts at it)."""
     found = _ERROR_LINE_AT.search(text, at, _ERROR_LINE_PROBE)
-    if text.find("error: ", at, _ERROR_LINE_PROBE) >= 0:
-        if at == 0 and (compiled := _COMPILER_FIRST_LINE.match(text, 0, _ERROR_LINE_PROBE)) is not None \
+    end = _ERROR_LINE_PROBE if found is None else found.start()
+    for first_line, line_at, literal in _DIAGNOSTIC_FORMS:
+        if text.find(literal, at, _ERROR_LINE_PROBE) < 0:
+            break  # each form's literal holds the one before it
+        if at == 0 and (compiled := first_line.match(text, 0, _ERROR_LINE_PROBE)) is not None \
                 and text.find("\n", 0, _ERROR_LINE_PROBE) >= 0:
             return compiled
-        compiled = _COMPILER_LINE_AT.search(text, at, _ERROR_LINE_PROBE if found is None else found.start())
+        compiled = line_at.search(text, at, end)
         if compiled is not None:
             return compiled
-        if text.find(": error: ", at, _ERROR_LINE_PROBE) >= 0:
-            if at == 0 and (compiled := _PROGRAM_ERROR_FIRST.match(text, 0, _ERROR_LINE_PROBE)) is not None \
-                    and text.find("\n", 0, _ERROR_LINE_PROBE) >= 0:
-                return compiled
-            compiled = _PROGRAM_ERROR_AT.search(text, at, _ERROR_LINE_PROBE if found is None else found.start())
-            if compiled is not None:
-                return compiled
     return found
 
 
