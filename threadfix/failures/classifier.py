@@ -70,6 +70,10 @@ Precedence, highest first:
    one ("247:  error(...)") is a listing, and a thread of people's comments ("name · comment · date") or an
    issue (a title, a blank line, a body in the first person, asking, or under Markdown headings) a
    discussion, whatever error it quotes.
+   A traceback's last lines as ``tail`` keeps them (indented frames or source lines, then
+   ``pkg.mod.SomeError: ...``), a module's exception followed by a database server's ``LINE``/``DETAIL``/``HINT``
+   lines, Perl's die message ("... at -e line 1."), a line of http.server's error page ("<p>Error code: 504</p>")
+   and a program's ``prog: error:`` line among the first few are failures too; a listing of exception names is not.
    A word such as "error" deeper in a
    file, log or grep result never flags a result; ``Exit code: 0`` on the frame line marks a success
    outright.
