@@ -3100,6 +3100,17 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
                 verdict = _unframed_reading(content, first)
                 return _NO_SIGNAL_RESULT if verdict is None else _classification(verdict, _NO_WIRE)
             return _classification(_from_text(content, _NO_WIRE, first, False), _NO_WIRE)
+        if lead == "{" and len(content) <= PARSE_LIMIT:
+            # _parsed's reading of such a text, inline: parsed whole, then read as the object or, when it is not JSON,
+            # as text; a shell result that exited 0 is read at once as its output (_from_mapping's shortcut).
+            try:
+                data = orjson.loads(content)
+            except orjson.JSONDecodeError:
+                data = None
+            if data is not None and (output := exited_zero_output(data)) is not None:
+                first = _first_line(output)
+                return _plain_text(output, first, _unframed(output, first))
+            return classify_parsed(content, data)
         wire = _NO_WIRE
     else:
         wire = _wire(is_error, status)
