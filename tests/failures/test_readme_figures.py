@@ -40,7 +40,7 @@ MISSED = re.compile(r"expect about one unflagged error in (\w+) to be counted as
 PIPES = re.compile(r"shell results of a pipe that exited 0 \((\d+) of its errors, all read as results then; their "
                    r"output's words now find (\d+) of them\)")
 REPRODUCE = re.compile(r"Reproduce with `python benchmarks/classify_score.py --split (\w+)`")
-WORDS = {"four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
+WORDS = {"four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13}
 #: a row of the corpus README's table: split, texts (healthy), scored once, now
 ROW = re.compile(
     r"^\| `(\w+)` \| (\d+) \((\d+)\) \| ([\d.]+) % / ([\d.]+) % / ([\d.]+) % \| ([\d.]+) % / ([\d.]+) % / ([\d.]+) % \|$",
