@@ -1426,16 +1426,30 @@ _TRACEBACK_EXCEPTION = _Lazy(
     r"^(?:(?:[A-Za-z_]\w*\.){0,6}\w*(?:Error|Exception|error)\b|(?:[A-Za-z_]\w*\.){1,6}[A-Z]\w*):[^\n]*", re.MULTILINE)
 # An exception line as a traceback's last lines end with one: a class's name and a message (not a tool's "error: ...").
 _TRACEBACK_EXCEPTION_HEAD = _Lazy(r"(?:[A-Za-z_]\w*\.){0,6}[A-Z]\w*: \S")
+# A value refused in words that say nothing else ("unknown encoding", "unsupported locale setting", "option -x not
+# recognized", "7 is not a valid Color", "does not match format"), input cut short or left open ("EOF read where not
+# expected", "unclosed token", "unmatched parenthesis", 'file "x" is truncated'), a value called bad in the program's
+# own words ("Bad configuration option", "version 'x1' has bad syntax", "Wrong expression passed to '-k'"), or one
+# outside what the operation is defined for ("Square root of a negative number", "negative time"): the words a
+# program's own marked failure line (_marked_complaint) is read for.
+_REFUSED_VALUE = (
+    r"\bunknown\b|\bunsupported\b(?! operand)|\b(?:not |un)?recogni[sz]ed\b|\bnot an? valid\b|\bdo(?:es)? not match\b"
+    r"|\bEOF\b|\bunclosed\b|\bunbalanced\b|\bunmatched\b|\bunterminated\b|\bis truncated\b"
+    r"|\bbad (?:[\w-]+ ){0,2}(?:option|syntax|format|value|argument|specification)\b"
+    r"|\bwrong (?:[\w-]+ )?(?:expression|value|format|syntax|argument)s?\b"
+    r"|\bnegative (?:\w+ )?(?:number|value|time|count|size|length|argument)s?\b"
+)
+_MARKED_REFUSAL = _Lazy(_REFUSED_VALUE, re.IGNORECASE)
+# What an uncaught exception's or a diagnostic's message says when it complains about its input: those words, and
+# more that a program's own line may use of its own state ("Illegal division by zero", "but expected 0000"): a value
+# that must be otherwise, ill-formed, unexpected, outside what the operation is defined for ("math domain error",
+# "Sample larger than population", "Missing close parenthesis").
 _VALUE_COMPLAINT = _Lazy(
-    r"\b(?:must|has to|needs to|should) (?:be|not|have|contain|start|end|specify|provide|include|supply)\b|\b(?:invalid|incorrect|illegal|malformed)\b"
-    r"|\bbadly formed\b|\bunexpected\b|\bexpected\b|\brequires\b|\bdo(?:es)? not (?:appear to be|match)\b"
-    r"|\bout of range\b|\bunknown string format\b|\bno closing\b|\bunterminated\b|\bformat not (?:supported|recognized)\b"
-    # ... a value nobody knows or takes ("unknown encoding", "unsupported locale setting", "option -x not
-    # recognized", "7 is not a valid Color"), one outside what the operation is defined for ("math domain
-    # error", "Sample larger than population"), or input cut short or left open ("EOF read where not
-    # expected", "EOF in multi-line string", "unclosed token", "Missing close parenthesis").
-    r"|\bunknown\b|\bunsupported\b(?! operand)|\bcan(?:not|'t) be\b|\b(?:not |un)?recogni[sz]ed\b|\bnot an? valid\b|\bdomain error\b"
-    r"|\b(?:larger|greater|smaller|less|more) than\b|\bEOF\b|\bunclosed\b|\bunbalanced\b|\bmissing\b"
+    _REFUSED_VALUE +
+    r"|\b(?:must|has to|needs to|should) (?:be|not|have|contain|start|end|specify|provide|include|supply)\b|\b(?:invalid|incorrect|illegal|malformed)\b"
+    r"|\bbadly formed\b|\bunexpected\b|\bexpected\b|\brequires\b|\bdo(?:es)? not appear to be\b"
+    r"|\bout of range\b|\bno closing\b|\bformat not (?:supported|recognized)\b"
+    r"|\bcan(?:not|'t) be\b|\bdomain error\b|\b(?:larger|greater|smaller|less|more) than\b|\bmissing\b"
     # ... or of the wrong form ("non-integer argument", "too few X's", "no properly formatted checksum lines"),
     # or a parser's refusal named inside the message ("Error running jq: ParserError").
     r"|\bnon-(?:integer|numeric|negative|positive)\b|\btoo (?:few|many|long|short|large|small|big)\b(?! open files)"
@@ -1537,6 +1551,26 @@ def _perl_die(line: str) -> str | None:
         return None
     found = _PERL_DIE.search(line)
     return None if found is None else line[: found.start()]
+
+
+#: how a program's own failure line starts when it marks it as one ("fatal: ...", "error: ...", "ERROR: ..."), lower-cased
+_MARK_WORDS = ("fatal:", "error:", "fatal error:")
+
+
+def _marked_complaint(basis: str, first: str, last: str, window: str) -> _Hit | None:
+    """Bad input, when a failure a program marks as its own (a first line ``fatal: ...`` or ``error: ...``, Perl's die
+    message) names no cause but complains about what it was given (_VALUE_COMPLAINT): git's "fatal: 12345: not a valid
+    SHA1", Perl's "Unknown encoding 'x' at -e line 1.". A traceback's exception is read by its name instead
+    (_exception_kind), so a text that holds one is not read here."""
+    if basis[:5] == "Perl'":
+        said = last
+    elif basis[:12] == "starts with " and first[:12].lower().startswith(_MARK_WORDS):
+        said = first.partition(":")[2]
+    else:
+        return None
+    if _PY_TRACEBACK in window or _MARKED_REFUSAL.search(said) is None:
+        return None
+    return _Hit(Kind.INVALID_ARGUMENTS, "a complaint about its input")
 
 
 def _stack_kind(window: str) -> str | None:
@@ -2376,6 +2410,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
         hit = _Hit(_status_kind(page_status) or Kind.EXECUTION, f"HTTP {page_status} in text", str(page_status))
     if hit is None and basis[:5] == "Perl'" and first[:7] == "Usage: ":
         hit = _Hit(Kind.INVALID_ARGUMENTS, "a call's usage")  # Perl's croak on a function's arguments
+    if hit is None and (complaint := _marked_complaint(basis, first, last_stripped, window)) is not None:
+        hit = complaint
     retry = _retry_in_text(window, low)
     shell = _SHELL_LINE.match(first) is not None
     if hit is not None and not (shell and hit.kind not in _ENVIRONMENT_KINDS):
