@@ -2181,7 +2181,13 @@ def _diagnostic(stripped: str, first: str) -> _Verdict | None:
     calls it only where ``_may_be_diagnostic(first)`` holds."""
     fatal = _FATAL_LINE.match(first) if "*** " in first else None
     if fatal is not None:
-        return _diagnosed(f"a fatal error of '{_quote(fatal.group(1), 32)}'", first[fatal.end(1) :], stripped)
+        basis = f"a fatal error of '{_quote(fatal.group(1), 32)}'"
+        verdict = _diagnosed(basis, first[fatal.end(1) :], stripped)
+        if verdict.generic and first[fatal.end(1) + 1 : fatal.end(1) + 2].isdigit():
+            # Placed at a line of the file the program read ("recur.mk:1: *** Recursive variable 'X' references itself
+            # (eventually).  Stop."): that file is what it refuses, as a parser refuses its input.
+            return _Verdict(Kind.INVALID_ARGUMENTS, f"{basis}: at a line of the file it reads", message=stripped)
+        return verdict
     found = _PROGRAM_LINE.match(first)
     if found is None or found.group(1) in _NOT_PROGRAMS:
         if first[:6] not in _USAGE_LINE or (error := _USAGE_ERROR.search(stripped, 0, _USAGE_REACH)) is None:
