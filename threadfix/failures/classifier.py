@@ -1001,9 +1001,13 @@ _MARKED_START = _Lazy(
 _COMPONENT_ERROR = _Lazy(r"(?:[A-Z][\w.-]{0,11} ){1,3}(?:[Ee]rror|ERROR|Exception)\s*:\s+\S")
 
 
-# A listing of names, one a line (a library's exception classes: "AmbiguousColumnError" / "ArgumentError" / ...): it
-# names failures, it does not report one.
-_NAME_LIST = _Lazy(r"\s*(?:[A-Za-z_][\w.]{0,80}[ \t]*\n){3}")
+# A listing of names, one a line (a library's exception classes: "AmbiguousColumnError" / "ArgumentError" / ...), or
+# drawn as a tree ("BaseException" / " ├── BaseExceptionGroup" / ..., a name's parent in brackets after it): it names
+# failures, it does not report one.
+_NAME_LIST = _Lazy(r"\s*(?:[ \t\u2502\u251c\u2514\u2500]*[A-Za-z_][\w.]{0,80}(?: \[[\w.]{1,80}\])?[ \t]*\n){3}")
+# unittest's verbose line for a test that passed ("test_x_raises_TypeError (test.mod.Case.test_x_raises_TypeError) ...
+# ok"): whatever failure its name says, it passed.
+_PASSED_TEST = _Lazy(r"\w+ \([\w.]{1,300}\) \.\.\. ok$")
 
 
 def _marked_start(first: str) -> re.Match[str] | None:
@@ -1935,6 +1939,8 @@ def _mentioned(sentence: str, start: int, end: int) -> bool:
     before = sentence[start - 1 : start]
     if before in _QUOTES and sentence[end : end + 1] in _QUOTES:
         return True
+    if before == "-" and sentence[end : end + 1] == "-":
+        return True  # part of a name joined by hyphens: a package's "libgpg-error-dev"
     if before == "\\" or before == "/" or sentence[end : end + 1] in ("\\", "/"):
         return True
     if sentence[start - 3 : start] == " = ":
@@ -2328,6 +2334,17 @@ def could_be_failure(content: object) -> bool:
     return type(content) is not str or screen(content) is not None
 
 
+#: a line of a numbered listing, as ``grep -n`` and ``cat -n`` number them ("4074:   As an approximation, ...")
+_NUMBERED_LINE = _Lazy(r"[ \t]*\d{1,9}[:-]")
+
+
+def _numbered(text: str) -> bool:
+    """True when the second line of ``text`` is numbered as its first is (``grep -n``'s "574:  The overloads ..." then
+    "4074: ..."): a listing's line numbers, not a status that leads a message."""
+    end = text.find("\n", 0, HEAD_CHARS)
+    return end >= 0 and _NUMBERED_LINE.match(text, end + 1) is not None
+
+
 def _short_message(text: str) -> bool:
     """True when ``text`` stripped is a message: at most STATED_CHARS characters in fewer than _STATED_LINES lines."""
     if len(text) > STATED_CHARS + 2 * _EDGE:
@@ -2370,13 +2387,14 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             basis = f"a traceback's last lines end with '{_quote(tail, 24)}'"
         elif (start := _marked_start(first)) is not None and not (
                 _WORD_FRAME.match(start.group()) and _describes(_folded(first.partition(":")[0]))) \
-                and not _tally(text.strip(), fields=False) and _NAME_LIST.match(text) is None:
+                and not _tally(text.strip(), fields=False) and _NAME_LIST.match(text) is None \
+                and not (first[-7:] == " ... ok" and _PASSED_TEST.match(first)):
             basis = f"starts with '{_quote(start.group(), 24)}'"
         elif _FRAME_END.match(last) and _GENERIC_MARKER.search(window):
             basis = "stack trace ends the output"
         elif _PROCESS_DEATH.match(last_stripped):
             basis = f"ends with '{_quote(last_stripped, 24)}'"
-        elif (lead := _STATUS_LEAD.match(first)) is not None and _short_message(text):
+        elif (lead := _STATUS_LEAD.match(first)) is not None and _short_message(text) and not _numbered(text):
             basis = f"starts with HTTP status {lead.group(1)}"
         elif "<" in first and (page := _error_page(text) or _PAGE_LINE.match(first)) is not None:
             page_status = int(page.group(2))
