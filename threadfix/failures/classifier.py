@@ -676,6 +676,10 @@ _SIGNALS: tuple[_Signal, ...] = (
         # git's lookups that found nothing: "fatal: No names found, cannot describe anything.", "error: no note found
         # for object ...".
         r"\bno (?:names?|notes?|tags?|refs?|commits?|matches) found\b",
+        # ... a package or module asked about that is not there (dpkg-query's "package 'x' is not installed and no
+        # information is available", Perl's "Nosuch::Mod is not installed", apt's "Unable to locate package x"), and
+        # an object git was given a name for that names none ("fatal: Not a valid object name 0123abc").
+        r"\bis not installed\b", ("unable to locate", r"\bunable to locate\b"), r"\bnot a valid object name\b",
     ),
     _signal(
         Kind.INVALID_ARGUMENTS,
