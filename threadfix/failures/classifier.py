@@ -1043,7 +1043,8 @@ def _unframed(text: str, first: str | None = None) -> bool:
     tail = text[-TAIL_CHARS:]  # _last_line, inline (str.rpartition parses no arguments, as rfind does)
     last = (tail.rstrip() if text[-1:].isspace() else tail).rpartition("\n")[2][-_LINE_CHARS:]
     stripped = last.strip()
-    if (stripped[:2] == "at" and stripped[2:3].isspace()) or last.endswith("more") or last.startswith("Node.js"):
+    end = last[-1:]  # stripped's last character too (last has no trailing space): tested once for the readings below
+    if (stripped[:2] == "at" and stripped[2:3].isspace()) or end == "e" and last.endswith("more") or last.startswith("Node.js"):
         return False  # _FRAME_END: a stack frame, "... 12 more", "Node.js v20.1.0"
     # The start words with str methods on the head lower-cased (folded when it is not ASCII, so that the
     # words an IGNORECASE pattern matches are there in ASCII), "a"/"an" only where _ERROR_START's "an
@@ -1063,14 +1064,15 @@ def _unframed(text: str, first: str | None = None) -> bool:
         return False  # _ERROR_START's names
     # A module's exception (_MODULE_EXCEPTION), which starts with a small letter or "_", alone or with a database
     # server's context lines after it (_DRIVER_CONTEXT).
-    if lead in _MODULE_LEADS and ":" in first and (stripped == first or text.startswith(
+    if lead in _MODULE_LEADS and ":" in first and "." in first and (stripped == first or text.startswith(
             _DRIVER_LEADS, text.find("\n", 0, _DRIVER_REACH) + 1) and _DRIVER_CONTEXT.match(text)) \
             and _MODULE_EXCEPTION.match(first):
         return False
-    if stripped[-1:] == "." and (" line " in stripped[-_PERL_END:] and _PERL_DIE.search(stripped)
+    if end == "." and (" line " in stripped[-_PERL_END:] and _PERL_DIE.search(stripped)
                                  or stripped[:13] == "Execution of " and _PERL_UNCOMPILED.fullmatch(stripped)):
         return False  # Perl's die message (_perl_die), its summary of a script that does not compile
-    if text[:1].isspace() and (first[-1:] == ")" or first[-1:] == "(" or first[:6] in _TAIL_LEADS) \
+    # ``text[:1] != lead``: text opens with a space (first, its first line, starts where the spaces end).
+    if text[:1] != lead and (first[-1:] == ")" or first[-1:] == "(" or first[:6] in _TAIL_LEADS) \
             and _traceback_tail(text, first) is not None:
         return False  # a traceback's last lines
     if stripped == first:
@@ -2385,7 +2387,7 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             basis = ""
         elif python_end:
             basis = "traceback ends the output"
-        elif (tail := _traceback_tail(text, first)) is not None:
+        elif text[:1].isspace() and (tail := _traceback_tail(text, first)) is not None:
             # The last lines of a traceback kept by ``tail``: read from its exception line, as that line alone is.
             first = tail
             basis = f"a traceback's last lines end with '{_quote(tail, 24)}'"
@@ -2404,9 +2406,10 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             page_status = int(page.group(2))
             basis = f"an error page titled HTTP {page_status}" if page.group(1) != "p" \
                 else f"a line of an error page giving HTTP {page_status}"
-        elif (named := _MODULE_EXCEPTION.match(first)) is not None and (last_stripped == first or _driver_context(text)):
+        elif first[:1] in _MODULE_LEADS and (named := _MODULE_EXCEPTION.match(first)) is not None \
+                and (last_stripped == first or _driver_context(text)):
             basis = f"an uncaught '{_quote(named.group().rstrip(': '), 24)}'"
-        elif (die := _perl_die(last_stripped)) is not None:
+        elif last_stripped[-1:] == "." and (die := _perl_die(last_stripped)) is not None:
             basis = f"Perl's die message '{_quote(die, 24)}'"
         elif last_stripped[:13] == "Execution of " and _PERL_UNCOMPILED.fullmatch(last_stripped) is not None:
             # Perl's summary when the script it was given does not compile: bad input, whatever the first error says.
