@@ -1044,7 +1044,9 @@ def _unframed(text: str, first: str | None = None) -> bool:
     last = (tail.rstrip() if text[-1:].isspace() else tail).rpartition("\n")[2][-_LINE_CHARS:]
     stripped = last.strip()
     end = last[-1:]  # stripped's last character too (last has no trailing space): tested once for the readings below
-    if (stripped[:2] == "at" and stripped[2:3].isspace()) or end == "e" and last.endswith("more") or last.startswith("Node.js"):
+    opening = stripped[:1]
+    if opening == "a" and stripped[:2] == "at" and stripped[2:3].isspace() or end == "e" and last.endswith("more") \
+            or opening == "N" and last.startswith("Node.js"):
         return False  # _FRAME_END: a stack frame, "... 12 more", "Node.js v20.1.0"
     # The start words with str methods on the head lower-cased (folded when it is not ASCII, so that the
     # words an IGNORECASE pattern matches are there in ASCII), "a"/"an" only where _ERROR_START's "an
@@ -1068,9 +1070,12 @@ def _unframed(text: str, first: str | None = None) -> bool:
             _DRIVER_LEADS, text.find("\n", 0, _DRIVER_REACH) + 1) and _DRIVER_CONTEXT.match(text)) \
             and _MODULE_EXCEPTION.match(first):
         return False
-    if end == "." and (" line " in stripped[-_PERL_END:] and _PERL_DIE.search(stripped)
-                                 or stripped[:13] == "Execution of " and _PERL_UNCOMPILED.fullmatch(stripped)):
-        return False  # Perl's die message (_perl_die), its summary of a script that does not compile
+    # Perl's die message (_perl_die) ends with a line's number and ".", its summary of a script that does not compile
+    # with "errors.": the character before the "." is tested before either is looked for.
+    if end == "." and ("0" <= (before := stripped[-2:-1]) <= "9" and " line " in stripped[-_PERL_END:]
+                       and _PERL_DIE.search(stripped)
+                       or before == "s" and stripped[:13] == "Execution of " and _PERL_UNCOMPILED.fullmatch(stripped)):
+        return False
     # ``text[:1] != lead``: text opens with a space (first, its first line, starts where the spaces end).
     if text[:1] != lead and (first[-1:] == ")" or first[-1:] == "(" or first[:6] in _TAIL_LEADS) \
             and _traceback_tail(text, first) is not None:
