@@ -130,54 +130,90 @@ def test_each_split_scores_what_the_corpus_readme_says_it_scores_now() -> None:
             _percent(figures["unflagged_errors_detected"])), split
 
 
-#: the section of the corpus README that records the round after heldout12 was scored
-TWELFTH = re.compile(r"^## After the twelfth held-out split\n(.*?)^## ", re.MULTILINE | re.DOTALL)
+#: a section of the corpus README that records a round of readings after a held-out split was scored: its ordinal, its text
+ROUND_SECTION = re.compile(r"^## After the (\w+) held-out split\n(.*?)(?=^## |\Z)", re.MULTILINE | re.DOTALL)
 #: a row of its before / after table: split (or "all"), before, after
 ROUND_ROW = re.compile(
     r"^\| (?:`(\w+)`|(all)) \| ([\d.]+) % / ([\d.]+) % / ([\d.]+) % \| ([\d.]+) % / ([\d.]+) % / ([\d.]+) % \|$", re.MULTILINE)
 EXIT_ZERO_CLAIM = re.compile(r"and (\d+) errors of the corpus are such results\. .*? with the readings below, (\d+) of the \1 "
                              r"are found \((\d+) of the right kind\); of the (\d+) healthy ones,")
+ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9,
+            "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14, "fifteenth": 15,
+            "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19, "twentieth": 20}
 
 
-#: the splits there were when that round was written: its figures are for them
-TWELFTH_ROUND_SPLITS = classify_score.SPLITS[:classify_score.SPLITS.index("heldout12") + 1]
+def _split_named(number: int) -> str:
+    """The held-out split a round's heading counts: the first is ``heldout``, the N-th ``heldoutN``."""
+    return "heldout" if number == 1 else f"heldout{number}"
 
 
-def _round_rows(split: str) -> list[dict]:
-    """The rows of ``split`` ("all": of every split the twelfth round knew)."""
+def _rounds() -> dict[int, str]:
+    """The rounds the corpus README records with a before / after table, by the number of the split they followed."""
+    return {ORDINALS[found.group(1)]: found.group(2) for found in ROUND_SECTION.finditer(CORPUS_README)
+            if ROUND_ROW.search(found.group(2))}
+
+
+def _round_splits(number: int) -> tuple[str, ...]:
+    """The splits there were when the round after held-out split ``number`` was written: its figures are for them."""
+    return classify_score.SPLITS[: classify_score.SPLITS.index(_split_named(number)) + 1]
+
+
+def _round_rows(split: str, number: int) -> list[dict]:
+    """The rows of ``split`` ("all": of every split the round after held-out split ``number`` knew)."""
     if split != "all":
         return classify_score.load(split)
-    return [row for row in classify_score.load("all") if row["split"] in TWELFTH_ROUND_SPLITS]
+    known = _round_splits(number)
+    return [row for row in classify_score.load("all") if row["split"] in known]
 
 
-def _section() -> str:
-    found = TWELFTH.search(CORPUS_README)
-    assert found is not None, "the corpus README's section after the twelfth held-out split is missing"
-    return found.group(1)
+def _latest_round() -> tuple[int, str]:
+    """The latest round's number and section: the one whose figures the classifier here is held to (an earlier round's
+    are history, as what the classifier scored then)."""
+    rounds = _rounds()
+    assert rounds, "the corpus README records no round with a before / after table"
+    number = max(rounds)
+    return number, rounds[number]
 
 
-def test_the_twelfth_round_states_what_each_split_it_moved_scores_after() -> None:
-    """The "after" column of the round's table is what the classifier here scores, split by split and on all of them;
-    its "before" differs from it (only the splits that moved are listed)."""
-    rows = list(ROUND_ROW.finditer(_section()))
+def test_the_latest_round_is_after_the_latest_seen_split() -> None:
+    """The round held to the classifier here follows a split that has been scored (a split the scoring script knows)."""
+    number, _ = _latest_round()
+    assert _split_named(number) in classify_score.SPLITS
+
+
+def test_the_latest_round_states_what_each_split_it_moved_scores_after() -> None:
+    """The "after" column of the latest round's table is what the classifier here scores, split by split and on all of
+    them; its "before" differs from it (only the splits that moved are listed)."""
+    number, section = _latest_round()
+    rows = list(ROUND_ROW.finditer(section))
     assert len(rows) >= 2 and rows[-1].group(2) == "all"
     for row in rows:
         split = row.group(1) or "all"
-        figures = classify_score.score(classify, _round_rows(split))
+        figures = classify_score.score(classify, _round_rows(split, number))
         after = (_percent(figures["accuracy"]), _percent(figures["healthy_read_as_error"]),
                  _percent(figures["unflagged_errors_detected"]))
         assert row.groups()[5:] == after, split
         assert row.groups()[2:5] != after, split
 
 
-def test_the_twelfth_round_counts_the_shell_results_that_exited_zero() -> None:
-    """The corpus's shell results that say they exited 0: how many are errors, how many of those are found and given
-    the right kind, and that none of the healthy ones is read as an error."""
-    found = EXIT_ZERO_CLAIM.search(_one_line(_section()))
+def _exit_zero_round() -> tuple[int, str]:
+    """The latest round that counts the corpus's shell results that exited 0 (the twelfth's claim, until a later round
+    states its own)."""
+    claims = {number: section for number, section in _rounds().items() if EXIT_ZERO_CLAIM.search(_one_line(section))}
+    assert claims, "no round's count of shell results that exited 0 is stated"
+    number = max(claims)
+    return number, claims[number]
+
+
+def test_the_round_counts_the_shell_results_that_exited_zero() -> None:
+    """The corpus's shell results that say they exited 0, of the splits the round that counts them knew: how many are
+    errors, how many of those are found and given the right kind, and that none of the healthy ones is read as an error."""
+    number, section = _exit_zero_round()
+    found = EXIT_ZERO_CLAIM.search(_one_line(section))
     assert found is not None, "the round's count of shell results that exited 0 is missing or reworded"
     errors, detected, right, healthy = map(int, found.groups())
     exited = []
-    for row in _round_rows("all"):
+    for row in _round_rows("all", number):
         try:
             said = orjson.loads(row["text"])
         except orjson.JSONDecodeError:
