@@ -1468,7 +1468,14 @@ _VALUE_COMPLAINT = _Lazy(
     # ... or of the wrong form ("non-integer argument", "too few X's", "no properly formatted checksum lines"),
     # or a parser's refusal named inside the message ("Error running jq: ParserError").
     r"|\bnon-(?:integer|numeric|negative|positive)\b|\btoo (?:few|many|long|short|large|small|big)\b(?! open files)"
-    r"|\b(?:no|not|im)\s*properly formatted\b|\b\w*(?:Decode|Parse|Parser|Syntax)(?:Error|Exception)\b",
+    r"|\b(?:no|not|im)\s*properly formatted\b|\b\w*(?:Decode|Parse|Parser|Syntax)(?:Error|Exception)\b"
+    # ... or a form the input must have and lacks, in a library's or tool's own words: it does not look like or match
+    # what it must ("This does not look like a tar archive", "closing tag ... doesn't match any open tag"), it is of
+    # odd length or empty where it cannot be ("Odd-length string", "Empty Label", "sort: empty tab"), or it defines
+    # one name twice ("redefinition of group name"). A graph's cycle and a database's "already exists" are left to
+    # their labels (execution).
+    r"|\bdo(?:es)?(?: not|n't) (?:look like|match)\b|\bodd[- ]length\b"
+    r"|\bempty (?:label|tab|string|name|key|field|pattern|expression|value)s?\b|\bredefinition of\b",
     re.IGNORECASE,
 )
 
