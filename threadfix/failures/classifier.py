@@ -2363,6 +2363,21 @@ def _numbered(text: str) -> bool:
     return end >= 0 and _NUMBERED_LINE.match(text, end + 1) is not None
 
 
+# A listing's entry as a manual's index (whatis, apropos) or a table of HTTP statuses writes one: a name and its section
+# then " - " and a summary ("Error (3pm)          - Error/exception handling"), or a status and its phrase ("400 Bad
+# Request"). Two such lines in a row open a listing, not a report.
+_ENTRY_LINE = _Lazy(r"[\w:.-]{1,80} \(\d\w{0,8}\)\s{1,40}- \S[^\n]*\n[\w:.-]{1,80} \(\d\w{0,8}\)\s{1,40}- \S"
+                    r"|[45]\d\d [A-Z][\w' -]{1,60}\n[45]\d\d [A-Z][\w' -]{1,60}(?:\n|\Z)")
+
+
+def _entry_listing(text: str, first: str) -> bool:
+    """True when ``text`` opens with two entries of a listing (_ENTRY_LINE): a manual's index or a table of HTTP
+    statuses. Only a first line that opens with a status's digit or holds " (" is read further."""
+    if first[:1] not in "45" and " (" not in first:
+        return False
+    return _ENTRY_LINE.match(text.lstrip()) is not None
+
+
 def _short_message(text: str) -> bool:
     """True when ``text`` stripped is a message: at most STATED_CHARS characters in fewer than _STATED_LINES lines."""
     if len(text) > STATED_CHARS + 2 * _EDGE:
@@ -2406,7 +2421,7 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
         elif (start := _marked_start(first)) is not None and not (
                 _WORD_FRAME.match(start.group()) and _describes(_folded(first.partition(":")[0]))) \
                 and not _tally(text.strip(), fields=False) and _NAME_LIST.match(text) is None \
-                and not (first[-7:] == " ... ok" and _PASSED_TEST.match(first)):
+                and not (first[-7:] == " ... ok" and _PASSED_TEST.match(first)) and not _entry_listing(text, first):
             basis = f"starts with '{_quote(start.group(), 24)}'"
         elif _FRAME_END.match(last) and _GENERIC_MARKER.search(window):
             basis = "stack trace ends the output"
