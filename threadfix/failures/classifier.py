@@ -1066,15 +1066,13 @@ def _unframed(text: str, first: str | None = None) -> bool:
         return False  # _ERROR_START's names
     # A module's exception (_MODULE_EXCEPTION), which starts with a small letter or "_", alone or with a database
     # server's context lines after it (_DRIVER_CONTEXT).
-    if lead in _MODULE_LEADS and ":" in first and "." in first and (stripped == first or text.startswith(
-            _DRIVER_LEADS, text.find("\n", 0, _DRIVER_REACH) + 1) and _DRIVER_CONTEXT.match(text)) \
+    if lead in _MODULE_LEADS and ":" in first and "." in first and (stripped == first or _driver_context(text)) \
             and _MODULE_EXCEPTION.match(first):
         return False
     # Perl's die message (_perl_die) ends with a line's number and ".", its summary of a script that does not compile
     # with "errors.": the character before the "." is tested before either is looked for.
-    if end == "." and ("0" <= (before := stripped[-2:-1]) <= "9" and " line " in stripped[-_PERL_END:]
-                       and _PERL_DIE.search(stripped)
-                       or before == "s" and stripped[:13] == "Execution of " and _PERL_UNCOMPILED.fullmatch(stripped)):
+    if end == "." and ("0" <= (before := stripped[-2:-1]) <= "9" and _perl_die(stripped) is not None
+                       or before == "s" and _perl_uncompiled(stripped)):
         return False
     # ``text[:1] != lead``: text opens with a space (first, its first line, starts where the spaces end).
     if text[:1] != lead and (first[-1:] == ")" or first[-1:] == "(" or first[:6] in _TAIL_LEADS) \
@@ -1573,6 +1571,11 @@ def _perl_die(line: str) -> str | None:
         return None
     found = _PERL_DIE.search(line)
     return None if found is None else line[: found.start()]
+
+
+def _perl_uncompiled(line: str) -> bool:
+    """True when ``line`` (a text's last line, stripped) is Perl's summary of a script that does not compile."""
+    return line[:13] == "Execution of " and _PERL_UNCOMPILED.fullmatch(line) is not None
 
 
 #: how a program's own failure line starts when it marks it as one ("fatal: ...", "error: ...", "ERROR: ..."), lower-cased
@@ -2438,7 +2441,7 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             basis = f"an uncaught '{_quote(named.group().rstrip(': '), 24)}'"
         elif last_stripped[-1:] == "." and (die := _perl_die(last_stripped)) is not None:
             basis = f"Perl's die message '{_quote(die, 24)}'"
-        elif last_stripped[:13] == "Execution of " and _PERL_UNCOMPILED.fullmatch(last_stripped) is not None:
+        elif _perl_uncompiled(last_stripped):
             # Perl's summary when the script it was given does not compile: bad input, whatever the first error says.
             return _Verdict(Kind.INVALID_ARGUMENTS, "Perl's script does not compile", message=text.strip())
         else:
