@@ -157,25 +157,34 @@ def blank_id(value: Any) -> bool:
     return isinstance(value, str) and not value.strip()
 
 
-def answered_in_blocks(items: Sequence[Any], call_ids: Callable[[Any], Any], output_id: Callable[[Any], Any]) -> bool:
+def answered_in_blocks(items: Sequence[Any], outputs: frozenset[str], callers: frozenset[str],
+                       calls_of: Callable[[Any], Any] | None = None) -> bool:
     """The screens' :class:`ToolBlocks` rule (OpenAI Chat, LangChain): each message's calls answered by the run of
     outputs right after it, one per id, and no other output; every id a non-blank string no other call uses.
 
-    ``call_ids(item)`` is None for an output, else the ids its calls carry (empty: none); ``output_id(item)`` the
-    id an output names. Stricter than the planner (an id reused in another turn is read in full)."""
+    A screen's item has ``sender`` (its role or type), ``tool_call_id`` and ``tool_calls``: an item whose sender is
+    in ``outputs`` is an output naming ``tool_call_id``; one whose sender is in ``callers`` carries the calls
+    ``calls_of(item)`` gives (default: its ``tool_calls``), each with an ``id``, or none; every other item calls
+    nothing. The fields are read in this loop, not through a function per item: a call per message was a third of
+    the rule's instructions on the benchmark's Chat folder (issue #28). Stricter than the planner (an id reused in
+    another turn is read in full)."""
     seen: set[Any] = set()
     wanted: set[Any] | None = None  # the ids of the block being answered, not yet answered
     for item in items:
-        ids = call_ids(item)
-        if ids is None:
-            if not wanted or (call_id := output_id(item)) not in wanted:
-                return False  # an output no call's block holds, or a second one
-            wanted.discard(call_id)
+        sender = item.sender
+        if sender in outputs:
+            if not wanted:
+                return False  # an output no call's block holds
+            try:
+                wanted.remove(item.tool_call_id)
+            except KeyError:
+                return False  # an output of no call of its block, or a second one
             continue
         if wanted:
             return False  # a call its block left unanswered
-        wanted = set(ids) if ids else None
-        if wanted is not None:
+        if sender in callers and (calls := item.tool_calls if calls_of is None else calls_of(item)):
+            ids = [call.id for call in calls]
+            wanted = set(ids)
             if len(wanted) != len(ids) or not wanted.isdisjoint(seen):
                 return False
             seen |= wanted

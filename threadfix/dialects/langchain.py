@@ -384,13 +384,13 @@ def _screen() -> Screen:
     and ``invalid_tool_calls`` entries (a string ``id`` each), or, when it has none of those and no
     ``tool_call_chunks``, the legacy ``additional_kwargs.tool_calls``, as :func:`call_sites` reads them; they
     must satisfy the block rule (:func:`answered_in_blocks`)."""
-    from msgspec import UNSET, UnsetType
+    from msgspec import UNSET, UnsetType, field
 
     call = screen_struct("ScreenLangChainCall", [("id", str)])
     calls = list[call] | None | UnsetType
     extra = screen_struct("ScreenLangChainExtra", [("tool_calls", calls, UNSET)])
     message = screen_struct("ScreenLangChainMessage", [
-        ("type", Literal[tuple(_TYPES)]),
+        ("sender", Literal[tuple(_TYPES)], field(name="type")),  # (the block rule reads a ``sender``)
         ("content", str),
         ("tool_calls", calls, UNSET),
         ("invalid_tool_calls", calls, UNSET),
@@ -400,26 +400,22 @@ def _screen() -> Screen:
         *absent("role", "data"),
     ])
 
-    def call_ids(m: Any) -> Any:
-        kind = m.type
-        if kind == "tool":
-            return None
-        if kind != "ai" and (kind == "human" or (kind := _TYPES[kind]) != "ai"):
-            return None if kind == "tool" else ()
+    def calls_of(m: Any) -> Any:
         listed = m.tool_calls or ()
         if m.invalid_tool_calls:
             listed = [*listed, *m.invalid_tool_calls]
         if not listed and not m.tool_call_chunks and m.additional_kwargs:
             listed = m.additional_kwargs.tool_calls or ()
-        return [c.id for c in listed] if listed else ()  # (most AI messages call nothing)
+        return listed  # (most AI messages call nothing)
 
     def settles(items: list[Any]) -> bool | None:
-        if not any(_TYPES[m.type] in ("human", "ai", "tool") for m in items[:200]):
+        if not any(_TYPES[m.sender] in ("human", "ai", "tool") for m in items[:200]):
             return None
-        return answered_in_blocks(items, call_ids, _tool_call_id)
+        return answered_in_blocks(items, _TOOL_TYPES, _AI_TYPES, calls_of)
 
     return Screen(message, settles)
 
 
-def _tool_call_id(message: Any) -> Any:
-    return message.tool_call_id
+#: the block rule's kinds, by the ``type`` a message is read as: a tool message answers, an AI message calls
+_TOOL_TYPES = frozenset(name for name, kind in _TYPES.items() if kind == "tool")
+_AI_TYPES = frozenset(name for name, kind in _TYPES.items() if kind == "ai")

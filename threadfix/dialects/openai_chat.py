@@ -204,31 +204,25 @@ def _screen() -> Screen:
     Then no dialect is sure (100) of the thread, and none scores as high as Chat: Anthropic gives string contents
     20 at most, the others nothing. So the thread must show Chat's evidence: a tool message or ``tool_calls``
     (95), or a content (30), among the first 200 messages, as :meth:`OpenAIChat.sniff` reads them."""
-    from msgspec import UNSET, UnsetType
+    from msgspec import UNSET, UnsetType, field
 
     call = screen_struct("ScreenChatCall", [("id", str)])
     message = screen_struct("ScreenChatMessage", [
-        ("role", Literal[tuple(_CHAT_ROLES)]),
+        ("sender", Literal[tuple(_CHAT_ROLES)], field(name="role")),  # (the block rule reads a ``sender``)
         ("content", str | None | UnsetType, UNSET),
         ("tool_calls", list[call] | None | UnsetType, UNSET),
         ("tool_call_id", str | None | UnsetType, UNSET),
         *absent("type", "parts", "kind", "toolInvocations"),
     ])
 
-    def call_ids(message: Any) -> Any:
-        role = message.role
-        if role == "tool":
-            return None
-        calls = message.tool_calls if role == "assistant" else None
-        return [call.id for call in calls] if calls else ()
-
     def settles(items: list[Any]) -> bool | None:
-        if not any(m.content is not UNSET or m.tool_calls is not UNSET or m.role == "tool" for m in items[:200]):
+        if not any(m.content is not UNSET or m.tool_calls is not UNSET or m.sender == "tool" for m in items[:200]):
             return None
-        return answered_in_blocks(items, call_ids, _tool_call_id)
+        return answered_in_blocks(items, _TOOL, _ASSISTANT)
 
     return Screen(message, settles)
 
 
-def _tool_call_id(message: Any) -> Any:
-    return message.tool_call_id
+#: the block rule's kinds: a tool message answers; an assistant message's ``tool_calls`` are its calls
+_TOOL = frozenset({"tool"})
+_ASSISTANT = frozenset({"assistant"})
