@@ -1076,6 +1076,8 @@ def _unframed(text: str, first: str | None = None) -> bool:
                        or before == "s" and _perl_uncompiled(stripped)):
         return False
     # ``text[:1] != lead``: text opens with a space (first, its first line, starts where the spaces end).
+    # _traceback_tail tests the first line's end and lead itself; they are tested here too, as a call costs more than
+    # the tests (most texts that open with a space, a file read's numbered lines, end their first line otherwise).
     if text[:1] != lead and (first[-1:] == ")" or first[-1:] == "(" or first[:6] in _TAIL_LEADS) \
             and _traceback_tail(text, first) is not None:
         return False  # a traceback's last lines
@@ -2932,6 +2934,16 @@ def exited_zero_output(data: dict[Any, Any]) -> str | None:
     return output if output.__class__ is str and _plain(output) else None
 
 
+def _exited_zero_reading(data: dict[Any, Any], wire: _Wire) -> _Verdict | None:
+    """The reading of a shell result that exited 0 (:func:`exited_zero_output`) by its output alone, or None.
+
+    No reader of an object finds anything else in it, so this is what the walk would reach by unwrapping it, without the
+    walk: classify's reading of a text that opens with ``{`` and _from_mapping's both ask it, and threadfix.verdicts asks
+    exited_zero_output for the same output, to screen and cache it as the text it is."""
+    output = exited_zero_output(data)
+    return None if output is None else _from_text(output, wire)
+
+
 def _other_error(data: Mapping[Any, Any]) -> _Verdict | None:
     """AWS, GraphQL, Anthropic server-tool, FastAPI and success-flag error bodies."""
     if "__type" in data or "$fault" in data or "errorType" in data or "errorMessage" in data:
@@ -3172,10 +3184,8 @@ def _classify(content: object, wire: _Wire, depth: int) -> _Verdict:
 def _from_mapping(data: Mapping[Any, Any], wire: _Wire, depth: int) -> _Verdict:
     if wire.flag is not True and _unread(data):
         return _success(wire.basis)
-    if depth < _MAX_DEPTH and type(data) is dict and (output := exited_zero_output(data)) is not None:
-        # A shell result that exited 0 is read by its output alone (no reader below finds anything else in it):
-        # what the walk would reach by unwrapping it, without the walk.
-        return _from_text(output, wire)
+    if depth < _MAX_DEPTH and type(data) is dict and (verdict := _exited_zero_reading(data, wire)) is not None:
+        return verdict
     verdict = _structured(data, wire)
     if verdict is not None:
         return verdict
@@ -3299,14 +3309,14 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
             return _classification(_from_text(content, _NO_WIRE, first, False), _NO_WIRE)
         if lead == "{" and len(content) <= PARSE_LIMIT:
             # _parsed's reading of such a text, inline: parsed whole, then read as the object or, when it is not JSON,
-            # as text; a shell result that exited 0 is read at once as its output (_from_mapping's shortcut).
+            # as text; a shell result that exited 0 is read at once as its output (_exited_zero_reading, as
+            # _from_mapping reads it).
             try:
                 data = orjson.loads(content)
             except orjson.JSONDecodeError:
                 data = None
-            if data is not None and (output := exited_zero_output(data)) is not None:
-                first = _first_line(output)
-                return _plain_text(output, first, _unframed(output, first))
+            if data is not None and (verdict := _exited_zero_reading(data, _NO_WIRE)) is not None:
+                return _classification(verdict, _NO_WIRE)
             return classify_parsed(content, data)
         wire = _NO_WIRE
     else:
