@@ -132,6 +132,8 @@ def test_each_split_scores_what_the_corpus_readme_says_it_scores_now() -> None:
 
 #: a section of the corpus README that records a round of readings after a held-out split was scored: its ordinal, its text
 ROUND_SECTION = re.compile(r"^## After the (\w+) held-out split\n(.*?)(?=^## |\Z)", re.MULTILINE | re.DOTALL)
+#: where a later round after the same split starts, under that split's section
+SUBSECTION = re.compile(r"^### ", re.MULTILINE)
 #: a row of its before / after table: split (or "all"), before, after
 ROUND_ROW = re.compile(
     r"^\| (?:`(\w+)`|(all)) \| ([\d.]+) % / ([\d.]+) % / ([\d.]+) % \| ([\d.]+) % / ([\d.]+) % / ([\d.]+) % \|$", re.MULTILINE)
@@ -148,9 +150,16 @@ def _split_named(number: int) -> str:
 
 
 def _rounds() -> dict[int, str]:
-    """The rounds the corpus README records with a before / after table, by the number of the split they followed."""
-    return {ORDINALS[found.group(1)]: found.group(2) for found in ROUND_SECTION.finditer(CORPUS_README)
-            if ROUND_ROW.search(found.group(2))}
+    """The rounds the corpus README records with a before / after table, by the number of the split they followed.
+
+    A later round after the same split is written under that split's section, as a subsection (``### ...``) with a table
+    of its own: the section's last such part is the round the classifier here is held to."""
+    rounds = {}
+    for found in ROUND_SECTION.finditer(CORPUS_README):
+        parts = [part for part in SUBSECTION.split(found.group(2)) if ROUND_ROW.search(part)]
+        if parts:
+            rounds[ORDINALS[found.group(1)]] = parts[-1]
+    return rounds
 
 
 def _round_splits(number: int) -> tuple[str, ...]:

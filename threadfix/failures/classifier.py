@@ -594,6 +594,7 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\binvalid[ _](?:api[ _-]?key|x-api-key|token|credentials|authentication|bearer)", r"\bincorrect api key\b",
         r"\bapi[ _-]?key (?:not valid|is invalid|is missing|missing|expired)",
         r"\bmissing (?:api[ _-]?key|credentials|authorization header)", r"\btoken (?:has )?expired\b", r"expiredtoken",
+        r"\bsignature (?:has )?expired\b", r"expiredsignature",
         r"unrecognizedclientexception", r"could not validate credentials",
         r"\bcredentials? (?:are |were |is )?(?:invalid|missing|expired)\b", r"\bno credentials\b",
         ("credentials", r"\b(?:unable to locate|could not find|cannot find|can't find) (?:\w+ )?credentials\b"),
@@ -1075,6 +1076,8 @@ def _unframed(text: str, first: str | None = None) -> bool:
                        or before == "s" and _perl_uncompiled(stripped)):
         return False
     # ``text[:1] != lead``: text opens with a space (first, its first line, starts where the spaces end).
+    # _traceback_tail tests the first line's end and lead itself; they are tested here too, as a call costs more than
+    # the tests (most texts that open with a space, a file read's numbered lines, end their first line otherwise).
     if text[:1] != lead and (first[-1:] == ")" or first[-1:] == "(" or first[:6] in _TAIL_LEADS) \
             and _traceback_tail(text, first) is not None:
         return False  # a traceback's last lines
@@ -1416,8 +1419,13 @@ def _exit_verdict(code: int, text: str, basis: str) -> _Verdict:
 # thing; a parse, decode, syntax or validation error, or a value error (ValueError, TypeError, a module's own ``Error``) whose message complains
 # of the value it was given ("month must be in 1..12", "Incorrect padding", "badly formed"), is bad input; any
 # other uncaught exception ("TypeError: unsupported operand", "ValueError: oops") is the tool's crash.
-_EXCEPTION_NAME = _Lazy(r"(?:[A-Za-z_]\w*\.){0,6}[A-Za-z_]\w{0,80}(?=:|\s*$)")
-_MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)$|(?:^|\.)NoSuch[A-Z]\w*$|(?:^|\.)No[A-Z]\w*Found$")
+_EXCEPTION_NAME = _Lazy(r"(?:[A-Za-z_]\w*\.){0,6}[A-Za-z_]\w{0,80}(?=:| \[ERR_\w{1,60}\]:|\s*$)")
+# Node's error code after its class's name ("RangeError [ERR_OUT_OF_RANGE]: ..."): Node's own taxonomy, read by its
+# documented meaning. A value or an argument refused, or a thing not found; any other code (ERR_ASSERTION, an
+# internal error) names no cause.
+_NODE_CODE = _Lazy(r" \[ERR_(\w{1,60})\]:")
+_NODE_BAD_INPUT = _Lazy(r"(?:INVALID|UNKNOWN|MISSING|UNSUPPORTED|PARSE_ARGS)_|OUT_OF_RANGE$|OUT_OF_BOUNDS$")
+_MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)?$|(?:^|\.)NoSuch[A-Z]\w*$|(?:^|\.)No[A-Z]\w*Found$")
 # A parser's or decoder's refusal, or a name that calls its input bad (``gzip.BadGzipFile``,
 # ``decimal.InvalidOperation``).
 _PARSE_NAME = _Lazy(
@@ -1436,7 +1444,8 @@ _VALUE_NAME = _Lazy(r"(?:Value|Type|Lookup|EOF|OS|Range)Error$|[\w.]+\.\w*(?:Err
 # then the marks), or whose name is lower case (``struct.error: ...``).
 # A module's exception whose name has no such ending is written with its module (``gzip.BadGzipFile: ...``).
 _TRACEBACK_EXCEPTION = _Lazy(
-    r"^(?:(?:[A-Za-z_]\w*\.){0,6}\w*(?:Error|Exception|error)\b|(?:[A-Za-z_]\w*\.){1,6}[A-Z]\w*):[^\n]*", re.MULTILINE)
+    r"^(?:(?:[A-Za-z_]\w*\.){0,6}\w*(?:Error|Exception|error)\b(?: \[ERR_\w{1,60}\])?|(?:[A-Za-z_]\w*\.){1,6}[A-Z]\w*):[^\n]*",
+    re.MULTILINE)
 # An exception line as a traceback's last lines end with one: a class's name and a message (not a tool's "error: ...").
 _TRACEBACK_EXCEPTION_HEAD = _Lazy(r"(?:[A-Za-z_]\w*\.){0,6}[A-Z]\w*: \S")
 # A value refused in words that say nothing else ("unknown encoding", "unsupported locale setting", "option -x not
@@ -1446,7 +1455,7 @@ _TRACEBACK_EXCEPTION_HEAD = _Lazy(r"(?:[A-Za-z_]\w*\.){0,6}[A-Z]\w*: \S")
 # outside what the operation is defined for ("Square root of a negative number", "negative time"): the words a
 # program's own marked failure line (_marked_complaint) is read for.
 _REFUSED_VALUE = (
-    r"\bunknown\b|\bunsupported\b(?! operand)|\b(?:not |un)?recogni[sz]ed\b|\bnot an? valid\b|\bdo(?:es)? not match\b"
+    r"\bunknown\b|\bunsupported\b(?! operand)|\bnot supported\b|\b(?:not |un)?recogni[sz]ed\b|\bnot an? valid\b|\bdo(?:es)? not match\b"
     r"|\bEOF\b|\bunclosed\b|\bunbalanced\b|\bunmatched\b|\bunterminated\b|\bis truncated\b"
     r"|\bbad (?:[\w-]+ ){0,2}(?:option|syntax|format|value|argument|specification)\b"
     r"|\bwrong (?:[\w-]+ )?(?:expression|value|format|syntax|argument)s?\b"
@@ -1459,7 +1468,8 @@ _MARKED_REFUSAL = _Lazy(_REFUSED_VALUE, re.IGNORECASE)
 # "Sample larger than population", "Missing close parenthesis").
 _VALUE_COMPLAINT = _Lazy(
     _REFUSED_VALUE +
-    r"|\b(?:must|has to|needs to|should) (?:be|not|have|contain|start|end|specify|provide|include|supply)\b|\b(?:invalid|incorrect|illegal|malformed)\b"
+    r"|\b(?:must|has to|needs to|should) (?:be|not|have|contain|start|end|specify|provide|include|supply|refer)\b"
+    r"|\b(?:invalid|incorrect|illegal|malformed|mismatched)\b|\bnot valid\b|\boverflow\b|\bcontains? no\b"
     r"|\bbadly formed\b|\bunexpected\b|\bexpected\b|\brequires\b|\bdo(?:es)? not appear to be\b"
     r"|\bout of range\b|\bno closing\b|\bformat not (?:supported|recognized)\b"
     r"|\bcan(?:not|'t) be\b|\bdomain error\b|\b(?:larger|greater|smaller|less|more) than\b|\bmissing\b"
@@ -1470,12 +1480,23 @@ _VALUE_COMPLAINT = _Lazy(
     # ... or a form the input must have and lacks, in a library's or tool's own words: it does not look like or match
     # what it must ("This does not look like a tar archive", "closing tag ... doesn't match any open tag"), it is of
     # odd length or empty where it cannot be ("Odd-length string", "Empty Label", "sort: empty tab"), or it defines
-    # one name twice ("redefinition of group name"). A graph's cycle and a database's "already exists" are left to
-    # their labels (execution).
+    # one name twice in what it reads ("redefinition of group name"). A thing to create that already exists in the
+    # state a tool keeps (a branch, a table, a unique key) is no bad input (the corpus README's rule for conflicts).
     r"|\bdo(?:es)?(?: not|n't) (?:look like|match)\b|\bodd[- ]length\b"
-    r"|\bempty (?:label|tab|string|name|key|field|pattern|expression|value)s?\b|\bredefinition of\b",
+    r"|\bempty (?:label|tab|string|name|key|field|pattern|expression|value)s?\b|\bredefinition of\b"
+    # ... or its parts depend on themselves, a cycle in a graph it was given to order ("nodes are in a cycle"), or it
+    # does not start as its format must ("file does not start with RIFF id").
+    r"|\bin a cycle\b|\bcontains a (?:cycle|loop)\b|\bdo(?:es)?(?: not|n't) start with\b"
+    # ... or a range's ends in the wrong order ("range-endpoints of 'z-a' are in reverse collating sequence order",
+    # "range out of order in character class").
+    r"|\b(?:in reverse|out of) (?:[\w-]+ ){0,2}order\b",
     re.IGNORECASE,
 )
+
+
+# Python's refusal to remove or find an item a sequence does not hold ("list.remove(x): x not in list",
+# "tuple.index(x): x not in tuple", "5 is not in list"): a missing thing.
+_NOT_IN_SEQUENCE = _Lazy(r"\bnot in (?:list|tuple|sequence|deque)$")
 
 
 def _exception_kind(line: str, stack: str | None = None) -> _Hit | None:
@@ -1492,6 +1513,15 @@ def _exception_kind(line: str, stack: str | None = None) -> _Hit | None:
         return _Hit(Kind.NOT_FOUND, f"{said}: a missing thing")
     if _PARSE_NAME.search(name):
         return _Hit(Kind.INVALID_ARGUMENTS, f"{said}: input that does not parse")
+    if line[match.end() : match.end() + 2] == " [" and (node := _NODE_CODE.match(line, match.end())) is not None:
+        code = node.group(1)
+        if code.endswith("NOT_FOUND"):
+            return _Hit(Kind.NOT_FOUND, f"{said}: a missing thing", f"ERR_{code}")
+        if _NODE_BAD_INPUT.search(code) is not None:
+            return _Hit(Kind.INVALID_ARGUMENTS, f"{said}: a bad value", f"ERR_{code}")
+        return None
+    if name[-10:] == "ValueError" and _NOT_IN_SEQUENCE.search(line, match.end()) is not None:
+        return _Hit(Kind.NOT_FOUND, f"{said}: a missing item")
     if _VALUE_NAME.search(name) and _VALUE_COMPLAINT.search(line, match.end()) is not None:
         return _Hit(Kind.INVALID_ARGUMENTS, f"{said}: a bad value")
     return None
@@ -1528,9 +1558,15 @@ def _parser_refusal(window: str, first: str, last: str, python_end: bool) -> _Hi
     else:
         line = first
     match = _EXCEPTION_NAME.match(line)
-    if match is None or line[match.end() : match.end() + 1] != ":" or _PARSER_NAME.search(match.group()) is None:
+    if match is None or line[match.end() : match.end() + 1] != ":":
         return None
-    return _Hit(Kind.INVALID_ARGUMENTS, f"uncaught {_quote(match.group(), 60)}: input that does not parse")
+    if _PARSER_NAME.search(match.group()) is not None:
+        return _Hit(Kind.INVALID_ARGUMENTS, f"uncaught {_quote(match.group(), 60)}: input that does not parse")
+    if match.group()[-10:] == "ValueError" and match.group()[-11:-10].isalpha():
+        # A library's own ValueError ("AddressValueError: Octet 256 (> 255) not permitted in '256.1.1.1'"); a bare
+        # ValueError may wrap another's refusal ("ValueError: Error raised by bedrock service: ... AccessDenied").
+        return _Hit(Kind.INVALID_ARGUMENTS, f"uncaught {_quote(match.group(), 60)}: a value refused")
+    return None
 
 
 def _traceback_tail(text: str, first: str) -> str | None:
@@ -1576,6 +1612,52 @@ def _perl_die(line: str) -> str | None:
 def _perl_uncompiled(line: str) -> bool:
     """True when ``line`` (a text's last line, stripped) is Perl's summary of a script that does not compile."""
     return line[:13] == "Execution of " and _PERL_UNCOMPILED.fullmatch(line) is not None
+
+
+# curl's numbered error ("curl: (37) Couldn't open file ..."): its number is curl's exit code, which its manual
+# documents. The codes whose meaning is one kind: an unsupported protocol (1) and a malformed URL (3) or telnet
+# option (49) are bad input; a proxy or host that does not resolve (5, 6), a refused connection (7), an SSL
+# handshake (35), an empty reply (52), a send or receive that fails (55, 56) are the network's; a timeout (28); a
+# remote resource access denied (9), a login denied (67); a local file curl cannot read (37) or a remote one that
+# is not there (78). An HTTP error (22) gives its status, and any other code names no cause.
+_CURL_ERROR = _Lazy(r"curl: \((\d{1,2})\) ")
+_CURL_KINDS = {
+    1: Kind.INVALID_ARGUMENTS, 3: Kind.INVALID_ARGUMENTS, 49: Kind.INVALID_ARGUMENTS,
+    5: Kind.NETWORK_ERROR, 6: Kind.NETWORK_ERROR, 7: Kind.NETWORK_ERROR, 35: Kind.NETWORK_ERROR,
+    52: Kind.NETWORK_ERROR, 55: Kind.NETWORK_ERROR, 56: Kind.NETWORK_ERROR,
+    28: Kind.TIMEOUT, 9: Kind.PERMISSION_DENIED, 67: Kind.UNAUTHORIZED, 37: Kind.NOT_FOUND, 78: Kind.NOT_FOUND,
+}
+
+
+def _curl_hit(first: str) -> _Hit | None:
+    """The kind curl's numbered error on ``first`` names by its exit code (_CURL_KINDS), or None."""
+    found = _CURL_ERROR.match(first) if first[:7] == "curl: (" else None
+    kind = None if found is None else _CURL_KINDS.get(int(found.group(1)))
+    return None if kind is None else _Hit(kind, f"curl's exit code {found.group(1)}", found.group(1))
+
+
+# OpenSSL's error queue, a line for each entry: "<thread>:error:<code>:<library>:<function>:<reason>:<file>:<line>:"
+# ("4027A543717F0000:error:0A0000B9:SSL routines:SSL_CTX_set_cipher_list:no cipher match:../ssl/ssl_lib.c:2741:").
+# The reasons say what failed: a system call's words ("No such file or directory", "Connection refused") give
+# their kind, a reason that refuses what it was given ("unsupported", "no cipher match", "bad decrypt", "wrong
+# tag", "key size too small") is bad input, any other names no cause.
+_OPENSSL_LINE = _Lazy(r"^[0-9A-F]{8,16}:error:[0-9A-F]{8}:[^:\n]{1,80}:[^:\n]{1,120}:([^:\n]{1,200}):", re.MULTILINE)
+_OPENSSL_LINES = 8
+_OPENSSL_REFUSAL = _Lazy(r"\bno \w+ match\b|\bbad \w+|\bwrong \w+", re.IGNORECASE)
+
+
+def _openssl_hit(window: str) -> _Hit | None:
+    """The kind the reasons of OpenSSL's error lines in ``window`` name (_OPENSSL_LINE), or None."""
+    if ":error:" not in window:
+        return None
+    reasons = _OPENSSL_LINE.findall(window)[:_OPENSSL_LINES]
+    for reason in reasons:
+        if (hit := _find_signal(reason)) is not None:
+            return _Hit(hit.kind, f"OpenSSL's error '{_quote(reason, 40)}'; {hit.evidence}", hit.code)
+    for reason in reasons:
+        if _VALUE_COMPLAINT.search(reason) is not None or _OPENSSL_REFUSAL.search(reason) is not None:
+            return _Hit(Kind.INVALID_ARGUMENTS, f"OpenSSL's error '{_quote(reason, 40)}': a complaint about its input")
+    return None
 
 
 #: how a program's own failure line starts when it marks it as one ("fatal: ...", "error: ...", "ERROR: ..."), lower-cased
@@ -1664,6 +1746,9 @@ def _error_line(text: str) -> _Verdict | None:
     the search jumps from newline to newline.
     """
     found = _error_line_at(text)
+    if found is None and ":error:" in text[:_ERROR_LINE_PROBE] and (hit := _openssl_hit(text[:HEAD_CHARS])) is not None:
+        # OpenSSL's error queue under its own first line ("Could not read key from x.bin" then "...:error:...").
+        return _Verdict(hit.kind, hit.evidence, code=hit.code, message=text.strip()[:HEAD_CHARS])
     if found is None or text.startswith("```"):  # a fenced block: a document quoting output
         return None
     if text.count("\n", 0, found.start()) >= _ERROR_LINE_REACH:
@@ -2036,7 +2121,7 @@ def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) ->
     reach = first[:_STATED_REACH]
     if len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES:
         said = stripped
-    elif _LEADING_STATUS.match(text):
+    elif _LEADING_STATUS.match(text) and not _entry_listing(text, first):
         said = first
     else:
         return None
@@ -2085,6 +2170,10 @@ def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) ->
         kind = hit.kind if hit is not None else Kind.TERMINAL_ERROR
         return _Verdict(kind, f"{basis}; a shell's own error line", message=said)
     hit = _find_signal(said)
+    if hit is None and _MARKED_REFUSAL.fullmatch(match.group()) is not None:
+        # The failure stated is itself a value refused ("xargs: unmatched single quote", "Unterminated IPv6 numeric
+        # address"): bad input, as on a program's marked failure line.
+        return _Verdict(Kind.INVALID_ARGUMENTS, f"{basis}: a complaint about its input", message=said)
     if hit is None:
         return _Verdict(Kind.EXECUTION, basis, message=said, generic=True)
     code = hit.code
@@ -2166,9 +2255,11 @@ _DEFECT_WORDS = frozenset(
         "unsupported", "refused", "denied", "zero", "empty", "wrong", "corrupt", "corrupted", "truncated",
         "premature", "prematurely", "expected", "requires", "required", "overflow", "exceeded", "exceeds", "unable",
         "mismatch", "unmatched", "unterminated", "garbage", "nonexistent", "exists", "already", "help", "only",
-        "undefined", "unterminated", "incomplete", "incompatible", "ambiguous", "conflict", "conflicting",
+        "undefined", "unterminated", "incomplete", "range", "incompatible", "ambiguous", "conflict", "conflicting",
     }
 )
+#: how a diagnostic's message opens when it marks a failure or refuses a value, lower-cased
+_MARKED_MESSAGES = ("error: ", "fatal error: ", "invalid ", "unknown ", "unrecognized ", "unsupported ")
 _CODE_IN_LINE = _Lazy(r"\w\[|\s#\s")
 # A diagnostic's message that opens with the option it blames (sed's "-e expression #1, char 7: unknown option to
 # `s'"), not a Markdown list's dash.
@@ -2236,8 +2327,9 @@ def _diagnostic(stripped: str, first: str) -> _Verdict | None:
     if _DEFECT_WORDS.isdisjoint(_words(_folded(stripped))):
         return None  # it names no defect: file's "notes: ASCII text" is a result in the same form
     # A message the program marks as an error ("cc1: error: argument to '-O' should be ...") reports one, whatever
-    # words it describes with.
-    marked = folded.startswith(("error: ", "fatal error: "))
+    # words it describes with, and so does one that opens by calling a value bad ("numfmt: invalid format '%d',
+    # directive must be ...").
+    marked = folded.startswith(_MARKED_MESSAGES)
     if _INFORMATIONAL.search(folded) or not marked and _describes(folded) \
             or (_described(message) and not _OPTION_LEAD.match(message)) \
             or _quotes_in_prose(message) or _TITLE_TAG.match(_folded(first)):
@@ -2266,6 +2358,12 @@ def _diagnosed(basis: str, message: str, stripped: str) -> _Verdict:
                     message=stripped)
 
 
+# A program's one-line refusal of a value it quotes, with no name before it (ssh's "Bad port '99999'", "Unsupported
+# query "x"", ssh-keygen's "Unsupported conversion format "PKCS99""): a few words naming what the value was for.
+_REFUSED_LINE = _Lazy(r"(?:Bad|Unsupported|Unknown|Invalid|Unrecognized|Illegal) (?:[\w-]+ ){0,3}[\w-]+:? "
+                      "[\"'\u2018`][^\"'\u2019`\n]{1,120}[\"'\u2019`]\\.?")
+
+
 def _unframed_reading(text: str, first: str) -> _Verdict | None:
     """What an unframed ``text`` states, or None when it states nothing (a result): a failure in its first
     sentence (_stated_failure), an error line among its first few (_error_line), a program's diagnostic
@@ -2286,6 +2384,8 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
         verdict = _error_line(text)
     if verdict is None and stripped and _may_be_diagnostic(first):
         verdict = _diagnostic(stripped, first)
+    if verdict is None and first[:1] in "BUI" and stripped == first and _REFUSED_LINE.fullmatch(stripped) is not None:
+        verdict = _Verdict(Kind.INVALID_ARGUMENTS, f"refuses '{_quote(stripped, 40)}'", message=stripped)
     if verdict is not None and _discussion(text):
         return _DISCUSSION
     return verdict
@@ -2323,13 +2423,13 @@ def _discussion(text: str) -> bool:
 def _no_error_line(text: str) -> bool:
     """``_error_line_at(text) is None``, with the fewest calls: an error line starts at a newline (a
     one-line text has none; a compiler's may be the first line, but a compiler shows the source line under
-    it), and a compiler's needs "error: " in the probe. The probe is read as a copy:
-    ``in`` parses no arguments, as ``str.find`` does, and a pattern searches it as it would the text up to
+    it), and a compiler's needs "error: " in the probe; OpenSSL's error queue (_openssl_hit) is told by ":error:".
+    The probe is read as a copy: ``in`` parses no arguments, as ``str.find`` does, and a pattern searches it as it would the text up to
     the probe's end."""
     probe = text[:_ERROR_LINE_PROBE]
     if "\n" not in probe:
         return True
-    return _ERROR_LINE_AT.search(probe) is None and ("error: " not in probe or (
+    return _ERROR_LINE_AT.search(probe) is None and ":error:" not in probe and ("error: " not in probe or (
         _COMPILER_FIRST_LINE.match(probe) is None and _COMPILER_LINE_AT.search(probe) is None
         and (": error: " not in probe or _PROGRAM_ERROR_FIRST.match(probe) is None and _PROGRAM_ERROR_AT.search(probe) is None)))
 
@@ -2467,6 +2567,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
         # A parser or a validator refuses what it was given to read, whatever it calls the refusal ("trailing comma
         # is not allowed", "mapping values are not allowed here", "Extra inputs are not permitted").
         hit = _parser_refusal(window, first, last_stripped, python_end) or hit
+    if hit is None:
+        hit = _curl_hit(first) or _openssl_hit(window)
     if hit is None and page_status is not None:
         hit = _Hit(_status_kind(page_status) or Kind.EXECUTION, f"HTTP {page_status} in text", str(page_status))
     if hit is None and basis[:5] == "Perl'" and first[:7] == "Usage: ":
@@ -2832,6 +2934,16 @@ def exited_zero_output(data: dict[Any, Any]) -> str | None:
     return output if output.__class__ is str and _plain(output) else None
 
 
+def _exited_zero_reading(data: dict[Any, Any], wire: _Wire) -> _Verdict | None:
+    """The reading of a shell result that exited 0 (:func:`exited_zero_output`) by its output alone, or None.
+
+    No reader of an object finds anything else in it, so this is what the walk would reach by unwrapping it, without the
+    walk: classify's reading of a text that opens with ``{`` and _from_mapping's both ask it, and threadfix.verdicts asks
+    exited_zero_output for the same output, to screen and cache it as the text it is."""
+    output = exited_zero_output(data)
+    return None if output is None else _from_text(output, wire)
+
+
 def _other_error(data: Mapping[Any, Any]) -> _Verdict | None:
     """AWS, GraphQL, Anthropic server-tool, FastAPI and success-flag error bodies."""
     if "__type" in data or "$fault" in data or "errorType" in data or "errorMessage" in data:
@@ -3072,10 +3184,8 @@ def _classify(content: object, wire: _Wire, depth: int) -> _Verdict:
 def _from_mapping(data: Mapping[Any, Any], wire: _Wire, depth: int) -> _Verdict:
     if wire.flag is not True and _unread(data):
         return _success(wire.basis)
-    if depth < _MAX_DEPTH and type(data) is dict and (output := exited_zero_output(data)) is not None:
-        # A shell result that exited 0 is read by its output alone (no reader below finds anything else in it):
-        # what the walk would reach by unwrapping it, without the walk.
-        return _from_text(output, wire)
+    if depth < _MAX_DEPTH and type(data) is dict and (verdict := _exited_zero_reading(data, wire)) is not None:
+        return verdict
     verdict = _structured(data, wire)
     if verdict is not None:
         return verdict
@@ -3199,14 +3309,14 @@ def classify(content: object, *, is_error: bool | None = None, status: str | Non
             return _classification(_from_text(content, _NO_WIRE, first, False), _NO_WIRE)
         if lead == "{" and len(content) <= PARSE_LIMIT:
             # _parsed's reading of such a text, inline: parsed whole, then read as the object or, when it is not JSON,
-            # as text; a shell result that exited 0 is read at once as its output (_from_mapping's shortcut).
+            # as text; a shell result that exited 0 is read at once as its output (_exited_zero_reading, as
+            # _from_mapping reads it).
             try:
                 data = orjson.loads(content)
             except orjson.JSONDecodeError:
                 data = None
-            if data is not None and (output := exited_zero_output(data)) is not None:
-                first = _first_line(output)
-                return _plain_text(output, first, _unframed(output, first))
+            if data is not None and (verdict := _exited_zero_reading(data, _NO_WIRE)) is not None:
+                return _classification(verdict, _NO_WIRE)
             return classify_parsed(content, data)
         wire = _NO_WIRE
     else:
