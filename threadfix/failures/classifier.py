@@ -2211,17 +2211,21 @@ def _instructs(sentence: str, match: re.Match[str], nominal: bool) -> bool:
 def _clear(text: str, first: str) -> bool:
     """True when an unframed ``text`` surely states no failure (``_unframed_reading`` would say None, told
     with its cheap tests only): too long to be a message, or no failure word where _stated_failure reads,
-    or neither a message nor led by a status; no error line where _error_line looks; and no
+    or neither a message nor led by a status; no error line where _error_line looks; no
     program's diagnostic line first, unless the text is too long to be one (_unframed_reading reads a
-    diagnostic only in a text that is not past a message)."""
+    diagnostic only in a text that is not past a message); and no native program's run-time failure first."""
     past = _past_message(text)
     if not (past or _no_stated_word(first[:_STATED_REACH])) and _message(text):
         return False
     if not _no_error_line(text):
         return False
     # _diagnostic is asked only where _may_be_diagnostic holds, and reads a usage line or a program's line.
-    return past or not (_may_be_diagnostic(first) and (
-        first[:6] in _USAGE_LINE or _PROGRAM_LINE.match(first) or "*** " in first and _FATAL_LINE.match(first)))
+    if _may_be_diagnostic(first):
+        if not past and (first[:6] in _USAGE_LINE or _PROGRAM_LINE.match(first)
+                         or "*** " in first and _FATAL_LINE.match(first)):
+            return False
+        return _native_failure(first, diagnostic=True) is None  # read whatever the text's length
+    return first[:1] not in _NATIVE_LEADS or _native_failure(first) is None
 
 
 # A program's own diagnostic, written as the GNU coding standards have a program write one: its name, a
@@ -2308,7 +2312,9 @@ def _diagnostic(stripped: str, first: str) -> _Verdict | None:
         return verdict
     found = _PROGRAM_LINE.match(first)
     if found is None or found.group(1) in _NOT_PROGRAMS:
-        if first[:6] not in _USAGE_LINE or (error := _USAGE_ERROR.search(stripped, 0, _USAGE_REACH)) is None:
+        if first[:6] not in _USAGE_LINE:
+            return _native_failure(first, diagnostic=True) if found is None else None
+        if (error := _USAGE_ERROR.search(stripped, 0, _USAGE_REACH)) is None:
             return None
         return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error: '{_quote(error.group(), 40)}'", message=stripped)
     tail = max(0, len(stripped) - _LINE_CHARS)
@@ -2364,6 +2370,44 @@ _REFUSED_LINE = _Lazy(r"(?:Bad|Unsupported|Unknown|Invalid|Unrecognized|Illegal)
                       "[\"'\u2018`][^\"'\u2019`\n]{1,120}[\"'\u2019`]\\.?")
 
 
+# A C or C++ program's run-time failure as its runtime or a checker reports it, on the text's first line: glibc's
+# heap checks ("free(): double free detected in tcache 2", "malloc(): corrupted top size"), its stack protector
+# ("*** stack smashing detected ***: terminated"), libstdc++'s uncaught exception ("terminate called after throwing an
+# instance of 'std::out_of_range'"), UBSan's "file.c:3:54: runtime error: ..." and valgrind's "==10180== Invalid write of
+# size 4". The program failed as it ran: execution, but where the exception it threw says its input was bad.
+_NATIVE_FAILURE = _Lazy(
+    r"[a-z_]\w{0,40}\(\): (?:[\w -]{1,60} )?(?:detected|corrupted|invalid)\b[^\n]{0,200}$"
+    r"|\*\*\* [a-z][\w -]{1,60} detected \*\*\*: terminated$"
+    r"|terminate called after throwing an instance of '(?P<thrown>[\w:<>, ]{1,120})'$"
+    r"|[\w./-]{1,200}\.(?:c|cc|cpp|cxx|h|hpp):\d+:\d+: runtime error: \S"
+    r"|==\d{1,10}== Invalid (?:read|write|free\(\)) of size \d"
+)
+#: the exceptions of the C++ standard library that say a program's input was bad
+_BAD_INPUT_THROWN = frozenset({"std::invalid_argument"})
+
+
+#: how a line _NATIVE_FAILURE reads starts where it is no program's diagnostic (_may_be_diagnostic): "*** ",
+#: "terminate called", "==PID=="
+_NATIVE_LEADS = "*t="
+
+
+def _native_failure(first: str, diagnostic: bool = False) -> _Verdict | None:
+    """A C or C++ program's run-time failure that ``first`` reports (_NATIVE_FAILURE), or None. Only a line that
+    opens with "*** ", "terminate " or "==", or one that may be a diagnostic (``diagnostic``: _may_be_diagnostic
+    holds) and holds "(): " or ": runtime error: ", is matched."""
+    if diagnostic:
+        if "(): " not in first and ": runtime error: " not in first:
+            return None
+    elif first[:4] != "*** " and first[:10] != "terminate " and first[:2] != "==":
+        return None
+    found = _NATIVE_FAILURE.match(first)
+    if found is None:
+        return None
+    basis = f"a native program's run-time failure '{_quote(first, 40)}'"
+    kind = Kind.INVALID_ARGUMENTS if found.group("thrown") in _BAD_INPUT_THROWN else Kind.EXECUTION
+    return _Verdict(kind, basis, message=first)
+
+
 def _unframed_reading(text: str, first: str) -> _Verdict | None:
     """What an unframed ``text`` states, or None when it states nothing (a result): a failure in its first
     sentence (_stated_failure), an error line among its first few (_error_line), a program's diagnostic
@@ -2384,6 +2428,8 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
         verdict = _error_line(text)
     if verdict is None and stripped and _may_be_diagnostic(first):
         verdict = _diagnostic(stripped, first)
+    elif verdict is None and first[:1] in _NATIVE_LEADS:
+        verdict = _native_failure(first)
     if verdict is None and first[:1] in "BUI" and stripped == first and _REFUSED_LINE.fullmatch(stripped) is not None:
         verdict = _Verdict(Kind.INVALID_ARGUMENTS, f"refuses '{_quote(stripped, 40)}'", message=stripped)
     if verdict is not None and _discussion(text):
