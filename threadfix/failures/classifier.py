@@ -2387,17 +2387,35 @@ _BAD_INPUT_THROWN = frozenset({"std::invalid_argument"})
 
 
 #: how a line _NATIVE_FAILURE reads starts where it is no program's diagnostic (_may_be_diagnostic): "*** ",
-#: "terminate called", "==PID=="
-_NATIVE_LEADS = "*t="
+#: "terminate called", "==PID==", and a klog error line's severity (_KLOG_ERROR)
+_NATIVE_LEADS = "*t=EF"
+# A Go program's error line as klog writes it (kubectl's: `E1203 16:47:15.840714    8309 memcache.go:265] "Unhandled
+# Error" err="..."`): severity E (error) or F (fatal), the date, the time, the thread, the file and line. The kind is
+# what its words say (a refused connection, a timeout, "the server could not find the requested resource").
+_KLOG_ERROR = _Lazy(r"[EF]\d{4} \d\d:\d\d:\d\d\.\d{6} +\d{1,10} [\w.-]{1,80}:\d{1,6}\] \S")
+
+
+def _klog_failure(first: str) -> _Verdict | None:
+    """A klog error line's failure (_KLOG_ERROR) that ``first`` is, or None."""
+    if not first[1:5].isdigit() or _KLOG_ERROR.match(first) is None:
+        return None
+    basis = f"a klog error line '{_quote(first[first.find(']') + 2 :], 40)}'"
+    hit = _find_signal(first)
+    if hit is None:
+        return _Verdict(Kind.EXECUTION, basis, message=first, generic=True)
+    return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, message=first)
 
 
 def _native_failure(first: str, diagnostic: bool = False) -> _Verdict | None:
     """A C or C++ program's run-time failure that ``first`` reports (_NATIVE_FAILURE), or None. Only a line that
     opens with "*** ", "terminate " or "==", or one that may be a diagnostic (``diagnostic``: _may_be_diagnostic
-    holds) and holds "(): " or ": runtime error: ", is matched."""
+    holds) and holds "(): " or ": runtime error: ", is matched; a line that opens with E or F is read as klog's
+    (_klog_failure)."""
     if diagnostic:
         if "(): " not in first and ": runtime error: " not in first:
             return None
+    elif first[:1] in "EF":
+        return _klog_failure(first)
     elif first[:4] != "*** " and first[:10] != "terminate " and first[:2] != "==":
         return None
     found = _NATIVE_FAILURE.match(first)
