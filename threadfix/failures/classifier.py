@@ -631,7 +631,8 @@ _SIGNALS: tuple[_Signal, ...] = (
     ),
     _signal(
         Kind.NOT_IMPLEMENTED,
-        r"not (?:yet )?implemented", r"notimplemented", r"unsupportedoperationexception", r"\bunimplemented\b",
+        # (rustc's "the trait `Eq` is not implemented for `Key`" is a bound a type does not meet, not a feature.)
+        r"not (?:yet )?implemented(?! for `)", r"notimplemented", r"unsupportedoperationexception", r"\bunimplemented\b",
         r"operation not supported", r"unsupported operation",
         # An MCP server's tool listed but not backed by code (github/github-mcp-server #177).
         r"does not have an implementation registered",
@@ -667,25 +668,32 @@ _SIGNALS: tuple[_Signal, ...] = (
         # make target 'x'", esbuild's 'Could not resolve "./x.js"', mocha's "No test files found", npm's "No
         # dependencies found matching x", unzip's "filename not matched", jest's "Can't find a root directory".
         r"\bno rule to make target\b", ("not resolve", r"\b(?:could not|cannot) resolve [\"'`]"),
-        # ... a module a server was told to load, a model a client was told to use: uvicorn's 'Could not
-        # import module "x"', llm's "Unknown model: x".
-        ("not import", r"\b(?:could not|cannot|unable to) import module\b"), r"\bunknown model\b",
+        # ... a module a server was told to load, a model a client was told to use, a resource an MCP server was asked
+        # to read: uvicorn's 'Could not import module "x"', llm's "Unknown model: x", the MCP SDK's "Unknown resource:
+        # file:///x/notes.txt".
+        ("not import", r"\b(?:could not|cannot|unable to) import module\b"), r"\bunknown model\b", r"\bunknown resource\b",
         # ... and a thing named in quotes that was looked for: "No 'g2.backends' driver found" (unquoted, "no element
         # found" is a parser's refusal, "no signature found" a defect).
         r"\bno [\"'`][^\"'`\n]{1,60}[\"'`] [\w-]+ found\b", r"\bno (?:[\w-]+ )?files? found\b", r"\bno [\w-]+ found matching\b", r"\bnot matched\b",
         ("can't find", r"\bcan't find\b"),
         # git's lookups that found nothing: "fatal: No names found, cannot describe anything.", "error: no note found
         # for object ...".
-        r"\bno (?:names?|notes?|tags?|refs?|commits?|matches) found\b",
+        r"\bno (?:names?|notes?|tags?|refs?|commits?|matches|packages?) found\b",
         # ... a package or module asked about that is not there (dpkg-query's "package 'x' is not installed and no
         # information is available", Perl's "Nosuch::Mod is not installed", apt's "Unable to locate package x"), and
         # an object git was given a name for that names none ("fatal: Not a valid object name 0123abc").
         r"\bis not installed\b", ("unable to locate", r"\bunable to locate\b"), r"\bnot a valid object name\b",
+        # A thing looked for that there is none of, in the words of kubectl ('error: no context exists with the name:
+        # "x"') and terraform's file() ('no file exists at "missing.txt"'), and rustc's import of a name its module
+        # does not have ("error[E0432]: unresolved import `std::collections::HashMapp`").
+        ("exists", r"\bno (?:[\w-]+ ){1,2}exists\b"), r"\bunresolved import\b",
     ),
     _signal(
         Kind.INVALID_ARGUMENTS,
         r"invalid[ _](?:arguments?|params?|parameters?|input|value|request|json|type|format|patch|diff)",
-        r"\bvalidation (?:error|failed)", r"validation(?:error|exception)\b", r"\bmissing required",
+        r"\bvalidation (?:error|failed)", r"validation(?:error|exception)\b", r"\bmissing required", r"\bno value for required\b",
+        # cobra's refusal of a command line without a flag it must have ('required flag(s) "image" not set').
+        r"\brequired flag\(s\) [^\n]{1,80}? not set\b",
         r"\bfield required\b", r"\bis a required (?:property|field|parameter|argument)",
         r"\brequired (?:property|field|parameter|argument)s? (?:is |are )?missing", r"unexpected keyword argument",
         r"\bmissing \d+ required (?:positional |keyword-only )?arguments?\b", r"\bbad request\b",
@@ -695,6 +703,8 @@ _SIGNALS: tuple[_Signal, ...] = (
         # tokens. However, you requested 4268 tokens".
         r"maximum context length is \d+ tokens",
         r"prompt is too long", r"\bexpected \w+, (?:got|received)\b",
+        # Pydantic's refusal of a value of the wrong type ("Input should be a valid string"), whatever code it gives.
+        r"\bshould be a valid\b",
         # A value the program cannot take, or a token where another was expected, as compilers, databases and
         # converters say it: "integer out of range", "value too long for type character varying(8)", "argument
         # for `--edition` must be one of: ...", "expected `;`, found `println`", "';' expected", "missing
@@ -702,6 +712,9 @@ _SIGNALS: tuple[_Signal, ...] = (
         ("out of range", r"out of range\b(?<!index out of range)"), r"\bvalue too (?:long|large|big|small)\b", r"\bmust be one of\b",
         r"\bexpected [`'\"][^\w\s`'\"]{1,3}[`'\"]", ("expected", r"[`'\"][^\w\s`'\"]{1,3}[`'\"] expected\b"),
         r"\bmissing data for\b",
+        # Options that cannot go together, as docker refuses them ("conflicting options: cannot specify both --restart
+        # and --rm").
+        ("not specify both", r"\bcannot specify both\b"),
         # A command line the program cannot run (GNU's usage errors: "missing operand", "option requires an
         # argument -- 'f'", then "Try 'cut --help' for more information.").
         r"\b(?:missing|extra) (?:\w+ )?operand\b", r"\boption requires an argument\b",
@@ -734,6 +747,8 @@ _SIGNALS: tuple[_Signal, ...] = (
 )
 _STRONG_SIGNALS = _SIGNALS[:-1]
 _WEAK_INVALID = _SIGNALS[-1]
+#: the signal of a thing looked for and not found (not a tool's)
+_MISSING_SIGNALS = tuple(signal for signal in _SIGNALS if signal.kind is Kind.NOT_FOUND and signal.label is None)
 
 # The order a careful reader names a failure in when its words and its HTTP status say different things
 # (the corpus's labelling rules, first match wins): the words decide over the status when they name a
@@ -1460,6 +1475,7 @@ _REFUSED_VALUE = (
     r"|\bbad (?:[\w-]+ ){0,2}(?:option|syntax|format|value|argument|specification)\b"
     r"|\bwrong (?:[\w-]+ )?(?:expression|value|format|syntax|argument)s?\b"
     r"|\bnegative (?:\w+ )?(?:number|value|time|count|size|length|argument)s?\b"
+    r"|\b(?:value|argument|number|count|size|length) is negative\b|\bis not understood\b"
 )
 _MARKED_REFUSAL = _Lazy(_REFUSED_VALUE, re.IGNORECASE)
 # What an uncaught exception's or a diagnostic's message says when it complains about its input: those words, and
@@ -1545,6 +1561,75 @@ def _exception_hit(window: str, first: str, last: str, python_end: bool) -> _Hit
         return _exception_kind(lines[-1], _stack_kind(window)) if lines else None
     # An exception's line alone (a traceback's last line, kept as ``tail -n 1`` keeps it): ``struct.error: ...``.
     return _exception_kind(first) if _PY_EXCEPTION_LINE.match(first) or _TRACEBACK_EXCEPTION.match(first) else None
+
+
+# HCL's diagnostic, as terraform writes one: "Error: <summary>", a blank line, then where in the configuration ("  on
+# main.tf line 2:") and the detail. A function that refused the values a configuration gave it ('Call to function
+# "cidrsubnet" failed: insufficient address space ...'), a name the configuration declares twice ("Duplicate resource
+# ... configuration") and a run with no configuration files to read ("No configuration files") say their kind by the
+# summary's form; a missing thing the detail names ('no file exists at "missing.txt"') outranks a summary's general
+# "Invalid function argument".
+_HCL_FUNCTION = _Lazy(r'Call to function "[\w:]{1,80}" failed: ')
+_HCL_NO_FILES = _Lazy(r"No (?:[\w-]+ ){0,2}files?(?: found)?\.?$")
+_HCL_REACH = 1024
+
+
+def _hcl_hit(text: str, first: str) -> _Hit | None:
+    """The kind an HCL diagnostic that ``first`` (``Error: <summary>``) heads says by its form, or None."""
+    at = text.find(first) + len(first)
+    if text[at : at + 2] != "\n\n":
+        return None  # no diagnostic's blank line after its summary
+    summary = first[7:]
+    detail = text[at : at + _HCL_REACH]
+    if summary[:10] == "Duplicate ":
+        return _Hit(Kind.INVALID_ARGUMENTS, "a configuration declares a name twice")
+    if summary == "Error in function call" or _HCL_FUNCTION.search(detail) is not None:
+        return _Hit(Kind.INVALID_ARGUMENTS, "a function refused the values it was given")
+    if summary[:3] == "No " and _HCL_NO_FILES.match(summary) is not None:
+        return _Hit(Kind.NOT_FOUND, "no files to read")
+    return _find_signal(detail, _MISSING_SIGNALS)
+
+
+# A Rust program's panic ("thread 'main' (10271) panicked at tryfrom.rs:1:89:" then its message) or the error its main
+# returned ("Error: ParseIntError { kind: InvalidDigit }"). An ``Err`` unwrapped is read by its value's type: a value
+# that does not parse or convert (``ParseIntError``, ``TryFromIntError``, ``FromUtf8Error``) is bad input, an
+# environment variable that is not set (``VarError::NotPresent``) a missing thing; a panic's own message by the words
+# a marked failure line is read for ("cannot convert float seconds to Duration: value is negative"). Any other panic
+# (an index out of bounds, an overflow, ``None`` unwrapped) is the program's defect.
+_RUST_PANIC = _Lazy(r"thread '[^'\n]{1,80}'(?: \(\d{1,10}\))? panicked at [^\n]{1,300}:\n([^\n]{1,400})")
+_RUST_VALUE = _Lazy(r"(?:[a-z_]\w{0,40}::){0,4}([A-Z]\w{0,60})(?: \{ | ?\(|$)")
+_RUST_CONVERSION = _Lazy(r"(?:TryFrom|FromUtf8|FromUtf16|Utf8)\w*Error$")
+_RUST_MISSING_VALUES = frozenset({"NotPresent"})
+_RUST_ERR_VALUE = "`Err` value: "
+
+
+def _rust_value_hit(value: str, said: str) -> _Hit | None:
+    """The kind the Debug form of a Rust error ``value`` (``ParseIntError { kind: InvalidDigit }``) names, or None."""
+    found = _RUST_VALUE.match(value)
+    if found is None:
+        return None
+    name = found.group(1)
+    if name in _RUST_MISSING_VALUES:
+        return _Hit(Kind.NOT_FOUND, f"{said} {name}: a missing thing")
+    if _PARSE_NAME.search(name) is not None or _RUST_CONVERSION.search(name) is not None:
+        return _Hit(Kind.INVALID_ARGUMENTS, f"{said} {name}: input that does not parse or convert")
+    return None
+
+
+def _rust_hit(window: str, first: str) -> _Hit | None:
+    """The kind a Rust program's panic or main's error that ``first`` opens states, or None (a defect)."""
+    if first[:7] == "Error: ":
+        return _rust_value_hit(first[7:], "main returned")
+    panic = _RUST_PANIC.match(window, window.find(first))
+    if panic is None:
+        return None
+    message = panic.group(1)
+    at = message.find(_RUST_ERR_VALUE)
+    if at >= 0:
+        return _rust_value_hit(message[at + len(_RUST_ERR_VALUE) :], "a panic unwrapped")
+    if _MARKED_REFUSAL.search(message) is not None:
+        return _Hit(Kind.INVALID_ARGUMENTS, "a panic's complaint about its input")
+    return None
 
 
 def _parser_refusal(window: str, first: str, last: str, python_end: bool) -> _Hit | None:
@@ -2292,8 +2377,9 @@ _USAGE_REACH = 1024
 # found in the patch input."). The marks say it failed, whatever its words.
 _FATAL_LINE = _Lazy(r"([^\s:]{1,200})(?::\d+)?: (?:\*{3} [^\n]{0,300}?\bStop\.[ \t]*$|\*{4} (?=\S))", re.MULTILINE)
 # GNU's line after a usage error ("Try 'xargs --help' for more information.", tar's "Try `tar --help' or `tar
-# --usage' for more information."): only a refused command line ends with it.
-_TRY_HELP = _Lazy(r"\nTry [`'\u2018][^\n]{1,80}--help['\u2019][^\n]{0,80} for more information\.?\Z")
+# --usage' for more information.") or docker's ("Run 'docker tag --help' for more information"): only a refused
+# command line ends with it.
+_TRY_HELP = _Lazy(r"\n(?:Try|Run) [`'\u2018][^\n]{1,80}--help['\u2019][^\n]{0,80} for more information\.?\Z")
 
 
 def _diagnostic(stripped: str, first: str) -> _Verdict | None:
@@ -2387,7 +2473,7 @@ _BAD_INPUT_THROWN = frozenset({"std::invalid_argument"})
 
 
 #: how a line _NATIVE_FAILURE reads starts where it is no program's diagnostic (_may_be_diagnostic): "*** ",
-#: "terminate called", "==PID==", and a klog error line's severity (_KLOG_ERROR)
+#: "terminate called", "==PID==", a klog error line's severity (_KLOG_ERROR) and apt's "E: " (_apt_error)
 _NATIVE_LEADS = "*t=EF"
 # A Go program's error line as klog writes it (kubectl's: `E1203 16:47:15.840714    8309 memcache.go:265] "Unhandled
 # Error" err="..."`): severity E (error) or F (fatal), the date, the time, the thread, the file and line. The kind is
@@ -2406,16 +2492,31 @@ def _klog_failure(first: str) -> _Verdict | None:
     return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, message=first)
 
 
+def _apt_error(first: str) -> _Verdict | None:
+    """The failure an apt error line ``first`` reports ("E: No packages found", "E: Command line option --frobnicate is
+    not understood ..."), of the kind its words say, or None when ``first`` is none. apt marks its errors so, with
+    nothing else around them: bad input where the words refuse a value (_MARKED_REFUSAL), else execution."""
+    if first[:3] != "E: ":
+        return None
+    basis = f"an apt error line '{_quote(first[3:], 40)}'"
+    hit = _find_signal(first)
+    if hit is not None:
+        return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, message=first)
+    if _MARKED_REFUSAL.search(first) is not None:
+        return _Verdict(Kind.INVALID_ARGUMENTS, f"{basis}: a complaint about its input", message=first)
+    return _Verdict(Kind.EXECUTION, basis, message=first, generic=True)
+
+
 def _native_failure(first: str, diagnostic: bool = False) -> _Verdict | None:
     """A C or C++ program's run-time failure that ``first`` reports (_NATIVE_FAILURE), or None. Only a line that
     opens with "*** ", "terminate " or "==", or one that may be a diagnostic (``diagnostic``: _may_be_diagnostic
     holds) and holds "(): " or ": runtime error: ", is matched; a line that opens with E or F is read as klog's
-    (_klog_failure)."""
+    (_klog_failure) or apt's (_apt_error)."""
     if diagnostic:
         if "(): " not in first and ": runtime error: " not in first:
             return None
     elif first[:1] in "EF":
-        return _klog_failure(first)
+        return _klog_failure(first) or _apt_error(first)
     elif first[:4] != "*** " and first[:10] != "terminate " and first[:2] != "==":
         return None
     found = _NATIVE_FAILURE.match(first)
@@ -2435,9 +2536,11 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
     (_stated_failure reads only a short message or a text a status leads, and then only when a word of
     _STATED_TOKENS is in its reach: both are told here, before it is called).
     """
-    verdict = None
+    # A klog or apt error line is read first: its own words ("command failed", "Unhandled Error") frame the failure
+    # that its err="..." names, as a stated failure would read them.
+    verdict = _native_failure(first) if first[:1] in "EF" else None
     stripped = "" if len(text) > STATED_CHARS and _past_message(text) else text.strip()  # a short text is no call
-    if stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
+    if verdict is None and stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
         reach = first[:_STATED_REACH]
         words = _words(reach if reach.isascii() else _folded(reach))
         if not _no_stated_word(reach, words):
@@ -2537,6 +2640,11 @@ _ENTRY_LINE = _Lazy(r"[\w:.-]{1,80} \(\d\w{0,8}\)\s{1,40}- \S[^\n]*\n[\w:.-]{1,8
                     r"|[45]\d\d [A-Z][\w' -]{1,60}\n[45]\d\d [A-Z][\w' -]{1,60}(?:\n|\Z)")
 
 
+# A manual page's header line, its name and section at both ends ("err(3)   Library Functions Manual   err(3)"): the
+# page err(3) documents, not a failure that its name starts.
+_MANUAL_HEADER = _Lazy(r"([\w:.-]{1,80}\(\d\w{0,8}\))\s[^\n]{0,200}\s\1")
+
+
 def _entry_listing(text: str, first: str) -> bool:
     """True when ``text`` opens with two entries of a listing (_ENTRY_LINE): a manual's index or a table of HTTP
     statuses. Only a first line that opens with a status's digit or holds " (" is read further."""
@@ -2588,7 +2696,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
         elif (start := _marked_start(first)) is not None and not (
                 _WORD_FRAME.match(start.group()) and _describes(_folded(first.partition(":")[0]))) \
                 and not _tally(text.strip(), fields=False) and _NAME_LIST.match(text) is None \
-                and not (first[-7:] == " ... ok" and _PASSED_TEST.match(first)) and not _entry_listing(text, first):
+                and not (first[-7:] == " ... ok" and _PASSED_TEST.match(first)) and not _entry_listing(text, first) \
+                and not (first[-1:] == ")" and _MANUAL_HEADER.fullmatch(first)):
             basis = f"starts with '{_quote(start.group(), 24)}'"
         elif _FRAME_END.match(last) and _GENERIC_MARKER.search(window):
             basis = "stack trace ends the output"
@@ -2621,7 +2730,9 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
     headlines.extend(_CAUSED_BY.findall(window)[-1:])
     headlines.append(first)
     signals = _STRONG_SIGNALS if python_end else _SIGNALS
-    hit = next((h for h in (_find_signal(line, signals) for line in headlines) if h is not None), None)
+    hit = _hcl_hit(text, first) if first[:7] == "Error: " and not python_end else None
+    if hit is None:
+        hit = next((h for h in (_find_signal(line, signals) for line in headlines) if h is not None), None)
     low = _lowered(window)
     if hit is None and not python_end and window not in headlines:  # a one-line text was its own headline
         hit = _find_signal(window, low=low)
@@ -2631,6 +2742,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
         # A parser or a validator refuses what it was given to read, whatever it calls the refusal ("trailing comma
         # is not allowed", "mapping values are not allowed here", "Extra inputs are not permitted").
         hit = _parser_refusal(window, first, last_stripped, python_end) or hit
+    if hit is None and (first[:7] == "thread " or first[:7] == "Error: "):
+        hit = _rust_hit(window, first)
     if hit is None:
         hit = _curl_hit(first) or _openssl_hit(window)
     if hit is None and page_status is not None:
