@@ -17,6 +17,7 @@ thread), and each is put on one path, in the order ``failure_of`` tries them:
   text: screened out    a text the screen settles as a result (``screen`` says None)
   text: screen passes   a text the screen lets through: classified from where the screen left it
   text: read whole      a text the screen sends to classify whole (it may open as JSON, or is past the parse limit)
+  other value           an object or any other value as content (other dialects): classified
 
 A list read as its one text part is put on its text's path, marked "(one part)". Each path's outputs are then
 answered by ``failure_of`` in store order, the caches emptied before each round (every path as a first reading
@@ -37,7 +38,7 @@ import orjson
 
 #: the paths, in the order failure_of tries them (the table's rows)
 PATHS = ("parts, read whole", "flagged", "{: not JSON", "{: plain object", "{: exited 0", "{: other object",
-         "text: screened out", "text: screen passes", "text: read whole")
+         "text: screened out", "text: screen passes", "text: read whole", "other value")
 
 
 def outputs(data: Path) -> list[tuple[Any, Any, Any]]:
@@ -66,7 +67,7 @@ def path_of(content: Any, is_error: Any, status: Any) -> str:
     if is_error is not None or status is not None:
         return PATHS[1]
     if content.__class__ is not str:
-        return PATHS[0]
+        return PATHS[9]
     if content[:1] == "{" and len(content) <= classifier.PARSE_LIMIT:
         try:
             parsed = orjson.loads(content)

@@ -57,3 +57,16 @@ def test_the_table_has_a_row_per_path_and_one_for_every_output(store: tuple[Path
     assert int(last[1].replace(",", "")) == manifest["counts"]["function_call_outputs"]
     assert int(last[2].replace(",", "")) == manifest["counts"]["error_outputs"]
     assert sum(int(row.split(" | ")[1].replace(",", "")) for row in rows[1:-1]) == int(last[1].replace(",", ""))
+
+
+def test_values_the_benchmark_store_does_not_hold_take_their_own_paths() -> None:
+    path_of = benchmark_store.script("verdict_paths").path_of
+    assert path_of({"error": "boom"}, None, None) == "other value"
+    assert path_of("ok", True, None) == path_of("ok", None, "failed") == "flagged"
+    assert path_of([{"type": "text", "text": "ok"}, {"type": "text", "text": "done"}], None, None) == "parts, read whole"
+    assert path_of([{"type": "text", "text": "Plan updated"}], None, None) == "text: screened out (one part)"
+    assert path_of('{"results": []}', None, None) == "{: plain object"
+    assert path_of('{"output": "ok", "metadata": {"exit_code": 0}}', None, None) == "{: exited 0"
+    assert path_of('{"error": "rate limited"}', None, None) == "{: other object"
+    assert path_of("{not json", None, None) == "{: not JSON"
+    assert path_of("Error: rate limit exceeded", None, None) == "text: screen passes"
