@@ -21,6 +21,7 @@ from msgspec.structs import force_setattr, replace
 from threadfix import dialects
 from threadfix.dialects import Dialect
 from threadfix.errors import BusyError, ExitCode, InputError, StoreError, ThreadfixError
+from threadfix.given import parse_duration
 from threadfix.journal import Entry, Journal, default_folder
 from threadfix.model import Problem, RepairPlan, Thread, ThreadIndex
 from threadfix.parallel import (
@@ -960,15 +961,3 @@ def format_age(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.0f}m"
     return f"{seconds / 3600:.1f}h"
-
-
-def parse_duration(text: str) -> float:
-    """``90``, ``90s``, ``10m``, ``2h``, ``1d`` -> seconds."""
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    text = text.strip().lower()
-    try:
-        if text and text[-1] in units:
-            return float(text[:-1]) * units[text[-1]]
-        return float(text)
-    except ValueError:
-        raise ValueError(f"not a duration: {text!r} (use e.g. 30s, 10m, 2h, 0)") from None

@@ -23,21 +23,27 @@ A command declares its table in :data:`SECTIONS`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections import namedtuple
 from pathlib import Path
-from typing import Any
-
-from msgspec import Struct, field
 
 from threadfix.errors import ConfigError, UsageError, did_you_mean
+from threadfix.given import parse_duration
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 CONFIG_FILE = "threadfix.toml"
 PYPROJECT = "pyproject.toml"
 
 
-class Key(Struct, frozen=True):
-    """One setting: its kebab-case name in the file, the option field it sets, and how it is read."""
+class Key(namedtuple("Key", ("name", "read", "help"))):
+    """One setting: its kebab-case name in the file, the option field it sets, and how it is read (``read(value,
+    where)``). Plain records, not msgspec's: a run whose paths name nothing reads its settings and stops before
+    msgspec is imported (issue #28)."""
 
+    __slots__ = ()
     name: str
     read: Callable[[Any, str], Any]
     help: str
@@ -108,8 +114,6 @@ def _severity(value: Any, where: str) -> Any:
 
 
 def _duration(value: Any, where: str) -> float:
-    from threadfix.batch import parse_duration
-
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise ConfigError(f"{where} must be a duration such as \"10m\" or a number of seconds, not {value!r}")
     try:
@@ -213,19 +217,20 @@ SECTIONS: dict[str, dict[str, Key]] = {
 }
 
 
-class Config(Struct, frozen=True):
-    """The settings found (empty when there is no file), by table, under their option field names."""
+class Config(namedtuple("Config", ("path", "sections", "shared"), defaults=(None, None, None))):
+    """The settings found (empty when there is no file), by table, under their option field names; ``shared``: the
+    keys at the top of the table, for every command that has them. (A plain record, as :class:`Key` is.)"""
 
-    path: Path | None = None
-    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    #: the shared keys at the top of the table, for every command that has them
-    shared: Mapping[str, Any] = field(default_factory=dict)
+    __slots__ = ()
+    path: Path | None
+    sections: Mapping[str, Mapping[str, Any]] | None
+    shared: Mapping[str, Any] | None
 
     def section(self, name: str) -> dict[str, Any]:
         """The settings of command ``name``: the shared keys it has, then its own table's keys over them."""
         keys = SECTIONS[name]
-        inherited = {field: value for field, value in self.shared.items() if field.replace("_", "-") in keys}
-        return inherited | dict(self.sections.get(name, {}))
+        inherited = {field: value for field, value in (self.shared or {}).items() if field.replace("_", "-") in keys}
+        return inherited | dict((self.sections or {}).get(name, {}))
 
 
 def find(start: Path | None = None) -> Path | None:

@@ -306,3 +306,44 @@ def test_under_a_profiler_the_command_ends_as_usual_so_the_profile_is_written(tm
                           capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert profile.stat().st_size > 0
+
+
+def _repair(cwd: Path, *args: str) -> tuple[int, str, str, set[str]]:
+    """(exit status, stdout, stderr without the module list, modules imported) of ``threadfix repair ARGS`` in a
+    fresh interpreter, in ``cwd`` (no settings file there)."""
+    listing = RUN_AND_LIST_MODULES.replace("except SystemExit:\n    pass", "except SystemExit as exc:\n    code = exc.code")
+    done = subprocess.run([sys.executable, "-c", listing + "sys.exit(code)\n", "repair", *args], capture_output=True,
+                          text=True, timeout=60, check=False, cwd=cwd)
+    lines = done.stderr.splitlines()
+    assert lines and lines[-1].startswith("MODULES "), done.stderr
+    return done.returncode, done.stdout, "\n".join(lines[:-1]).strip("\n"), set(lines[-1].split()[1:])
+
+
+@pytest.mark.parametrize("names", [("gone.json",), ("gone.json", "also-gone"), ("dangling-link",),
+                                   ("no-folder/thread.json",)])
+def test_a_repair_of_paths_that_name_nothing_says_so_before_importing_the_library(tmp_path: Path,
+                                                                                 names: tuple[str, ...]) -> None:
+    """Each path that names nothing gets the line the stores' read gives it, and the run its exit status (2), before
+    msgspec, orjson and the stores are imported (issue #28): the same lines as a run that also reads a real folder,
+    which goes through the stores."""
+    (tmp_path / "dangling-link").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    status, out, err, modules = _repair(tmp_path, "--min-age", "0", *names)
+    assert (status, out) == (2, "")
+    assert err.splitlines() == [f"threadfix: error: {name}: no such file or folder" for name in names]
+    assert not [name for name in ("msgspec", "orjson", "threadfix.batch", "threadfix.stores") if imported(modules, name)]
+    through_the_stores = _repair(tmp_path, "--min-age", "0", *names, "empty")
+    assert imported(through_the_stores[3], "threadfix.stores")
+    assert through_the_stores[:3] == (status, out, err)
+
+
+@pytest.mark.parametrize("args", [("--format", "json"), ("--dialect", "no-such-dialect"), ("--dialect", "gemini"),
+                                  ("-",)])
+def test_a_run_the_fast_answer_cannot_give_goes_through_the_stores(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """A JSON summary, a --dialect the registry checks, and stdin are the stores' to answer, as before."""
+    status, out, err, modules = _repair(tmp_path, "--min-age", "0", *args, *(("gone.json",) if args != ("-",) else ()))
+    assert imported(modules, "threadfix.stores") or "unknown dialect" in err, err
+    if args[0] == "--format":
+        assert status == 2 and '"message":"no such file or folder"' in out
+    elif args[1:] == ("gemini",):
+        assert (status, err) == (2, "threadfix: error: gone.json: no such file or folder")

@@ -58,9 +58,8 @@ def arguments(parser: Parser) -> None:
 def run(args: Namespace) -> int:
     from pathlib import Path
 
-    from threadfix.batch import DEFAULT_MIN_AGE, RepairRun, RunOptions
     from threadfix.errors import ConfigError, ExitCode
-    from threadfix.repair import RepairOptions
+    from threadfix.given import NOTHING_THERE, names_nothing
 
     paths = list(args.paths)
     check_format(args.output_format, tuple(FORMATS))
@@ -74,6 +73,15 @@ def run(args: Namespace) -> int:
         raise ConfigError("--output takes exactly one input file")
     writes = not (args.dry_run or args.check or args.diff)
     journal_dir = args.journal_dir if args.journal_dir is not None else found.get("journal_dir")
+    if args.output_format == "text" and args.dialect is None and all(map(names_nothing, paths)):
+        # every option is checked (a --dialect by the registry: left to the run); what is left is what the run's
+        # read would say of each path, and its exit status, before the library is imported (issue #28)
+        for spec in paths:
+            error_line(spec, NOTHING_THERE)
+        return int(ExitCode.ERROR)
+    from threadfix.batch import DEFAULT_MIN_AGE, RepairRun, RunOptions
+    from threadfix.repair import RepairOptions
+
     options = RunOptions(
         repair=RepairOptions(drop_orphans=args.drop_orphans or found.get("drop_orphans", False),
                              reason=args.reason if args.reason is not None else found.get("reason"),

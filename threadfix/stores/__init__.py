@@ -19,6 +19,7 @@ from typing import Any
 from msgspec import Struct
 
 from threadfix.errors import InputError, ThreadfixError
+from threadfix.given import URL_SCHEMES
 from threadfix.model import Problem
 from threadfix.stores.base import Medium, PartLedger, ReadProblem, Shard, Store, StoreWriter  # noqa: F401 - re-exported
 from threadfix.stores.files import (
@@ -73,8 +74,6 @@ class RegisteredMedium(Struct, frozen=True):
         return importlib.import_module(self.module).MEDIUM
 
 
-#: a libpq URL names a PostgreSQL database
-URL_SCHEMES = ("postgresql://", "postgres://")
 
 
 def _database_file(spec: str) -> bool:

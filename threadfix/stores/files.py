@@ -25,6 +25,7 @@ from threadfix import jsonio
 from threadfix.errors import InputError, ThreadfixError
 from threadfix.journal import Entry, UndoOutcome, digest, restore_if_unchanged
 from threadfix.model import Thread
+from threadfix.given import NOTHING_THERE
 from threadfix.stores import settle
 from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter, remove_stale_temps
 from threadfix.stores.base import LineNumbering, Medium, PartLedger, ReadProblem, Settled, Store, StoreWriter
@@ -231,7 +232,7 @@ class FileStore(Store):
 
     def _unopened(self, exc: OSError) -> ReadProblem:
         if isinstance(exc, FileNotFoundError):
-            return ReadProblem(self.display, "no such file or folder")
+            return ReadProblem(self.display, NOTHING_THERE)
         if isinstance(exc, IsADirectoryError):
             return ReadProblem(self.display, "is a folder")
         if isinstance(exc, PermissionError):
@@ -686,8 +687,8 @@ def open_file_stores(spec: str, *, max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES, d
         yield FileStore(None, "<stdin>", stream.read(), max_doc_bytes=max_doc_bytes, dialect=dialect)
         return
     path = Path(spec)
-    if not path.exists():
-        raise InputError("no such file or folder", spec)
+    if not path.exists():  # (what given.names_nothing tells of a path, before the stores are imported)
+        raise InputError(NOTHING_THERE, spec)
     yield FileStore(path, spec, jsonl=_looks_jsonl(path), max_doc_bytes=max_doc_bytes, dialect=dialect)
 
 
