@@ -23,7 +23,6 @@ A command declares its table in :data:`SECTIONS`.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 from pathlib import Path
 
 from threadfix.errors import ConfigError, UsageError, did_you_mean
@@ -38,15 +37,17 @@ CONFIG_FILE = "threadfix.toml"
 PYPROJECT = "pyproject.toml"
 
 
-class Key(namedtuple("Key", ("name", "read", "help"))):
+class Key:
     """One setting: its kebab-case name in the file, the option field it sets, and how it is read (``read(value,
-    where)``). Plain records, not msgspec's: a run whose paths name nothing reads its settings and stops before
-    msgspec is imported (issue #28)."""
+    where)``). A plain class, not a msgspec struct: a run whose paths name nothing reads its settings and stops
+    before msgspec is imported (issue #28)."""
 
-    __slots__ = ()
-    name: str
-    read: Callable[[Any, str], Any]
-    help: str
+    __slots__ = ("name", "read", "help")
+
+    def __init__(self, name: str, read: Callable[[Any, str], Any], help: str) -> None:
+        self.name = name
+        self.read = read
+        self.help = help
 
     @property
     def field(self) -> str:
@@ -217,20 +218,23 @@ SECTIONS: dict[str, dict[str, Key]] = {
 }
 
 
-class Config(namedtuple("Config", ("path", "sections", "shared"), defaults=(None, None, None))):
+class Config:
     """The settings found (empty when there is no file), by table, under their option field names; ``shared``: the
-    keys at the top of the table, for every command that has them. (A plain record, as :class:`Key` is.)"""
+    keys at the top of the table, for every command that has them. (A plain class, as :class:`Key` is.)"""
 
-    __slots__ = ()
-    path: Path | None
-    sections: Mapping[str, Mapping[str, Any]] | None
-    shared: Mapping[str, Any] | None
+    __slots__ = ("path", "sections", "shared")
+
+    def __init__(self, path: Path | None = None, sections: Mapping[str, Mapping[str, Any]] | None = None,
+                 shared: Mapping[str, Any] | None = None) -> None:
+        self.path = path
+        self.sections = {} if sections is None else sections
+        self.shared = {} if shared is None else shared
 
     def section(self, name: str) -> dict[str, Any]:
         """The settings of command ``name``: the shared keys it has, then its own table's keys over them."""
         keys = SECTIONS[name]
-        inherited = {field: value for field, value in (self.shared or {}).items() if field.replace("_", "-") in keys}
-        return inherited | dict((self.sections or {}).get(name, {}))
+        inherited = {field: value for field, value in self.shared.items() if field.replace("_", "-") in keys}
+        return inherited | dict(self.sections.get(name, {}))
 
 
 def find(start: Path | None = None) -> Path | None:
