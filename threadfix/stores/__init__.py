@@ -74,8 +74,6 @@ class RegisteredMedium(Struct, frozen=True):
         return importlib.import_module(self.module).MEDIUM
 
 
-
-
 def _database_file(spec: str) -> bool:
     return spec != "-" and Path(spec).is_file() and is_sqlite(Path(spec))
 

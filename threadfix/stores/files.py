@@ -23,9 +23,9 @@ from msgspec import Struct
 
 from threadfix import jsonio
 from threadfix.errors import InputError, ThreadfixError
+from threadfix.given import NOTHING_THERE
 from threadfix.journal import Entry, UndoOutcome, digest, restore_if_unchanged
 from threadfix.model import Thread
-from threadfix.given import NOTHING_THERE
 from threadfix.stores import settle
 from threadfix.stores.atomic import TEMP_PREFIX, Fingerprint, Rewriter, remove_stale_temps
 from threadfix.stores.base import LineNumbering, Medium, PartLedger, ReadProblem, Settled, Store, StoreWriter
