@@ -116,7 +116,7 @@ import functools
 import math
 import re
 import reprlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -455,6 +455,8 @@ _TIMEOUT = _signal(
     r"\btimeout (?:of \d+\s*\w*\s*)?(?:error|exceeded|expired|reached|occurred)", r"timeout(?:error|exception)\b",
     r"readtimeout\b", r"connecttimeout\b", r"writetimeout\b", r"pooltimeout\b", r"socket\.timeout\b",
     r"request timeout\b", r"gateway time-?out",
+    # npm's fetch that got no answer in time: "npm error network timeout at: http://127.0.0.1:8732/left-pad".
+    r"\bnetwork timeout at\b",
     # GNU timeout's own line when it stops a command (-v): "timeout: sending signal TERM to command 'perl'".
     r"^timeout: sending signal\b",
     # The limit said the other way round: jest's "Exceeded timeout of 5000 ms for a test".
@@ -592,6 +594,8 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bunauthori[sz]ed\b", r"\bunauthenticated\b", r"\bnot authenticated\b",
         r"\bauthentication (?:failed|error|required)", r"authenticationerror",
         r"\binvalid[ _](?:api[ _-]?key|x-api-key|token|credentials|authentication|bearer)", r"\bincorrect api key\b",
+        # A password refused: keytool's "keystore password was incorrect", unzip's "incorrect password".
+        r"\bincorrect password\b", r"\bpassword (?:was |is )?incorrect\b",
         r"\bapi[ _-]?key (?:not valid|is invalid|is missing|missing|expired)",
         r"\bmissing (?:api[ _-]?key|credentials|authorization header)", r"\btoken (?:has )?expired\b", r"expiredtoken",
         r"\bsignature (?:has )?expired\b", r"expiredsignature",
@@ -666,8 +670,9 @@ _SIGNALS: tuple[_Signal, ...] = (
         r"\bno (?:[\w-]+ ){1,2}named\b",
         # What a build or test tool was told to use and could not find, in its own words: make's "No rule to
         # make target 'x'", esbuild's 'Could not resolve "./x.js"', mocha's "No test files found", npm's "No
-        # dependencies found matching x", unzip's "filename not matched", jest's "Can't find a root directory".
-        r"\bno rule to make target\b", ("not resolve", r"\b(?:could not|cannot) resolve [\"'`]"),
+        # dependencies found matching x" and 'Missing script: "deploy"', unzip's "filename not matched", jest's "Can't
+        # find a root directory".
+        r"\bno rule to make target\b", r"\bmissing script: ", ("not resolve", r"\b(?:could not|cannot) resolve [\"'`]"),
         # ... a module a server was told to load, a model a client was told to use, a resource an MCP server was asked
         # to read: uvicorn's 'Could not import module "x"', llm's "Unknown model: x", the MCP SDK's "Unknown resource:
         # file:///x/notes.txt".
@@ -778,6 +783,8 @@ _EXIT_CODE = _Lazy(
 
 # Every match of _EXIT_CODE starts with one of these words (lower-cased), and _exit_code takes only a
 # match starting within the first 40 characters: looking for the words first spares most lines the pattern.
+#: what comes just before an exit code's words where the line is code that holds one (a quoted value, a property)
+_CODE_BEFORE = frozenset({'"', "'", "`", "."})
 _EXIT_WORDS = ("exit", "returncode", "return code", "return_code", "make")
 _EXIT_REACH = 40 + max(map(len, _EXIT_WORDS))
 
@@ -1412,8 +1419,10 @@ def _exit_code(line: str) -> int | None:
     if len(line) > 160 or _no_exit_word(line):
         return None
     match = _EXIT_CODE.search(line)
-    if match is None or match.start() > 40 or line[match.start() - 1 : match.start()] in _QUOTES:
-        return None  # "Exit code: 3" in quotes is a value the line holds (source code, a grep hit), not its state
+    if match is None or match.start() > 40 or line[match.start() - 1 : match.start()] in _CODE_BEFORE:
+        # "Exit code: 3" in quotes, or a property ("process.exitCode = 1"), is a value the line holds (source code, a
+        # grep hit), not its state
+        return None
     return int(match.group("n") or match.group("m"))
 
 
@@ -1430,8 +1439,8 @@ def _exit_verdict(code: int, text: str, basis: str) -> _Verdict:
 
 
 # An uncaught exception is read by its name and its message, like any other text (the corpus's rule settled
-# after heldout6): a missing key or a name that says "not found" ("NoSuchKey", "NoResultFound") is a missing
-# thing; a parse, decode, syntax or validation error, or a value error (ValueError, TypeError, a module's own ``Error``) whose message complains
+# after heldout6): a missing key or a name that says "not found" ("NoSuchKey", "NoResultFound", configparser's
+# "NoSectionError") is a missing thing; a parse, decode, syntax or validation error, or a value error (ValueError, TypeError, a module's own ``Error``) whose message complains
 # of the value it was given ("month must be in 1..12", "Incorrect padding", "badly formed"), is bad input; any
 # other uncaught exception ("TypeError: unsupported operand", "ValueError: oops") is the tool's crash.
 _EXCEPTION_NAME = _Lazy(r"(?:[A-Za-z_]\w*\.){0,6}[A-Za-z_]\w{0,80}(?=:| \[ERR_\w{1,60}\]:|\s*$)")
@@ -1440,12 +1449,16 @@ _EXCEPTION_NAME = _Lazy(r"(?:[A-Za-z_]\w*\.){0,6}[A-Za-z_]\w{0,80}(?=:| \[ERR_\w
 # internal error) names no cause.
 _NODE_CODE = _Lazy(r" \[ERR_(\w{1,60})\]:")
 _NODE_BAD_INPUT = _Lazy(r"(?:INVALID|UNKNOWN|MISSING|UNSUPPORTED|PARSE_ARGS)_|OUT_OF_RANGE$|OUT_OF_BOUNDS$")
-_MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)?$|(?:^|\.)NoSuch[A-Z]\w*$|(?:^|\.)No[A-Z]\w*Found$")
+_MISSING_NAME = _Lazy(r"(?:^|\.)KeyError$|NotFound(?:Error|Exception)?$|(?:^|\.)NoSuch[A-Z]\w*$|(?:^|\.)No[A-Z]\w*Found$"
+                      r"|(?:^|\.)No(?:Section|Option)Error$")
 # A parser's or decoder's refusal, or a name that calls its input bad (``gzip.BadGzipFile``,
 # ``decimal.InvalidOperation``).
 _PARSE_NAME = _Lazy(
-    r"(?:Decode|Parse|Parser|Parsing|Scanner|Syntax|Validation|Unpickling|Invalid)\w*(?:Error|Exception)$"
+    r"(?:Decode|Encode|Parse|Parser|Parsing|Scanner|Syntax|Validation|Unpickling|Invalid)\w*(?:Error|Exception)$"
     r"|(?:^|\.)(?:Bad|Invalid|Malformed)[A-Z]\w*$|(?:^|\.)Token(?:ize|izer)?Error$"
+    # Python's SyntaxErrors of a script's layout ("IndentationError: expected an indented block", "TabError:
+    # inconsistent use of tabs and spaces in indentation").
+    r"|(?:^|\.)(?:Indentation|Tab)Error$"
     # The JVM's exceptions for a value of the wrong form or an argument a method refuses.
     r"|(?:NumberFormat|IllegalArgument|InputMismatch|UnsupportedEncoding)Exception$"
 )
@@ -1470,10 +1483,10 @@ _TRACEBACK_EXCEPTION_HEAD = _Lazy(r"(?:[A-Za-z_]\w*\.){0,6}[A-Z]\w*: \S")
 # outside what the operation is defined for ("Square root of a negative number", "negative time"): the words a
 # program's own marked failure line (_marked_complaint) is read for.
 _REFUSED_VALUE = (
-    r"\bunknown\b|\bunsupported\b(?! operand)|\bnot supported\b|\b(?:not |un)?recogni[sz]ed\b|\bnot an? valid\b|\bdo(?:es)? not match\b"
+    r"\bunknown\b|\bunsupported\b(?! operand)|\bnot supported\b(?! between)|\bnot an? supported\b|\b(?:not |un)?recogni[sz]ed\b|\bnot an? valid\b|\bdo(?:es)? not match\b"
     r"|\bEOF\b|\bunclosed\b|\bunbalanced\b|\bunmatched\b|\bunterminated\b|\bis truncated\b"
     r"|\bbad (?:[\w-]+ ){0,2}(?:option|syntax|format|value|argument|specification)\b"
-    r"|\bwrong (?:[\w-]+ )?(?:expression|value|format|syntax|argument)s?\b"
+    r"|\bwrong (?:[\w-]+ )?(?:expression|value|format|syntax|argument|name)s?\b"
     r"|\bnegative (?:\w+ )?(?:number|value|time|count|size|length|argument)s?\b"
     r"|\b(?:value|argument|number|count|size|length) is negative\b|\bis not understood\b"
 )
@@ -1486,12 +1499,12 @@ _VALUE_COMPLAINT = _Lazy(
     _REFUSED_VALUE +
     r"|\b(?:must|has to|needs to|should) (?:be|not|have|contain|start|end|specify|provide|include|supply|refer)\b"
     r"|\b(?:invalid|incorrect|illegal|malformed|mismatched)\b|\bnot valid\b|\boverflow\b|\bcontains? no\b"
-    r"|\bbadly formed\b|\bunexpected\b|\bexpected\b|\brequires\b|\bdo(?:es)? not appear to be\b"
-    r"|\bout of range\b|\bno closing\b|\bformat not (?:supported|recognized)\b"
+    r"|\bbadly formed\b|\bunexpected\b|\bexpected\b(?! \w+ instance)|\brequires\b|\bdo(?:es)? not appear to be\b"
+    r"|\b(?:out of|not in) range\b|\bno closing\b|\bformat not (?:supported|recognized)\b"
     r"|\bcan(?:not|'t) be\b|\bdomain error\b|\b(?:larger|greater|smaller|less|more) than\b|\bmissing\b"
     # ... or of the wrong form ("non-integer argument", "too few X's", "no properly formatted checksum lines"),
     # or a parser's refusal named inside the message ("Error running jq: ParserError").
-    r"|\bnon-(?:integer|numeric|negative|positive)\b|\btoo (?:few|many|long|short|large|small|big)\b(?! open files)"
+    r"|\bnon-(?:integer|numeric|negative|positive|hexadecimal)\b|\btoo (?:few|many|long|short|large|small|big)\b(?! open files)"
     r"|\b(?:no|not|im)\s*properly formatted\b|\b\w*(?:Decode|Parse|Parser|Syntax)(?:Error|Exception)\b"
     # ... or a form the input must have and lacks, in a library's or tool's own words: it does not look like or match
     # what it must ("This does not look like a tar archive", "closing tag ... doesn't match any open tag"), it is of
@@ -1499,7 +1512,7 @@ _VALUE_COMPLAINT = _Lazy(
     # one name twice in what it reads ("redefinition of group name"). A thing to create that already exists in the
     # state a tool keeps (a branch, a table, a unique key) is no bad input (the corpus README's rule for conflicts).
     r"|\bdo(?:es)?(?: not|n't) (?:look like|match)\b|\bodd[- ]length\b"
-    r"|\bempty (?:label|tab|string|name|key|field|pattern|expression|value)s?\b|\bredefinition of\b"
+    r"|\bempty (?:label|tab|string|name|key|field|pattern|expression|value|file)s?\b|\bis not an? (?:[\w-]+ )?encoding\b|\bredefinition of\b"
     # ... or its parts depend on themselves, a cycle in a graph it was given to order ("nodes are in a cycle"), or it
     # does not start as its format must ("file does not start with RIFF id").
     r"|\bin a cycle\b|\bcontains a (?:cycle|loop)\b|\bdo(?:es)?(?: not|n't) start with\b"
@@ -1508,6 +1521,11 @@ _VALUE_COMPLAINT = _Lazy(
     r"|\b(?:in reverse|out of) (?:[\w-]+ ){0,2}order\b",
     re.IGNORECASE,
 )
+
+
+# The JVM's exceptions for a program's own defect, whatever their message says of a value ("ArithmeticException:
+# integer overflow", "ClassCastException: class java.lang.String cannot be cast to class java.lang.Integer").
+_JVM_DEFECT = _Lazy(r"(?:^|\.)(?:Arithmetic|ClassCast|NullPointer)Exception$")
 
 
 # Python's refusal to remove or find an item a sequence does not hold ("list.remove(x): x not in list",
@@ -1538,7 +1556,8 @@ def _exception_kind(line: str, stack: str | None = None) -> _Hit | None:
         return None
     if name[-10:] == "ValueError" and _NOT_IN_SEQUENCE.search(line, match.end()) is not None:
         return _Hit(Kind.NOT_FOUND, f"{said}: a missing item")
-    if _VALUE_NAME.search(name) and _VALUE_COMPLAINT.search(line, match.end()) is not None:
+    if _VALUE_NAME.search(name) and _VALUE_COMPLAINT.search(line, match.end()) is not None \
+            and _JVM_DEFECT.search(name) is None:
         return _Hit(Kind.INVALID_ARGUMENTS, f"{said}: a bad value")
     return None
 
@@ -2298,7 +2317,15 @@ def _clear(text: str, first: str) -> bool:
     with its cheap tests only): too long to be a message, or no failure word where _stated_failure reads,
     or neither a message nor led by a status; no error line where _error_line looks; no
     program's diagnostic line first, unless the text is too long to be one (_unframed_reading reads a
-    diagnostic only in a text that is not past a message); and no native program's run-time failure first."""
+    diagnostic only in a text that is not past a message); and no native program's run-time failure first. A program's
+    report that the first line's lead picks (_LEAD_READINGS) is read as _unframed_reading reads it."""
+    reading = _LEAD_READINGS.get(first[:1])
+    if reading is not None:
+        verdict = reading(text, first)
+        if verdict is _NO_SIGNAL:
+            return True
+        if verdict is not None:
+            return False
     past = _past_message(text)
     if not (past or _no_stated_word(first[:_STATED_REACH])) and _message(text):
         return False
@@ -2329,6 +2356,8 @@ _NOT_PROGRAMS = frozenset(
         "source", "date", "author", "subject", "from", "to", "step", "task", "goal", "context", "input", "prompt",
         "response", "request", "user", "assistant", "system", "model", "tool", "function", "path", "file", "url",
         "id", "key", "value", "label", "tags", "category", "action", "comment", "reply", "q", "a",
+        # unzip's progress on each member ("    testing: notes.txt   OK", "  inflating: src/app.py").
+        "testing", "inflating", "extracting",
     }
 )
 # What programs say in the same form when nothing failed: make's "Nothing to be done for 'all'." and "'x' is
@@ -2492,19 +2521,154 @@ def _klog_failure(first: str) -> _Verdict | None:
     return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, message=first)
 
 
+def _marked_message_verdict(message: str, basis: str) -> _Verdict:
+    """The failure a line that its program marks as an error says, by its words: the kind a signal names, else the
+    kind an exception it quotes names ("java.lang.Exception: Keystore password must be at least 6 characters"), else
+    bad input where the words refuse a value (_MARKED_REFUSAL), else execution. A marked line is a failure whatever
+    it says, so only its kind is left to read."""
+    hit = _find_signal(message) or _exception_kind(message)
+    if hit is not None:
+        return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, message=message)
+    if _MARKED_REFUSAL.search(message) is not None:
+        return _Verdict(Kind.INVALID_ARGUMENTS, f"{basis}: a complaint about its input", message=message)
+    return _Verdict(Kind.EXECUTION, basis, message=message, generic=True)
+
+
 def _apt_error(first: str) -> _Verdict | None:
     """The failure an apt error line ``first`` reports ("E: No packages found", "E: Command line option --frobnicate is
     not understood ..."), of the kind its words say, or None when ``first`` is none. apt marks its errors so, with
-    nothing else around them: bad input where the words refuse a value (_MARKED_REFUSAL), else execution."""
+    nothing else around them."""
     if first[:3] != "E: ":
         return None
-    basis = f"an apt error line '{_quote(first[3:], 40)}'"
-    hit = _find_signal(first)
-    if hit is not None:
-        return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, message=first)
-    if _MARKED_REFUSAL.search(first) is not None:
-        return _Verdict(Kind.INVALID_ARGUMENTS, f"{basis}: a complaint about its input", message=first)
-    return _Verdict(Kind.EXECUTION, basis, message=first, generic=True)
+    return _marked_message_verdict(first, f"an apt error line '{_quote(first[3:], 40)}'")
+
+
+# A program's own error line, its name then "error" (keytool's "keytool error: java.lang.Exception: ...", npm's block of
+# "npm error code E404", "npm error 404 ..." lines). Only the colon form, or a prefix that the second line repeats, is
+# read, so that a sentence that opens with "<word> error" stays prose; words that name a kind of error, not a program
+# ("syntax error: ", "fatal error: "), are other readings' to make.
+_TOOL_ERROR = _Lazy(r"([a-z][\w-]{1,30}) error(?:: | (?=\S))")
+_NOT_TOOLS = frozenset({"fatal", "syntax", "parse", "internal", "runtime", "type", "compile", "unknown", "an", "no",
+                        "the", "critical", "linker", "build", "network", "connection", "server", "client", "http"})
+_TOOL_ERROR_LINES = 8
+
+
+def _tool_error(text: str, first: str) -> _Verdict | None:
+    """The failure a program's own error lines (_TOOL_ERROR) at the head of ``text`` report, or None."""
+    if " error" not in first[:40]:
+        return None
+    found = _TOOL_ERROR.match(first)
+    if found is None or found.group(1) in _NOT_TOOLS:
+        return None
+    prefix = found.group(1) + " error"
+    lines = text.strip().split("\n", _TOOL_ERROR_LINES)[:_TOOL_ERROR_LINES]
+    if first[len(prefix) : len(prefix) + 2] != ": " and (len(lines) < 2 or lines[1][: len(prefix)] != prefix):
+        return None
+    said = [line[len(prefix) :].lstrip(": ").rstrip() for line in lines if line[: len(prefix)] == prefix]
+    if " " not in said[0] and ":" not in said[0] or _tally(text.strip(), fields=False):
+        return None  # a count or a status word after the prefix ("lint error 3") is a tally's row
+    message = "\n".join(line for line in said if line)
+    basis = f"{found.group(1)}'s error line '{_quote(said[0], 40)}'"
+    # npm's "code E404" is the HTTP status its registry answered: it outranks the advice below it ("... or you do not
+    # have permission to access it").
+    if said[0][:6] == "code E" and said[0][6:9].isdigit() and len(said[0]) == 9:
+        kind = _status_kind(int(said[0][6:9]))
+        if kind is not None:
+            return _Verdict(kind, f"{basis}: HTTP {said[0][6:9]}", code=said[0][6:9], message=message)
+    return _marked_message_verdict(message, basis)
+
+
+# jshell's transcript: its prompts, then what a snippet gave. An exception it threw is "|  Exception java.lang.X: msg"
+# with "|        at" frames (read as the same exception outside jshell would be), a snippet that does not compile
+# "|  Error:" and the compiler's reason (execution, the snippet's defect); a value ("$1 ==> ...") is a result, whatever
+# words it holds.
+_JSHELL_PROMPT = "jshell> "
+_JSHELL_EXCEPTION = "|  Exception "
+_JSHELL_OUTCOME = _Lazy(r"jshell> \|  (?:Exception |Error:)")
+_JSHELL_FRAME = _Lazy(r"^\|  (?:(      )(?=at )|(?=Caused by: ))", re.MULTILINE)
+
+
+def _jshell_unframed(frame: re.Match[str]) -> str:
+    """What replaces jshell's margin on a frame line (a tab, as the JVM indents "at") or on a cause (nothing)."""
+    return "\t" if frame.group(1) else ""
+
+
+def _jshell_reading(text: str) -> _Verdict | None:
+    """What a jshell transcript ``text`` (its first line opens with the prompt) shows: the first snippet that threw or
+    did not compile, else a result when a value or a message of jshell's follows the prompts, else None."""
+    outcome = _JSHELL_OUTCOME.search(text)
+    rest = text[outcome.start() + 8 :] if outcome is not None else text
+    while rest[:8] == _JSHELL_PROMPT:
+        rest = rest[8:]
+    if rest[:13] == _JSHELL_EXCEPTION:
+        thrown = _JSHELL_FRAME.sub(_jshell_unframed, rest[13:])
+        inner = _from_text(thrown, _NO_WIRE)
+        basis = f"jshell's exception '{_quote(_first_line(thrown), 40)}'"
+        if inner.kind is Kind.SUCCESS:
+            return _Verdict(Kind.EXECUTION, basis, message=thrown, generic=True)
+        return _Verdict(inner.kind, f"{basis}; {inner.evidence}", code=inner.code, message=thrown, generic=inner.generic)
+    if rest[:9] == "|  Error:":
+        return _Verdict(Kind.EXECUTION, "jshell's snippet does not compile", message=rest.strip())
+    if rest[:1] == "$" or rest[:3] == "|  ":
+        return _NO_SIGNAL
+    return None
+
+
+# unzip's report on the archive it was given ("Archive:  enc.zip") when a member or the archive failed: the kind its
+# words say on the lines below ("skipping: notes.txt   incorrect password", "checkdir:  cannot create extraction
+# directory ... Permission denied"), and a file that is no zip archive ("Either this file is not\n  a zipfile") is one in
+# the wrong format. Members tested or extracted ("testing: notes.txt   OK") are a result.
+_UNZIP_ARCHIVE = "Archive:  "
+_NOT_A_ZIPFILE = _Lazy(r"\bthis file is not\s+a zipfile\b")
+#: unzip -t's summary when every member tested sound, and the head of unzip -l's listing
+_UNZIP_CLEAN = "\nNo errors detected in compressed data of "
+_UNZIP_LISTING = "  Length  "
+
+
+def _unzip_failure(text: str) -> _Verdict | None:
+    """The failure unzip's report ``text`` (its first line names the archive) states below that line, or None."""
+    rest = text[text.find("\n") + 1 :] if "\n" in text else ""
+    if _UNZIP_CLEAN in rest or rest[:10] == _UNZIP_LISTING:
+        return None  # its test found every member sound, or it lists them
+    if _NOT_A_ZIPFILE.search(rest, 0, HEAD_CHARS) is not None:
+        return _Verdict(Kind.INVALID_ARGUMENTS, "unzip: the file is not a zip archive", message=rest.strip())
+    hit = _find_signal(rest[:HEAD_CHARS]) if rest else None
+    if hit is None:
+        return None
+    return _Verdict(hit.kind, f"unzip's report; {hit.evidence}", code=hit.code, message=rest.strip())
+
+
+# gdb's error sentences, each alone on its line where a command failed: a symbol, function, source file or command
+# that is not there, an expression that does not parse, a division by zero it was asked to evaluate; and the stop of a
+# program it ran on a fatal signal ("Program received signal SIGSEGV, Segmentation fault.").
+_GDB_ERROR = _Lazy(
+    r'(?P<missing>No symbol "[^"\n]{1,200}" in current context\.|Function "[^"\n]{1,200}" not defined\.'
+    r'|No source file named [^\n]{1,200}\.|Undefined (?:[\w-]{1,30} )?command: "[^"\n]{1,80}"\.  Try "help"\.)$'
+    r"|(?P<syntax>A syntax error in expression, near `[^\n]{0,200}'\.)$"
+    r"|Division by zero$"
+)
+#: how the lines _GDB_ERROR and _GDB_SIGNAL read start, tested before either pattern is tried
+_GDB_STARTS = ('No symbol "', 'Function "', "No source file named ", "Undefined ", "A syntax error in expression",
+               "Division by zero", "Program received signal ")
+_GDB_THREADS = "[Thread debugging using libthread_db enabled]"
+_GDB_SIGNAL = _Lazy(r"^Program received signal (SIG[A-Z0-9]{2,8}), [^\n]{1,80}\.$", re.MULTILINE)
+
+
+def _gdb_error(text: str, first: str) -> _Verdict | None:
+    """The failure gdb's own error sentence ``first`` states, or the fatal signal that stopped the program it ran."""
+    if not first.startswith(_GDB_STARTS) and first != _GDB_THREADS:
+        return None
+    if first == _GDB_THREADS or first[:8] == "Program ":
+        stop = _GDB_SIGNAL.search(text, 0, HEAD_CHARS)
+        if stop is None:
+            return None
+        return _Verdict(Kind.EXECUTION, f"gdb: the program received {stop.group(1)}", message=stop.group())
+    found = _GDB_ERROR.match(first)
+    if found is None:
+        return None
+    basis = f"gdb's error '{_quote(first, 40)}'"
+    kind = Kind.NOT_FOUND if found.group("missing") else Kind.INVALID_ARGUMENTS if found.group("syntax") else Kind.EXECUTION
+    return _Verdict(kind, basis, message=first)
 
 
 def _native_failure(first: str, diagnostic: bool = False) -> _Verdict | None:
@@ -2527,6 +2691,42 @@ def _native_failure(first: str, diagnostic: bool = False) -> _Verdict | None:
     return _Verdict(kind, basis, message=first)
 
 
+def _native_lead(text: str, first: str) -> _Verdict | None:
+    """A klog or apt error line ``first`` opens ``text`` with (_native_failure's reading of a lead E)."""
+    return _klog_failure(first) or _apt_error(first)
+
+
+def _f_lead(text: str, first: str) -> _Verdict | None:
+    """A klog fatal line, or gdb's 'Function "x" not defined.'."""
+    return _klog_failure(first) or _gdb_error(text, first)
+
+
+def _a_lead(text: str, first: str) -> _Verdict | None:
+    """unzip's report on an archive ("Archive:  x.zip": a result unless a line below it fails), or gdb's syntax error."""
+    if first[:10] == _UNZIP_ARCHIVE:
+        return _unzip_failure(text) or _NO_SIGNAL
+    return _gdb_error(text, first)
+
+
+def _j_lead(text: str, first: str) -> _Verdict | None:
+    """jshell's transcript (a result unless a snippet failed), or a program's own error line."""
+    if first[:8] == _JSHELL_PROMPT:
+        return _jshell_reading(text) or _NO_SIGNAL
+    return _tool_error(text, first)
+
+
+#: the readings of a first line that its lead character picks, tried before any other reading of unframed text (a
+#: reading returns _NO_SIGNAL for a text it knows to be a result)
+_LEAD_READINGS: dict[str, Callable[[str, str], _Verdict | None]] = {
+    **dict.fromkeys("abcdefghiklmnopqrstuvwxyz", _tool_error),
+    "j": _j_lead,
+    "E": _native_lead,
+    "F": _f_lead,
+    "A": _a_lead,
+    **dict.fromkeys("NUDP[", _gdb_error),
+}
+
+
 def _unframed_reading(text: str, first: str) -> _Verdict | None:
     """What an unframed ``text`` states, or None when it states nothing (a result): a failure in its first
     sentence (_stated_failure), an error line among its first few (_error_line), a program's diagnostic
@@ -2538,7 +2738,11 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
     """
     # A klog or apt error line is read first: its own words ("command failed", "Unhandled Error") frame the failure
     # that its err="..." names, as a stated failure would read them.
-    verdict = _native_failure(first) if first[:1] in "EF" else None
+    # So is a program's own report that its first line's lead picks (_LEAD_READINGS): one look-up for every text.
+    reading = _LEAD_READINGS.get(first[:1])
+    verdict = None if reading is None else reading(text, first)
+    if verdict is _NO_SIGNAL:
+        return None
     stripped = "" if len(text) > STATED_CHARS and _past_message(text) else text.strip()  # a short text is no call
     if verdict is None and stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
         reach = first[:_STATED_REACH]
