@@ -387,7 +387,7 @@ def hostile_threads() -> bytes:
 
 # --------------------------------------------------------------------------- figures for the README
 
-#: what this run of the campaign did; printed at the end by ``tests/reliability/conftest.py``
+#: what this run of the campaign did; printed at the end by ``tests/conftest.py`` (gathered from every worker)
 FIGURES: Counter = Counter()
 
 
