@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
@@ -220,10 +220,28 @@ def test_rows_out_of_order_or_with_odd_orders(tmp_path: Path, schema: str) -> No
         assert_same_as_a_full_read(path, schema)
 
 
-@given(seed=st.integers(0, 10**6), odd=st.sampled_from([0.0, 0.3, 1.0]), span=st.sampled_from([1, 3, 17, 8192]),
-       schema=st.sampled_from(sorted(SCHEMAS)), jobs=st.sampled_from([1, 1, 2, 3]))
+ANY_STORE = {"seed": st.integers(0, 10**6), "odd": st.sampled_from([0.0, 0.3, 1.0]),
+             "span": st.sampled_from([1, 3, 17, 8192]), "schema": st.sampled_from(sorted(SCHEMAS)),
+             "jobs": st.sampled_from([1, 1, 2, 3])}
+
+
+# each example with jobs > 1 starts worker processes: a quarter of the profile's examples by default, all of them
+# in the campaign below
+@settings(max_examples=max(30, settings().max_examples // 4))
+@given(**ANY_STORE)
 def test_any_store_any_span_and_any_number_of_processes(tmp_path_factory, seed: int, odd: float, span: int,
                                                         schema: str, jobs: int) -> None:
+    _any_store(tmp_path_factory, seed, odd, span, schema, jobs)
+
+
+@pytest.mark.slow
+@given(**ANY_STORE)
+def test_any_store_any_span_and_any_number_of_processes_campaign(tmp_path_factory, seed: int, odd: float, span: int,
+                                                                 schema: str, jobs: int) -> None:
+    _any_store(tmp_path_factory, seed, odd, span, schema, jobs)
+
+
+def _any_store(tmp_path_factory, seed: int, odd: float, span: int, schema: str, jobs: int) -> None:
     path = build(tmp_path_factory.mktemp("h") / "s.db", schema, seed, threads=12, odd=odd, disorder=seed % 3 == 0)
     original = screen.SPAN, screen.PART_MIN_ROWS, table.KEYS_PER_PART
     screen.SPAN, screen.PART_MIN_ROWS, table.KEYS_PER_PART = span, 1, 1  # parts of a few rows (keys), in workers
