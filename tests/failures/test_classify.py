@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 import unicodedata
 from collections import Counter
 from pathlib import Path
@@ -303,21 +302,22 @@ def test_seed_errors_round_trip(
 
 
 # --------------------------------------------------------------------------------------------------
-# Speed: it runs over every output of a store.
+# Size: it runs over every output of a store, the largest too. What each output costs is measured by
+# benchmarks/classify_cost.py, not here; this test holds the verdicts, and its timeout stops a pattern that
+# backtracks without end over a large output (minutes, not the milliseconds these take).
 
 
-def test_ordinary_outputs_are_cheap() -> None:
+@pytest.mark.timeout(120)
+def test_ordinary_outputs_of_any_size_are_results() -> None:
     outputs = [
         "def handler(event):\n    return {'status': 200}\n" * 40,
         orjson.dumps({"items": [{"id": n, "name": f"item {n}"} for n in range(30)]}).decode(),
         [{"type": "text", "text": "Created 3 files.\n" * 20}],
         "x" * 2_000_000,
+        "Created 3 files.\n" * 200_000,
     ]
-    start = time.perf_counter()
-    for _ in range(500):
-        for output in outputs:
-            classify(output)
-    assert time.perf_counter() - start < 5.0
+    for output in outputs:
+        assert classify(output).kind is Kind.SUCCESS, str(output)[:80]
 
 
 # A failure word that is a value the line holds, not what it says (issue #24; seen in the benchmark
