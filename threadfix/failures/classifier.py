@@ -880,6 +880,12 @@ _PY_TRACEBACK = "Traceback (most recent call last)"
 _PY_FILE_FRAME = _Lazy(r'\s*File "[^"\n]{1,300}", line \d+')
 # A traceback whose frames are written "..." is a doctest's or a document's example, not a crash.
 _ELIDED_TRACEBACK = _Lazy(r"Traceback \(most recent call last\):[ \t]*\n[ \t]*\.\.\.[ \t]*\n")
+# A writer whose reader stopped listening: a page of output, then the traceback of the write that found the pipe closed
+# (``python3 -m pydoc X | head -20``: "self.output.write('\n')", then "BrokenPipeError: [Errno 32] Broken pipe"). The
+# page was delivered as far as it was read; a socket's send that finds its peer gone ("sock.sendall(data)") is a
+# network client's failure and is no write to its output.
+_BROKEN_PIPE = "BrokenPipeError"
+_OUTPUT_WRITE = _Lazy(r"\n[ \t]+(?:print\(|[\w.]*\b(?:stdout|output)\.(?:write|flush)\()[^\n]*\n" + _BROKEN_PIPE + r"\b[^\n]*\Z")
 # _ERROR_START's frames of "error" and a word ("Error when ...", "Error response ..."): a first line that
 # describes before any colon ("Error when requested amount exceeds what is allowed", "Error response may
 # contain ...") is a docstring's, not a report.
@@ -1696,6 +1702,13 @@ def _traceback_tail(text: str, first: str) -> str | None:
     if found is None or _TRACEBACK_EXCEPTION_HEAD.match(found.group()) is None:
         return None
     return found.group().strip()
+
+
+def _closed_output(text: str) -> bool:
+    """True when ``text`` is output then the traceback of a write to that output that found its reader gone
+    (_OUTPUT_WRITE): the output before the traceback is what was delivered."""
+    start = text.rfind(_PY_TRACEBACK)
+    return start > 0 and not text[:start].isspace() and _OUTPUT_WRITE.search(text, start) is not None
 
 
 def _driver_context(text: str) -> bool:
@@ -2892,6 +2905,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
         if exit_code is not None:
             basis = ""
         elif python_end:
+            if last_stripped[:15] == _BROKEN_PIPE and _closed_output(text):
+                return _success("a page of output whose reader closed the pipe")
             basis = "traceback ends the output"
         elif text[:1].isspace() and (tail := _traceback_tail(text, first)) is not None:
             # The last lines of a traceback kept by ``tail``: read from its exception line, as that line alone is.
