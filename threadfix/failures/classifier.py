@@ -2225,6 +2225,9 @@ _NOTICE_LEAD = _Lazy(r"(?:NOTICE|INFO|LOG):  ")
 _SALUTATION = _Lazy(r"(?:hi|hello|hey|dear)\b[^,.!?\n]{0,40}[,!]\s")
 # Three errno names in a row, as a listing of them prints ("E2BIG EACCES EADDRINUSE ..."): codes named, not raised.
 _ERRNO_RUN = _Lazy(r"\bE[A-Z0-9]{2,15}[ \t,]+E[A-Z0-9]{2,15}[ \t,]+E[A-Z0-9]{2,15}\b")
+# A system call strace traced and the errno it answered ('access("/etc/ld.so.preload", R_OK) = -1 ENOENT (No such file
+# or directory)'): what the traced program asked and was told, which it may well expect, not the trace's own failure.
+_TRACED_CALL = _Lazy(r"(?:\d{1,10} +)?[a-z_][a-z0-9_]{0,30}\([^\n]{0,300}\)\s+= -1 E[A-Z0-9]{2,15} \(")
 
 
 def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) -> _Verdict | None:
@@ -2276,6 +2279,8 @@ def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) ->
         return None
     if match.group()[:1] == "e" and _ERRNO_RUN.search(said) is not None:
         return None  # a listing of errno names ("E2BIG EACCES EADDRINUSE ..."), not one error's code
+    if match.group()[:1] == "e" and " = -1 E" in said and _TRACED_CALL.match(said) is not None:
+        return None  # a traced call's answer
     noun = match.group().rpartition(" ")[2] in _FAILURE_NOUNS
     if noun and _ARTICLE.search(sentence, 0, match.start()) and not _LEADING_STATUS.match(said):
         return None  # "an error raised after ...", "429 is a rate limit error"
@@ -2870,6 +2875,14 @@ def _entry_listing(text: str, first: str) -> bool:
     return _ENTRY_LINE.match(text.lstrip()) is not None
 
 
+def _underlined(text: str, first: str) -> bool:
+    """True when ``first``, the first line of ``text``, is a heading underlined by the line below it, as a manual's
+    page of a name opens ("TIMEOUT" then "-------", cmake's help of that test property): a name, not a report."""
+    at = text.find(first) + len(first)
+    rule = text[at + 1 : at + 1 + len(first)]
+    return text[at : at + 1] == "\n" and len(rule) == len(first) and rule[:1] in "-=" and not rule.strip(rule[:1])
+
+
 def _short_message(text: str) -> bool:
     """True when ``text`` stripped is a message: at most STATED_CHARS characters in fewer than _STATED_LINES lines."""
     if len(text) > STATED_CHARS + 2 * _EDGE:
@@ -2916,7 +2929,7 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
                 _WORD_FRAME.match(start.group()) and _describes(_folded(first.partition(":")[0]))) \
                 and not _tally(text.strip(), fields=False) and _NAME_LIST.match(text) is None \
                 and not (first[-7:] == " ... ok" and _PASSED_TEST.match(first)) and not _entry_listing(text, first) \
-                and not (first[-1:] == ")" and _MANUAL_HEADER.fullmatch(first)):
+                and not (first[-1:] == ")" and _MANUAL_HEADER.fullmatch(first)) and not _underlined(text, first):
             basis = f"starts with '{_quote(start.group(), 24)}'"
         elif _FRAME_END.match(last) and _GENERIC_MARKER.search(window):
             basis = "stack trace ends the output"
