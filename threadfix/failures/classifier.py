@@ -2689,6 +2689,53 @@ def _gdb_error(text: str, first: str) -> _Verdict | None:
     return _Verdict(kind, basis, message=first)
 
 
+# CMake's error, as its scripts and projects meet one: "CMake Error at x.cmake:3 (file):" names where, the indented lines
+# under it say what ("  file failed to open for reading (No such file or directory):"). Their words say the kind, and
+# some of CMake's own: a newer CMake required is a version refused; a command it does not know, a file it "cannot"
+# read, missing things; an expression it cannot evaluate or parse, a regex it cannot compile, JSON it fails parsing or
+# the arguments of an `if` bad input. A configure run's status lines ("-- Configuring done") may come first.
+_CMAKE_ERROR = "CMake Error at "
+_CMAKE_HEADER = _Lazy(r"CMake Error at [^\n]{1,300}:[ \t]*\n((?:[ \t]+\S[^\n]*\n|[ \t]*\n){1,24})")
+_CMAKE_MESSAGE = _Lazy(
+    r"(?P<version>\bCMake \d{1,3}(?:\.\d{1,6}){0,3} or higher is required\b)"
+    r"|(?P<missing>\bUnknown CMake command\b|\bcannot be read\b)"
+    r"|(?P<bad>\bcannot (?:evaluate|parse) the expression\b|\bfailed to compile regex\b|\bfailed parsing\b"
+    r"|\bUnknown arguments? specified\b)"
+)
+_CMAKE_KINDS = {"version": Kind.BEHAVIOR_VERSION_UNSUPPORTED, "missing": Kind.NOT_FOUND, "bad": Kind.INVALID_ARGUMENTS}
+
+
+def _cmake_error(text: str, at: int) -> _Verdict | None:
+    """The kind of the CMake error whose header starts at ``at`` in ``text``, by its message's words, or None."""
+    found = _CMAKE_HEADER.match(text + "\n", at)
+    if found is None:
+        return None
+    message = found.group(1).strip()
+    basis = f"CMake's error '{_quote(message, 40)}'"
+    said = _CMAKE_MESSAGE.search(message)
+    if said is not None and said.lastgroup != "bad":
+        return _Verdict(_CMAKE_KINDS[said.lastgroup], f"{basis}: {_quote(said.group(), 40)}", message=message)
+    hit = _find_signal(message)
+    if hit is not None:
+        return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, message=message)
+    if said is not None or _VALUE_COMPLAINT.search(message) is not None:
+        return _Verdict(Kind.INVALID_ARGUMENTS, f"{basis}: a complaint about its input", message=message)
+    return _Verdict(Kind.EXECUTION, basis, message=message, generic=True)
+
+
+def _c_lead(text: str, first: str) -> _Verdict | None:
+    """CMake's error that opens ``text``."""
+    return _cmake_error(text, text.find(_CMAKE_ERROR)) if first[:15] == _CMAKE_ERROR else None
+
+
+def _dash_lead(text: str, first: str) -> _Verdict | None:
+    """CMake's error after a configure run's status lines ("-- Detecting C compiler ABI info")."""
+    if first[:3] != "-- ":
+        return None
+    at = text.find("\n" + _CMAKE_ERROR, 0, HEAD_CHARS)
+    return None if at < 0 else _cmake_error(text, at + 1)
+
+
 def _native_failure(first: str, diagnostic: bool = False) -> _Verdict | None:
     """A C or C++ program's run-time failure that ``first`` reports (_NATIVE_FAILURE), or None. Only a line that
     opens with "*** ", "terminate " or "==", or one that may be a diagnostic (``diagnostic``: _may_be_diagnostic
@@ -2742,6 +2789,8 @@ _LEAD_READINGS: dict[str, Callable[[str, str], _Verdict | None]] = {
     "F": _f_lead,
     "A": _a_lead,
     **dict.fromkeys("NUDP[", _gdb_error),
+    "C": _c_lead,
+    "-": _dash_lead,
 }
 
 
