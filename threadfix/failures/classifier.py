@@ -461,6 +461,8 @@ _TIMEOUT = _signal(
     r"^timeout: sending signal\b",
     # The limit said the other way round: jest's "Exceeded timeout of 5000 ms for a test".
     r"\bexceeded (?:the |its )?timeout\b",
+    # ctest's line of a test it stopped at its limit: "1/1 Test #3: t3 ......***Timeout   1.00 sec".
+    ("***timeout", r"\*\*\*timeout\b"),
     # PostgreSQL's "canceling statement due to statement timeout" (and lock_timeout's "lock timeout").
     r"\b(?:statement|lock) timeout\b",
     # Chinese tools' own "请求超时" (the request timed out), after a "错误:" (error) they lead with.
@@ -2736,6 +2738,23 @@ def _dash_lead(text: str, first: str) -> _Verdict | None:
     return None if at < 0 else _cmake_error(text, at + 1)
 
 
+# ctest's run ("Test project /x/build"), which ends "Errors while running CTest" when a test failed: the kind its lines
+# say (a test stopped at its time limit, "***Timeout", outranks a missing file another test's output names).
+_CTEST_RUN = "Test project "
+_CTEST_FAILED = "\nErrors while running CTest"
+
+
+def _t_lead(text: str, first: str) -> _Verdict | None:
+    """ctest's run that ``first`` opens, when a test failed, or None."""
+    if first[:13] != _CTEST_RUN or _CTEST_FAILED not in text:
+        return None
+    window = _window(text)
+    hit = _find_signal(window)
+    if hit is None:
+        return _Verdict(Kind.EXECUTION, "ctest's run with a failed test", message=window, generic=True)
+    return _Verdict(hit.kind, f"ctest's run with a failed test; {hit.evidence}", code=hit.code, message=window)
+
+
 def _native_failure(first: str, diagnostic: bool = False) -> _Verdict | None:
     """A C or C++ program's run-time failure that ``first`` reports (_NATIVE_FAILURE), or None. Only a line that
     opens with "*** ", "terminate " or "==", or one that may be a diagnostic (``diagnostic``: _may_be_diagnostic
@@ -2791,6 +2810,7 @@ _LEAD_READINGS: dict[str, Callable[[str, str], _Verdict | None]] = {
     **dict.fromkeys("NUDP[", _gdb_error),
     "C": _c_lead,
     "-": _dash_lead,
+    "T": _t_lead,
 }
 
 
