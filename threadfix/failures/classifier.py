@@ -2299,13 +2299,35 @@ def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) ->
         # address"): bad input, as on a program's marked failure line.
         return _Verdict(Kind.INVALID_ARGUMENTS, f"{basis}: a complaint about its input", message=said)
     if hit is None:
-        return _Verdict(Kind.EXECUTION, basis, message=said, generic=True)
+        return _program_error(said, basis) or _Verdict(Kind.EXECUTION, basis, message=said, generic=True)
     code = hit.code
     if code is None and (http := _http_hit(said)) is not None:
         code = http.code
     said_words = said[match.start() : match.end()]
     evidence = hit.evidence if _lowered(said_words) in _lowered(hit.evidence) else f"{basis}; {hit.evidence}"
     return _Verdict(hit.kind, evidence, code=code, retry_after=_retry_in_text(said), message=said)
+
+
+# A program's own error line, its name then "error:" ("ninja: error: unknown target 'x'"). A target it was asked to
+# build and has no rule for is a missing thing; a message placed at a line of the file it reads ("build.ninja:3:
+# duplicate rule 'cp'"), a value refused (_MARKED_REFUSAL: "unknown debug setting 'x'") and a dependency cycle in what
+# it was given to build are bad input.
+_MISSING_TARGET = _Lazy(r"\bunknown target\b|\bno known rule to make\b")
+_AT_FILE_LINE = _Lazy(r"[^\s:]{1,200}:\d{1,9}: ")
+_DEPENDENCY_CYCLE = "dependency cycle"
+
+
+def _program_error(said: str, basis: str) -> _Verdict | None:
+    """The kind a program's own error line that opens ``said`` says by its message, or None."""
+    found = _PROGRAM_ERROR_FIRST.match(said)
+    if found is None:
+        return None
+    message = said[found.end() :]
+    if _MISSING_TARGET.search(message) is not None:
+        return _Verdict(Kind.NOT_FOUND, f"{basis}: a target it has no rule for", message=said)
+    if _AT_FILE_LINE.match(message) or _MARKED_REFUSAL.search(message) is not None or _DEPENDENCY_CYCLE in message:
+        return _Verdict(Kind.INVALID_ARGUMENTS, f"{basis}: a complaint about its input", message=said)
+    return None
 
 
 def _instructs(sentence: str, match: re.Match[str], nominal: bool) -> bool:
