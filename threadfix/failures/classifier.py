@@ -2298,6 +2298,10 @@ def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) ->
         # The failure stated is itself a value refused ("xargs: unmatched single quote", "Unterminated IPv6 numeric
         # address"): bad input, as on a program's marked failure line.
         return _Verdict(Kind.INVALID_ARGUMENTS, f"{basis}: a complaint about its input", message=said)
+    if (hit is None or hit.kind is Kind.PERMISSION_DENIED) and _NAMED_PARSER.search(said) is not None:
+        # A parser's refusal named in the message ("yq: Error running jq: ScannerError: mapping values are not allowed
+        # in this context"): input that does not parse, whatever its words forbid.
+        return _Verdict(Kind.INVALID_ARGUMENTS, f"{basis}: input that does not parse", message=said)
     if hit is None:
         return _program_error(said, basis) or _Verdict(Kind.EXECUTION, basis, message=said, generic=True)
     code = hit.code
@@ -2313,6 +2317,7 @@ def _stated_failure(text: str, first: str, words: list[bytes], stripped: str) ->
 # duplicate rule 'cp'"), a value refused (_MARKED_REFUSAL: "unknown debug setting 'x'") and a dependency cycle in what
 # it was given to build are bad input.
 _MISSING_TARGET = _Lazy(r"\bunknown target\b|\bno known rule to make\b")
+_NAMED_PARSER = _Lazy(r"\b\w*(?:Decode|Parse|Parser|Scanner|Syntax)(?:Error|Exception): ")
 _AT_FILE_LINE = _Lazy(r"[^\s:]{1,200}:\d{1,9}: ")
 _DEPENDENCY_CYCLE = "dependency cycle"
 
@@ -2441,6 +2446,7 @@ _USAGE_LINE = ("usage:", "Usage:")
 # [--count COUNT]" then "tool: error: argument --count: invalid int value: 'many'"). A usage text alone is help.
 _USAGE_ERROR = _Lazy(r"^(?:[^\n:]{1,60}: )?error: \S[^\n]{0,300}", re.MULTILINE)
 _USAGE_REACH = 1024
+_OPENED_FILE_KINDS = frozenset({Kind.NOT_FOUND, Kind.PERMISSION_DENIED})
 
 
 # A program's fatal error, marked as make and patch mark one: make's "*** ... Stop." ("make: *** No rule to make
@@ -2473,7 +2479,13 @@ def _diagnostic(stripped: str, first: str) -> _Verdict | None:
             return _native_failure(first, diagnostic=True) if found is None else None
         if (error := _USAGE_ERROR.search(stripped, 0, _USAGE_REACH)) is None:
             return None
-        return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error: '{_quote(error.group(), 40)}'", message=stripped)
+        basis = f"a usage error: '{_quote(error.group(), 40)}'"
+        if "[Errno " in error.group() and (hit := _find_signal(error.group())) is not None \
+                and hit.kind in _OPENED_FILE_KINDS:
+            # argparse's file argument it could not open ("argument files: can't open 'x.yaml': [Errno 2] No such file
+            # or directory"): the file's own failure, not the command line's form.
+            return _Verdict(hit.kind, f"{basis}; {hit.evidence}", message=stripped)
+        return _Verdict(Kind.INVALID_ARGUMENTS, basis, message=stripped)
     tail = max(0, len(stripped) - _LINE_CHARS)
     if stripped.find("--help", tail) >= 0 and _TRY_HELP.search(stripped, tail):
         return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error of '{_quote(found.group(1), 32)}'", message=stripped)
