@@ -2632,6 +2632,25 @@ def _tool_error(text: str, first: str) -> _Verdict | None:
     return _marked_message_verdict(message, basis)
 
 
+def _refused_option(text: str, first: str) -> _Verdict | None:
+    """A program's refusal of an option, then the usage it was shown against ("objdump: unrecognized option '--x'" then
+    "Usage: objdump <option(s)> <file(s)>" and its options): a usage error, however long the usage."""
+    if " option" not in first:
+        return None
+    found = _PROGRAM_LINE.match(first)
+    if found is None or found.group(1) in _NOT_PROGRAMS or _MARKED_REFUSAL.search(first, found.end()) is None:
+        return None
+    at = text.find("\n", text.find(first) + len(first))
+    if at < 0 or text[at + 1 : at + 7] not in _USAGE_LINE:
+        return None
+    return _Verdict(Kind.INVALID_ARGUMENTS, f"a usage error of '{_quote(found.group(1), 32)}'", message=text.strip())
+
+
+def _lower_lead(text: str, first: str) -> _Verdict | None:
+    """A program's own error lines, or its refusal of an option above its usage."""
+    return _tool_error(text, first) or _refused_option(text, first)
+
+
 # jshell's transcript: its prompts, then what a snippet gave. An exception it threw is "|  Exception java.lang.X: msg"
 # with "|        at" frames (read as the same exception outside jshell would be), a snippet that does not compile
 # "|  Error:" and the compiler's reason (execution, the snippet's defect); a value ("$1 ==> ...") is a result, whatever
@@ -2836,7 +2855,7 @@ def _j_lead(text: str, first: str) -> _Verdict | None:
 #: the readings of a first line that its lead character picks, tried before any other reading of unframed text (a
 #: reading returns _NO_SIGNAL for a text it knows to be a result)
 _LEAD_READINGS: dict[str, Callable[[str, str], _Verdict | None]] = {
-    **dict.fromkeys("abcdefghiklmnopqrstuvwxyz", _tool_error),
+    **dict.fromkeys("abcdefghiklmnopqrstuvwxyz", _lower_lead),
     "j": _j_lead,
     "E": _native_lead,
     "F": _f_lead,
