@@ -2808,6 +2808,24 @@ def _t_lead(text: str, first: str) -> _Verdict | None:
     return _Verdict(hit.kind, f"ctest's run with a failed test; {hit.evidence}", code=hit.code, message=window)
 
 
+# CMake's status list of a download or upload (``file(DOWNLOAD ... STATUS s)`` then ``message("${s}")``): curl's code,
+# then its message in quotes ('28;"Timeout was reached"'); a code that is not 0 is the transfer's failure, whatever
+# the script's own exit, of the kind curl's code says (_CURL_KINDS) or its words.
+_TRANSFER_STATUS = _Lazy(r'([1-9]\d{0,1});"([^"\n]{1,200})"')
+
+
+def _digit_lead(text: str, first: str) -> _Verdict | None:
+    """CMake's status list of a failed transfer, alone in ``text``, or None."""
+    if first[-1:] != '"' or ';"' not in first[:4] or (found := _TRANSFER_STATUS.fullmatch(first)) is None \
+            or text.strip() != first:
+        return None
+    basis = f"a transfer's status '{_quote(first, 40)}'"
+    kind = _CURL_KINDS.get(int(found.group(1)))
+    if kind is None and (hit := _find_signal(found.group(2))) is not None:
+        kind = hit.kind
+    return _Verdict(kind or Kind.EXECUTION, basis, code=found.group(1), message=first)
+
+
 def _native_failure(first: str, diagnostic: bool = False) -> _Verdict | None:
     """A C or C++ program's run-time failure that ``first`` reports (_NATIVE_FAILURE), or None. Only a line that
     opens with "*** ", "terminate " or "==", or one that may be a diagnostic (``diagnostic``: _may_be_diagnostic
@@ -2864,6 +2882,7 @@ _LEAD_READINGS: dict[str, Callable[[str, str], _Verdict | None]] = {
     "C": _c_lead,
     "-": _dash_lead,
     "T": _t_lead,
+    **dict.fromkeys("123456789", _digit_lead),
 }
 
 
