@@ -2826,6 +2826,27 @@ def _digit_lead(text: str, first: str) -> _Verdict | None:
     return _Verdict(kind or Kind.EXECUTION, basis, code=found.group(1), message=first)
 
 
+# ed's answer to a command that failed: a bare "?", and with its help mode on (``H``) the reason on the next line
+# ("Invalid address", "No match", "Cannot open output file" and the system's reason below it).
+_ED_NO_MATCH = "No match"
+
+
+def _question_lead(text: str, first: str) -> _Verdict | None:
+    """ed's "?" and the reason below it, or None."""
+    if first != "?":
+        return None
+    reason = text.strip()[2:]
+    if not reason or reason[:1].isspace():
+        return None
+    basis = f"ed's '?': '{_quote(reason, 40)}'"
+    if reason == _ED_NO_MATCH:
+        return _Verdict(Kind.NOT_FOUND, basis, message=reason)
+    hit = _find_signal(reason)
+    if hit is None:
+        return _Verdict(Kind.EXECUTION, basis, message=reason, generic=True)
+    return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, message=reason)
+
+
 def _native_failure(first: str, diagnostic: bool = False) -> _Verdict | None:
     """A C or C++ program's run-time failure that ``first`` reports (_NATIVE_FAILURE), or None. Only a line that
     opens with "*** ", "terminate " or "==", or one that may be a diagnostic (``diagnostic``: _may_be_diagnostic
@@ -2883,6 +2904,7 @@ _LEAD_READINGS: dict[str, Callable[[str, str], _Verdict | None]] = {
     "-": _dash_lead,
     "T": _t_lead,
     **dict.fromkeys("123456789", _digit_lead),
+    "?": _question_lead,
 }
 
 
