@@ -557,3 +557,31 @@ def test_a_shell_result_that_exited_zero_is_read_by_its_output() -> None:
     assert classify(failed).kind is Kind.TERMINAL_ERROR
 
 
+
+
+_PYDOC_PAGE = "Help on function tabulate in tabulate:\n\ntabulate.tabulate = tabulate(tabular_data, headers=())\n    Format a fixed width table for pretty printing.\n"
+_CLOSED_PIPE = (
+    "Traceback (most recent call last):\n"
+    '  File "/usr/lib/python3.11/pydoc.py", line 2812, in cli\n'
+    "    help.help(arg, is_cli=True)\n"
+    '  File "/usr/lib/python3.11/pydoc.py", line 2073, in help\n'
+    "    {write}\n"
+    "BrokenPipeError: [Errno 32] Broken pipe"
+)
+
+
+@pytest.mark.parametrize("write", ["self.output.write('\\n')", "print(line)", "sys.stdout.flush()"])
+def test_a_page_whose_reader_closed_the_pipe_is_a_result(write: str) -> None:
+    """``pydoc X | head``: the page was delivered as far as it was read; the write that found the pipe closed is no
+    failure of the work."""
+    result = classify(_PYDOC_PAGE + _CLOSED_PIPE.format(write=write))
+    assert result.kind is Kind.SUCCESS and not result.is_error
+
+
+@pytest.mark.parametrize(("page", "write"), [
+    (_PYDOC_PAGE, "self._sock.sendall(data)"),  # a socket's peer gone: the client's network failure
+    ("", "print(line)"),  # nothing delivered before the write failed
+])
+def test_a_broken_pipe_on_a_socket_or_before_any_output_is_still_a_failure(page: str, write: str) -> None:
+    result = classify(page + _CLOSED_PIPE.format(write=write))
+    assert result.kind is Kind.NETWORK_ERROR and "Broken pipe" in result.evidence
