@@ -2847,6 +2847,27 @@ def _question_lead(text: str, first: str) -> _Verdict | None:
     return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, message=reason)
 
 
+# ninja's build that a command of it failed ("[1/2] CC main.o", "FAILED: main.o", the command's own output, then "ninja:
+# build stopped: subcommand failed."): the kind that output says ("Fatal error: can't create main.o: Permission denied").
+_NINJA_STOPPED = "ninja: build stopped: subcommand failed."
+
+
+def _bracket_lead(text: str, first: str) -> _Verdict | None:
+    """ninja's build stopped by a failed command, or gdb's reading of a line that opens with "["."""
+    if text[-80:].rstrip().endswith(_NINJA_STOPPED):
+        window = _window(text)
+        hit = _find_signal(window)
+        if hit is None:
+            return _Verdict(Kind.EXECUTION, "ninja's build stopped by a failed command", message=window, generic=True)
+        return _Verdict(hit.kind, f"ninja's build stopped by a failed command; {hit.evidence}", code=hit.code,
+                        message=window)
+    return _gdb_error(text, first)
+
+
+# cmake's help of a name it does not know ('Argument "x" to --help-command is not a CMake command.'): a missing thing.
+_CMAKE_HELP_UNKNOWN = _Lazy(r'Argument "[^"\n]{1,200}" to --help-[a-z-]{1,30} is not a ')
+
+
 def _native_failure(first: str, diagnostic: bool = False) -> _Verdict | None:
     """A C or C++ program's run-time failure that ``first`` reports (_NATIVE_FAILURE), or None. Only a line that
     opens with "*** ", "terminate " or "==", or one that may be a diagnostic (``diagnostic``: _may_be_diagnostic
@@ -2878,9 +2899,12 @@ def _f_lead(text: str, first: str) -> _Verdict | None:
 
 
 def _a_lead(text: str, first: str) -> _Verdict | None:
-    """unzip's report on an archive ("Archive:  x.zip": a result unless a line below it fails), or gdb's syntax error."""
+    """unzip's report on an archive ("Archive:  x.zip": a result unless a line below it fails), cmake's help of a name
+    it does not know, or gdb's syntax error."""
     if first[:10] == _UNZIP_ARCHIVE:
         return _unzip_failure(text) or _NO_SIGNAL
+    if first[:10] == 'Argument "' and _CMAKE_HELP_UNKNOWN.match(first) is not None:
+        return _Verdict(Kind.NOT_FOUND, f"cmake's help of a name it does not know '{_quote(first, 40)}'", message=first)
     return _gdb_error(text, first)
 
 
@@ -2899,7 +2923,8 @@ _LEAD_READINGS: dict[str, Callable[[str, str], _Verdict | None]] = {
     "E": _native_lead,
     "F": _f_lead,
     "A": _a_lead,
-    **dict.fromkeys("NUDP[", _gdb_error),
+    **dict.fromkeys("NUDP", _gdb_error),
+    "[": _bracket_lead,
     "C": _c_lead,
     "-": _dash_lead,
     "T": _t_lead,
