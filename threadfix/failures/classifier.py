@@ -1111,6 +1111,8 @@ def _unframed(text: str, first: str | None = None) -> bool:
     if text[:1] != lead and (first[-1:] == ")" or first[-1:] == "(" or first[:6] in _TAIL_LEADS) \
             and _traceback_tail(text, first) is not None:
         return False  # a traceback's last lines
+    if (end == ")" or end == '"') and _TCL_TRACE_AT in text and _tcl_trace(text) is not None:
+        return False  # Tcl's error trace, whose last line is the place or the command of its outermost level
     if stripped == first:
         # A one-line text is its own last line: a name ending as a last line's ends as a first line's,
         # the death words but "bus" are start words, and the exit words were just looked for.
@@ -1731,6 +1733,51 @@ def _perl_die(line: str) -> str | None:
 def _perl_uncompiled(line: str) -> bool:
     """True when ``line`` (a text's last line, stripped) is Perl's summary of a script that does not compile."""
     return line[:13] == "Execution of " and _PERL_UNCOMPILED.fullmatch(line) is not None
+
+
+# Tcl's uncaught error as tclsh writes it: the message, then its errorInfo trace, each level a line that says where
+# ("    while executing", "    invoked from within") over the command it ran in quotes. The trace is the failure
+# whatever the message's words; they give its kind, Tcl's own wordings first (_TCL_KINDS), as its command names,
+# dictionary keys and channels are things looked up and its operands values checked.
+_TCL_TRACE_AT = "\n    while "
+_TCL_TRACE = _Lazy(r'\n    while (?:executing|compiling)\n"')
+_TCL_KINDS = (
+    (Kind.BEHAVIOR_VERSION_UNSUPPORTED, ("version conflict for package ",)),
+    (Kind.NOT_FOUND, ('invalid command name "', " not known in dictionary", "can not find channel named ",
+                      'unknown encoding "', 'unknown namespace "', "no files matched glob pattern ")),
+    (Kind.INVALID_ARGUMENTS, ("can't use non-numeric string as operand", "expected integer but got ",
+                              "list must have an even number of elements", "unmatched open brace in list",
+                              'bad level "', "isn't a procedure", "bad value for ", "domain error: ", "data error")),
+)
+# The error code a script gave its error ("throw {ARITH DOMAIN} msg", "return -code error -errorcode {POSIX EACCES}
+# msg"), in the command the trace quotes: Tcl's machine-readable cause, read when the message's words name none.
+_TCL_ERROR_CODE = _Lazy(r'\n"(?:throw|return -code error -errorcode) \{([A-Z]+ [A-Z]+)\b')
+_TCL_CODE_KINDS = {"POSIX ENOENT": Kind.NOT_FOUND, "POSIX EACCES": Kind.PERMISSION_DENIED,
+                   "POSIX EPERM": Kind.PERMISSION_DENIED, "ARITH DOMAIN": Kind.INVALID_ARGUMENTS}
+
+
+def _tcl_trace(text: str) -> int | None:
+    """Where Tcl's errorInfo trace starts in ``text`` (the end of its message), or None when it has none."""
+    if _TCL_TRACE_AT not in text:
+        return None
+    found = _TCL_TRACE.search(text, 0, HEAD_CHARS)
+    return None if found is None else found.start()
+
+
+def _tcl_error(text: str, at: int) -> _Verdict:
+    """The failure of Tcl's trace whose message ends at ``at``, of the kind its message says."""
+    message = text[:at].strip()
+    low = message.lower()
+    kind = next((kind for kind, words in _TCL_KINDS if any(word in low for word in words)), None)
+    if kind is not None:
+        return _Verdict(kind, f"Tcl's error trace; it says '{_quote(message, 40)}'", message=message)
+    coded = _TCL_ERROR_CODE.search(text, at, at + _LINE_CHARS)
+    if coded is not None and (kind := _TCL_CODE_KINDS.get(coded.group(1))) is not None:
+        return _Verdict(kind, f"Tcl's error trace; error code {coded.group(1)}", code=coded.group(1), message=message)
+    hit = _find_signal(message, low=low)
+    if hit is not None:
+        return _Verdict(hit.kind, f"Tcl's error trace; {hit.evidence}", message=message)
+    return _Verdict(Kind.EXECUTION, "Tcl's error trace", message=message, generic=True)
 
 
 # curl's numbered error ("curl: (37) Couldn't open file ..."): its number is curl's exit code, which its manual
@@ -3113,6 +3160,8 @@ def _from_text(text: str, wire: _Wire, first: str | None = None, unframed: bool 
             # The last lines of a traceback kept by ``tail``: read from its exception line, as that line alone is.
             first = tail
             basis = f"a traceback's last lines end with '{_quote(tail, 24)}'"
+        elif (trace := _tcl_trace(text)) is not None:
+            return _tcl_error(text, trace)
         elif (start := _marked_start(first)) is not None and not (
                 _WORD_FRAME.match(start.group()) and _describes(_folded(first.partition(":")[0]))) \
                 and not _tally(text.strip(), fields=False) and _NAME_LIST.match(text) is None \
