@@ -719,6 +719,8 @@ _SIGNALS: tuple[_Signal, ...] = (
         ("out of range", r"out of range\b(?<!index out of range)"), r"\bvalue too (?:long|large|big|small)\b", r"\bmust be one of\b",
         r"\bexpected [`'\"][^\w\s`'\"]{1,3}[`'\"]", ("expected", r"[`'\"][^\w\s`'\"]{1,3}[`'\"] expected\b"),
         r"\bmissing data for\b",
+        # ... and a row of the wrong width, as SQLite refuses an insert ("table t has 3 columns but 2 values were supplied").
+        ("values were supplied", r"\bcolumns but \d+ values were supplied\b"),
         # Options that cannot go together, as docker refuses them ("conflicting options: cannot specify both --restart
         # and --rm").
         ("not specify both", r"\bcannot specify both\b"),
@@ -742,6 +744,9 @@ _SIGNALS: tuple[_Signal, ...] = (
         # ... and a file in the wrong format or cut short ("not in gzip format", "bad magic number").
         r"\bfile format not recognized\b", r"\bnot in \w+ format\b", r"\bbad magic number\b", r"\bformat not supported\b",
         r"\bfile ends unexpectedly\b",
+        # ... or not a database at all, as SQLite says of a file it opens ("file is not a database"), or a statement cut
+        # short ("incomplete input").
+        r"\bis not a database\b", r"\bincomplete input\b",
         # ... or cut short, as a parser says it: "unexpected end of string while parsing JSON string", YAML's "found
         # unexpected end of stream".
         r"\bunexpected end of (?:string|input|file|data|stream)\b",
@@ -2964,19 +2969,42 @@ def _j_lead(text: str, first: str) -> _Verdict | None:
 
 #: the readings of a first line that its lead character picks, tried before any other reading of unframed text (a
 #: reading returns _NO_SIGNAL for a text it knows to be a result)
+# pkg-config's answer for a package it has no .pc file of, and podchecker's count of the errors it found in a page.
+_PKG_CONFIG_MISSING = _Lazy(r"Package \S{1,200} was not found in the pkg-config search path\.")
+_POD_ERROR = "*** ERROR: "
+_POD_ERRORS = _Lazy(r"\S{1,200} has \d{1,9} pod syntax errors?\.")
+
+
+def _p_lead(text: str, first: str) -> _Verdict | None:
+    """pkg-config's missing package, or gdb's "Program received signal"."""
+    if first[:8] == "Package " and _PKG_CONFIG_MISSING.match(first) is not None:
+        return _Verdict(Kind.NOT_FOUND, "pkg-config finds no such package", message=first)
+    return _gdb_error(text, first)
+
+
+def _star_lead(text: str, first: str) -> _Verdict | None:
+    """podchecker's errors in a page ("*** ERROR: ... at line 9 in file bad.pod", then "bad.pod has 1 pod syntax
+    error."): the page it was given does not parse."""
+    if first[:11] != _POD_ERROR or _POD_ERRORS.fullmatch(last := _last_line(text).strip()) is None:
+        return None
+    return _Verdict(Kind.INVALID_ARGUMENTS, f"podchecker says '{_quote(last, 40)}'", message=first)
+
+
 _LEAD_READINGS: dict[str, Callable[[str, str], _Verdict | None]] = {
     **dict.fromkeys("abcdefghiklmnopqrstuvwxyz", _lower_lead),
     "j": _j_lead,
     "E": _native_lead,
     "F": _f_lead,
     "A": _a_lead,
-    **dict.fromkeys("NUDP", _gdb_error),
+    **dict.fromkeys("NUD", _gdb_error),
     "[": _bracket_lead,
     "C": _c_lead,
     "-": _dash_lead,
     "T": _t_lead,
     **dict.fromkeys("123456789", _digit_lead),
     "?": _question_lead,
+    "P": _p_lead,
+    "*": _star_lead,
 }
 
 
