@@ -3034,8 +3034,8 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
         verdict = _error_line(text)
     if verdict is None and stripped and _may_be_diagnostic(first):
         verdict = _diagnostic(stripped, first)
-    elif verdict is None and first[:1] in _NATIVE_LEADS:
-        verdict = _native_failure(first)
+    elif verdict is None and first[:1] in _NATIVE_LEADS and first[:1] not in "EF":
+        verdict = _native_failure(first)  # (a klog or apt line, led by E or F, was read above by its lead reading)
     if verdict is None and first[:1] in "BUI" and stripped == first and _REFUSED_LINE.fullmatch(stripped) is not None:
         verdict = _Verdict(Kind.INVALID_ARGUMENTS, f"refuses '{_quote(stripped, 40)}'", message=stripped)
     if verdict is not None and _discussion(text):
