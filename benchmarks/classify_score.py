@@ -1,7 +1,8 @@
 """Score threadfix's failure classifier against the real-text corpus, beside a baseline revision's.
 
     python benchmarks/classify_score.py                  # the development split, baseline = main
-    python benchmarks/classify_score.py --split heldout18 # the eighteenth held-out split (scored once; the latest)
+    python benchmarks/classify_score.py --split heldout19 # the nineteenth held-out split (scored once; the latest)
+    python benchmarks/classify_score.py --split heldout18 # the eighteenth held-out split (already seen: scored once)
     python benchmarks/classify_score.py --split heldout17 # the seventeenth held-out split (already seen: scored once)
     python benchmarks/classify_score.py --split heldout16 # the sixteenth held-out split (already seen: scored once)
     python benchmarks/classify_score.py --split heldout15 # the fifteenth held-out split (already seen: scored once)
@@ -161,7 +162,7 @@ def score(classify: Callable[..., Any], rows: list[dict[str, Any]]) -> dict[str,
 
 SPLITS = ("dev", "heldout", "heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8",
           "heldout9", "heldout10", "heldout11", "heldout12", "heldout13", "heldout14",
-          "heldout15", "heldout16", "heldout17", "heldout18")
+          "heldout15", "heldout16", "heldout17", "heldout18", "heldout19")
 
 
 def changes(before: Callable[..., Any], after: Callable[..., Any], rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:

@@ -38,7 +38,7 @@ EARLIER = re.compile(r"On the (\w+) earlier held-out sets, .*? it is right on ([
                      re.DOTALL)
 MISSED = re.compile(r"expect about one unflagged error in (\w+) to be counted as a result")
 REPRODUCE = re.compile(r"Reproduce with `python benchmarks/classify_score.py --split (\w+)`")
-WORDS = {"three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17}
+WORDS = {"three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18}
 #: a row of the corpus README's table: split, texts (healthy), scored once, now
 ROW = re.compile(
     r"^\| `(\w+)` \| (\d+) \((\d+)\) \| ([\d.]+) % / ([\d.]+) % / ([\d.]+) % \| ([\d.]+) % / ([\d.]+) % / ([\d.]+) % \|$",
