@@ -2425,6 +2425,8 @@ def _clear(text: str, first: str) -> bool:
             return True
         if verdict is not None:
             return False
+    if _gettext_refusal(text) is not None:
+        return False
     past = _past_message(text)
     if not (past or _no_stated_word(first[:_STATED_REACH])) and _message(text):
         return False
@@ -2990,9 +2992,23 @@ def _star_lead(text: str, first: str) -> _Verdict | None:
     return _Verdict(Kind.INVALID_ARGUMENTS, f"podchecker says '{_quote(last, 40)}'", message=first)
 
 
+# A message catalogue's entry as msgunfmt or a PO file writes it ('msgid "Operation was cancelled"' then 'msgstr "..."',
+# its translation): what a program may one day say, not what this call said.
+_PO_MSGID = 'msgid "'
+_PO_MSGSTR = _Lazy(r'[^\n]{0,400}\n(?:#[^\n]{0,400}\n){0,3}msg(?:str|id_plural)[\[ ]')
+
+
+def _m_lead(text: str, first: str) -> _Verdict | None:
+    """A message catalogue's entries (a result, whatever their messages say), or a program's own error line."""
+    if first[:7] == _PO_MSGID and _PO_MSGSTR.match(text, text.find(_PO_MSGID)) is not None:
+        return _NO_SIGNAL
+    return _lower_lead(text, first)
+
+
 _LEAD_READINGS: dict[str, Callable[[str, str], _Verdict | None]] = {
     **dict.fromkeys("abcdefghiklmnopqrstuvwxyz", _lower_lead),
     "j": _j_lead,
+    "m": _m_lead,
     "E": _native_lead,
     "F": _f_lead,
     "A": _a_lead,
@@ -3006,6 +3022,24 @@ _LEAD_READINGS: dict[str, Callable[[str, str], _Verdict | None]] = {
     "P": _p_lead,
     "*": _star_lead,
 }
+
+
+# gettext's last word on a catalogue it could not parse ("msgcat: found 1 fatal error", "msggrep: too many errors,
+# aborting"), below the lines that say where: the file it was given is not a catalogue, bad input.
+_GETTEXT_TAIL = 48
+_GETTEXT_GIVES_UP = _Lazy(r"[^\n]*\n(msg\w{1,12}): (?:found \d{1,9} fatal errors?|too many errors, aborting)\s*\Z")
+
+
+def _gettext_refusal(text: str) -> _Verdict | None:
+    """gettext's refusal of a malformed catalogue (_GETTEXT_GIVES_UP), told first by its last words' literal."""
+    tail = text[-_GETTEXT_TAIL:]
+    if "fatal error" not in tail and "too many errors" not in tail:
+        return None
+    found = _GETTEXT_GIVES_UP.search(tail)
+    if found is None:
+        return None
+    return _Verdict(Kind.INVALID_ARGUMENTS, f"{found.group(1)} cannot parse the catalogue it was given",
+                    message=text.strip())
 
 
 def _unframed_reading(text: str, first: str) -> _Verdict | None:
@@ -3024,6 +3058,8 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
     verdict = None if reading is None else reading(text, first)
     if verdict is _NO_SIGNAL:
         return None
+    if verdict is None:
+        verdict = _gettext_refusal(text)
     stripped = "" if len(text) > STATED_CHARS and _past_message(text) else text.strip()  # a short text is no call
     if verdict is None and stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
         reach = first[:_STATED_REACH]
@@ -3120,9 +3156,11 @@ def _numbered(text: str) -> bool:
 
 # A listing's entry as a manual's index (whatis, apropos) or a table of HTTP statuses writes one: a name and its section
 # then " - " and a summary ("Error (3pm)          - Error/exception handling"), or a status and its phrase ("400 Bad
-# Request"). Two such lines in a row open a listing, not a report.
+# Request"), or a table's row of a status's name, its number and its class ("FAILURE      1 libc", systemd-analyze
+# exit-status). Two such lines in a row open a listing, not a report.
 _ENTRY_LINE = _Lazy(r"[\w:.-]{1,80} \(\d\w{0,8}\)\s{1,40}- \S[^\n]*\n[\w:.-]{1,80} \(\d\w{0,8}\)\s{1,40}- \S"
-                    r"|[45]\d\d [A-Z][\w' -]{1,60}\n[45]\d\d [A-Z][\w' -]{1,60}(?:\n|\Z)")
+                    r"|[45]\d\d [A-Z][\w' -]{1,60}\n[45]\d\d [A-Z][\w' -]{1,60}(?:\n|\Z)"
+                    r"|(?:[A-Z][A-Z0-9_]{1,40} {2,40}\d{1,3} \w{1,20}[ \t]*\n[ \t]*){2}")
 
 
 # A manual page's header line, its name and section at both ends ("err(3)   Library Functions Manual   err(3)"): the
@@ -3132,8 +3170,9 @@ _MANUAL_HEADER = _Lazy(r"([\w:.-]{1,80}\(\d\w{0,8}\))\s[^\n]{0,200}\s\1")
 
 def _entry_listing(text: str, first: str) -> bool:
     """True when ``text`` opens with two entries of a listing (_ENTRY_LINE): a manual's index or a table of HTTP
-    statuses. Only a first line that opens with a status's digit or holds " (" is read further."""
-    if first[:1] not in "45" and " (" not in first:
+    statuses or of exit statuses. Only a first line that opens with a status's digit or holds " (" or a column's
+    two spaces is read further."""
+    if first[:1] not in "45" and " (" not in first and "  " not in first:
         return False
     return _ENTRY_LINE.match(text.lstrip()) is not None
 
