@@ -2425,7 +2425,7 @@ def _clear(text: str, first: str) -> bool:
             return True
         if verdict is not None:
             return False
-    if _gettext_refusal(text) is not None:
+    if ("errors, a" in (tail := text[-_GETTEXT_TAIL:]) or "fatal err" in tail) and _gettext_refusal(text) is not None:
         return False
     past = _past_message(text)
     if not (past or _no_stated_word(first[:_STATED_REACH])) and _message(text):
@@ -3031,11 +3031,9 @@ _GETTEXT_GIVES_UP = _Lazy(r"[^\n]*\n(msg\w{1,12}): (?:found \d{1,9} fatal errors
 
 
 def _gettext_refusal(text: str) -> _Verdict | None:
-    """gettext's refusal of a malformed catalogue (_GETTEXT_GIVES_UP), told first by its last words' literal."""
-    tail = text[-_GETTEXT_TAIL:]
-    if "fatal error" not in tail and "too many errors" not in tail:
-        return None
-    found = _GETTEXT_GIVES_UP.search(tail)
+    """gettext's refusal of a malformed catalogue (_GETTEXT_GIVES_UP). Callers test its literals ("errors, a", "fatal
+    err") in the text's last _GETTEXT_TAIL characters inline first, as nearly every text has neither."""
+    found = _GETTEXT_GIVES_UP.search(text[-_GETTEXT_TAIL:])
     if found is None:
         return None
     return _Verdict(Kind.INVALID_ARGUMENTS, f"{found.group(1)} cannot parse the catalogue it was given",
@@ -3058,7 +3056,7 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
     verdict = None if reading is None else reading(text, first)
     if verdict is _NO_SIGNAL:
         return None
-    if verdict is None:
+    if verdict is None and ("errors, a" in (tail := text[-_GETTEXT_TAIL:]) or "fatal err" in tail):
         verdict = _gettext_refusal(text)
     stripped = "" if len(text) > STATED_CHARS and _past_message(text) else text.strip()  # a short text is no call
     if verdict is None and stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
