@@ -790,10 +790,10 @@ _EXIT_CODE = _Lazy(
 
 # Every match of _EXIT_CODE starts with one of these words (lower-cased), and _exit_code takes only a
 # match starting within the first 40 characters: looking for the words first spares most lines the pattern.
-#: what comes just before an exit code's words where the line is code that holds one (a quoted value, a property)
-_CODE_BEFORE = frozenset({'"', "'", "`", "."})
 _EXIT_WORDS = ("exit", "returncode", "return code", "return_code", "make")
 _EXIT_REACH = 40 + max(map(len, _EXIT_WORDS))
+#: what comes just before an exit code's words where the line is code that holds one (a quoted value, a property)
+_CODE_BEFORE = frozenset({'"', "'", "`", "."})
 
 
 def _no_exit_word(line: str) -> bool:
@@ -1910,6 +1910,15 @@ def _error_line_at(text: str, at: int = 0) -> re.Match[str] | None:
     return found
 
 
+def _worded_failure(said: str, basis: str) -> _Verdict:
+    """A failure that ``basis`` says ``said`` is (its program marked it so), of the kind its words name (_find_signal),
+    else execution: the marks settle that it failed, so only the kind is left to read."""
+    hit = _find_signal(said)
+    if hit is None:
+        return _Verdict(Kind.EXECUTION, basis, message=said, generic=True)
+    return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, message=said)
+
+
 def _error_line(text: str) -> _Verdict | None:
     """An unframed text whose first few lines include ``ERROR: ...`` (pip, pytest, compilers), or None.
 
@@ -1931,11 +1940,7 @@ def _error_line(text: str) -> _Verdict | None:
     if match is None:
         return None
     line = match.group(0)
-    hit = _find_signal(line)
-    basis = f"a line says '{_quote(line, 24)}'"
-    if hit is None:
-        return _Verdict(Kind.EXECUTION, basis, message=line, generic=True)
-    return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, message=line)
+    return _worded_failure(line, f"a line says '{_quote(line, 24)}'")
 
 
 # A shell's own complaint about a command line: the call failed in the terminal, whatever it names.
@@ -2417,16 +2422,10 @@ def _clear(text: str, first: str) -> bool:
     or neither a message nor led by a status; no error line where _error_line looks; no
     program's diagnostic line first, unless the text is too long to be one (_unframed_reading reads a
     diagnostic only in a text that is not past a message); and no native program's run-time failure first. A program's
-    report that the first line's lead picks (_LEAD_READINGS) is read as _unframed_reading reads it."""
-    reading = _LEAD_READINGS.get(first[:1])
-    if reading is not None:
-        verdict = reading(text, first)
-        if verdict is _NO_SIGNAL:
-            return True
-        if verdict is not None:
-            return False
-    if ("errors, a" in (tail := text[-_GETTEXT_TAIL:]) or "fatal err" in tail) and _gettext_refusal(text) is not None:
-        return False
+    report that the first line's lead picks (_LEAD_READINGS) is read as _unframed_reading reads it (_lead_verdict)."""
+    lead = _lead_verdict(text, first)
+    if lead is not None:
+        return lead is _NO_SIGNAL
     past = _past_message(text)
     if not (past or _no_stated_word(first[:_STATED_REACH])) and _message(text):
         return False
@@ -2622,11 +2621,7 @@ def _klog_failure(first: str) -> _Verdict | None:
     """A klog error line's failure (_KLOG_ERROR) that ``first`` is, or None."""
     if not first[1:5].isdigit() or _KLOG_ERROR.match(first) is None:
         return None
-    basis = f"a klog error line '{_quote(first[first.find(']') + 2 :], 40)}'"
-    hit = _find_signal(first)
-    if hit is None:
-        return _Verdict(Kind.EXECUTION, basis, message=first, generic=True)
-    return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, message=first)
+    return _worded_failure(first, f"a klog error line '{_quote(first[first.find(']') + 2 :], 40)}'")
 
 
 def _marked_message_verdict(message: str, basis: str) -> _Verdict:
@@ -2855,11 +2850,7 @@ def _t_lead(text: str, first: str) -> _Verdict | None:
     """ctest's run that ``first`` opens, when a test failed, or None."""
     if first[:13] != _CTEST_RUN or _CTEST_FAILED not in text:
         return None
-    window = _window(text)
-    hit = _find_signal(window)
-    if hit is None:
-        return _Verdict(Kind.EXECUTION, "ctest's run with a failed test", message=window, generic=True)
-    return _Verdict(hit.kind, f"ctest's run with a failed test; {hit.evidence}", code=hit.code, message=window)
+    return _worded_failure(_window(text), "ctest's run with a failed test")
 
 
 # CMake's status list of a download or upload (``file(DOWNLOAD ... STATUS s)`` then ``message("${s}")``): curl's code,
@@ -2895,10 +2886,7 @@ def _question_lead(text: str, first: str) -> _Verdict | None:
     basis = f"ed's '?': '{_quote(reason, 40)}'"
     if reason == _ED_NO_MATCH:
         return _Verdict(Kind.NOT_FOUND, basis, message=reason)
-    hit = _find_signal(reason)
-    if hit is None:
-        return _Verdict(Kind.EXECUTION, basis, message=reason, generic=True)
-    return _Verdict(hit.kind, f"{basis}; {hit.evidence}", code=hit.code, message=reason)
+    return _worded_failure(reason, basis)
 
 
 # ninja's build that a command of it failed ("[1/2] CC main.o", "FAILED: main.o", the command's own output, then "ninja:
@@ -2909,12 +2897,7 @@ _NINJA_STOPPED = "ninja: build stopped: subcommand failed."
 def _bracket_lead(text: str, first: str) -> _Verdict | None:
     """ninja's build stopped by a failed command, or gdb's reading of a line that opens with "["."""
     if text[-80:].rstrip().endswith(_NINJA_STOPPED):
-        window = _window(text)
-        hit = _find_signal(window)
-        if hit is None:
-            return _Verdict(Kind.EXECUTION, "ninja's build stopped by a failed command", message=window, generic=True)
-        return _Verdict(hit.kind, f"ninja's build stopped by a failed command; {hit.evidence}", code=hit.code,
-                        message=window)
+        return _worded_failure(_window(text), "ninja's build stopped by a failed command")
     return _gdb_error(text, first)
 
 
@@ -2969,8 +2952,6 @@ def _j_lead(text: str, first: str) -> _Verdict | None:
     return _tool_error(text, first)
 
 
-#: the readings of a first line that its lead character picks, tried before any other reading of unframed text (a
-#: reading returns _NO_SIGNAL for a text it knows to be a result)
 # pkg-config's answer for a package it has no .pc file of, and podchecker's count of the errors it found in a page.
 _PKG_CONFIG_MISSING = _Lazy(r"Package \S{1,200} was not found in the pkg-config search path\.")
 _POD_ERROR = "*** ERROR: "
@@ -3005,6 +2986,8 @@ def _m_lead(text: str, first: str) -> _Verdict | None:
     return _lower_lead(text, first)
 
 
+#: the readings of a first line that its lead character picks, tried before any other reading of unframed text (a
+#: reading returns _NO_SIGNAL for a text it knows to be a result)
 _LEAD_READINGS: dict[str, Callable[[str, str], _Verdict | None]] = {
     **dict.fromkeys("abcdefghiklmnopqrstuvwxyz", _lower_lead),
     "j": _j_lead,
@@ -3040,6 +3023,16 @@ def _gettext_refusal(text: str) -> _Verdict | None:
                     message=text.strip())
 
 
+def _lead_verdict(text: str, first: str) -> _Verdict | None:
+    """What the reading that ``first``'s lead picks (_LEAD_READINGS) says of ``text``, else gettext's refusal of a
+    catalogue (its literals tested inline first), else None; _NO_SIGNAL for a text a reading knows to be a result."""
+    reading = _LEAD_READINGS.get(first[:1])
+    verdict = None if reading is None else reading(text, first)
+    if verdict is None and ("errors, a" in (tail := text[-_GETTEXT_TAIL:]) or "fatal err" in tail):
+        verdict = _gettext_refusal(text)
+    return verdict
+
+
 def _unframed_reading(text: str, first: str) -> _Verdict | None:
     """What an unframed ``text`` states, or None when it states nothing (a result): a failure in its first
     sentence (_stated_failure), an error line among its first few (_error_line), a program's diagnostic
@@ -3052,12 +3045,9 @@ def _unframed_reading(text: str, first: str) -> _Verdict | None:
     # A klog or apt error line is read first: its own words ("command failed", "Unhandled Error") frame the failure
     # that its err="..." names, as a stated failure would read them.
     # So is a program's own report that its first line's lead picks (_LEAD_READINGS): one look-up for every text.
-    reading = _LEAD_READINGS.get(first[:1])
-    verdict = None if reading is None else reading(text, first)
+    verdict = _lead_verdict(text, first)
     if verdict is _NO_SIGNAL:
         return None
-    if verdict is None and ("errors, a" in (tail := text[-_GETTEXT_TAIL:]) or "fatal err" in tail):
-        verdict = _gettext_refusal(text)
     stripped = "" if len(text) > STATED_CHARS and _past_message(text) else text.strip()  # a short text is no call
     if verdict is None and stripped and (stripped[0] in "45" or (len(stripped) <= STATED_CHARS and stripped.count("\n") < _STATED_LINES)):
         reach = first[:_STATED_REACH]
