@@ -6,6 +6,7 @@ The import checks guard structure, not time: each runs threadfix in a fresh inte
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -308,15 +309,19 @@ def test_under_a_profiler_the_command_ends_as_usual_so_the_profile_is_written(tm
     assert profile.stat().st_size > 0
 
 
-def _repair(cwd: Path, *args: str) -> tuple[int, str, str, set[str]]:
-    """(exit status, stdout, stderr without the module list, modules imported) of ``threadfix repair ARGS`` in a
-    fresh interpreter, in ``cwd`` (no settings file there)."""
+def _command(cwd: Path, *args: str, stdin: str = "") -> tuple[int, str, str, set[str]]:
+    """(exit status, stdout, stderr without the module list, modules imported) of ``threadfix ARGS`` in a fresh
+    interpreter, in ``cwd`` (no settings file there)."""
     listing = RUN_AND_LIST_MODULES.replace("except SystemExit:\n    pass", "except SystemExit as exc:\n    code = exc.code")
-    done = subprocess.run([sys.executable, "-c", listing + "sys.exit(code)\n", "repair", *args], capture_output=True,
-                          text=True, timeout=60, check=False, cwd=cwd)
+    done = subprocess.run([sys.executable, "-c", listing + "sys.exit(code)\n", *args], capture_output=True,
+                          text=True, timeout=60, check=False, cwd=cwd, input=stdin)
     lines = done.stderr.splitlines()
     assert lines and lines[-1].startswith("MODULES "), done.stderr
     return done.returncode, done.stdout, "\n".join(lines[:-1]).strip("\n"), set(lines[-1].split()[1:])
+
+
+def _repair(cwd: Path, *args: str) -> tuple[int, str, str, set[str]]:
+    return _command(cwd, "repair", *args)
 
 
 @pytest.mark.parametrize("names", [("gone.json",), ("gone.json", "also-gone"), ("dangling-link",),
@@ -347,3 +352,72 @@ def test_a_run_the_fast_answer_cannot_give_goes_through_the_stores(tmp_path: Pat
         assert status == 2 and '"message":"no such file or folder"' in out
     elif args[1:] == ("gemini",):
         assert (status, err) == (2, "threadfix: error: gone.json: no such file or folder")
+
+
+#: what a path may hold that the terminal must not see as it is, and JSON must escape: an escape sequence, a
+#: newline, a bidi override, a quote, a backslash, DEL and a line separator
+HOSTILE_NAME = "red\x1b[31m\nline\u202e\"quoted\\\x7f\u2028.json"
+LINT_FAST_FORMATS = ("text", "json", "jsonl", "github")
+
+
+@pytest.mark.parametrize("output_format", LINT_FAST_FORMATS)
+@pytest.mark.parametrize("names", [("gone.json",), ("gone.json", "also-gone"), ("dangling-link",),
+                                   ("no-folder/thread.json", "./gone.jsonl"), (HOSTILE_NAME,)])
+def test_a_lint_of_paths_that_name_nothing_says_so_before_importing_the_library(tmp_path: Path, output_format: str,
+                                                                                names: tuple[str, ...]) -> None:
+    """Each path that names nothing gets the stores' line, then lint's summary of a run that read nothing (and, in
+    JSON, the document listing each path as a problem), exit status 2, before msgspec, orjson and the stores are
+    imported (issue #28): byte for byte what a run that also reads an empty folder prints, through the stores."""
+    (tmp_path / "dangling-link").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    args = ("lint", "--format", output_format, *names)
+    status, out, err, modules = _command(tmp_path, *args)
+    assert status == 2
+    assert not [name for name in ("msgspec", "orjson", "threadfix.batch", "threadfix.stores", "threadfix.lint",
+                                  "threadfix.render.lint") if imported(modules, name)]
+    lines = err.splitlines()
+    assert len(lines) == len(names) + 1 and "\x1b" not in err and "\u202e" not in err
+    assert lines[-1] == f"threadfix: 0 findings in 0 of 0 threads read (0 errors, 0 warnings); {len(names)} input " \
+                        f"error{'' if len(names) == 1 else 's'}"
+    if names == (HOSTILE_NAME,):
+        assert lines[0] == ("threadfix: error: red\\x1b[31m\\x0aline\\u202e\"quoted\\\\x7f\\u2028.json: no such "
+                            "file or folder")
+    if output_format == "json":
+        document = json.loads(out)
+        assert document["findings"] == [] and document["summary"]["threads"] == 0
+        assert document["summary"]["problems"] == [{"where": name, "message": "no such file or folder", "exit_code": 2}
+                                                   for name in names]
+    else:
+        assert out == ""
+    through_the_stores = _command(tmp_path, *args, "empty")
+    assert imported(through_the_stores[3], "threadfix.stores") and imported(through_the_stores[3], "orjson")
+    assert through_the_stores[:3] == (status, out, err)
+
+
+@pytest.mark.parametrize("args", [("--format", "sarif", "gone.json"), ("--dialect", "gemini", "gone.json"),
+                                  ("--select", "TF0", "gone.json"), ("--ignore", "TF999", "gone.json"),
+                                  ("gone.json", "real.json"), ("-",), ("postgresql://127.0.0.1:1/nodb",),
+                                  ("--format", "json", "undecodable-\udcff.json")])
+def test_a_lint_the_fast_answer_cannot_give_goes_through_the_stores(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """SARIF lists every rule; --dialect, --select and --ignore are checked by their registries; a real file is read,
+    stdin and a database URL are the stores' to open; a path of undecodable bytes is not text JSON can carry."""
+    (tmp_path / "real.json").write_bytes(SAMPLE.read_bytes())
+    status, out, err, modules = _command(tmp_path, "lint", *args, stdin="{}")
+    assert imported(modules, "threadfix.stores") or "unknown" in err, err
+    assert status == 2
+    if args[-1] == "real.json":
+        assert "TF001" in out and err.splitlines()[0] == "threadfix: error: gone.json: no such file or folder"
+    if "--ignore" in args:
+        assert "TF999" in err
+
+
+def test_lint_checks_its_format_against_every_formatter() -> None:
+    """The format is checked before the library is imported, against the command's list, which must be the
+    formatters'; the summary's severities must be the model's."""
+    from threadfix.cli.lint import FORMATS
+    from threadfix.model import Severity
+    from threadfix.render.lint import FORMATTERS
+    from threadfix.render.lint_summary import SEVERITIES
+
+    assert tuple(FORMATS) == tuple(FORMATTERS)
+    assert SEVERITIES == tuple(severity.value for severity in Severity)

@@ -64,14 +64,15 @@ def _split(values: list[str] | None) -> tuple[str, ...] | None:
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
+#: the formats whose answer for paths that all name nothing is made without the library (SARIF's lists every rule)
+ANSWERED_WITHOUT_THE_LIBRARY = ("text", "json", "jsonl", "github")
+
+
 def run(args: Namespace) -> int:
     from threadfix import config as settings
-    from threadfix.batch import Problem
-    from threadfix.cli.progress import progress_line
-    from threadfix.lint import LintOptions, LintRun
-    from threadfix.render.lint import FORMATTERS, summary_line
+    from threadfix.given import names_nothing
 
-    check_format(args.output_format, tuple(FORMATTERS))
+    check_format(args.output_format, tuple(FORMATS))
     one_stdin(args.paths)
     found = command_settings("lint", args.config, args.isolated)
     keys = settings.SECTIONS["lint"]
@@ -80,6 +81,16 @@ def run(args: Namespace) -> int:
              "min_age": option_value("min-age", args.min_age),
              "leave_tools": option_value("leave-tools", args.leave_tool, "--leave-tool"),
              "answer_waiting": args.answer_waiting or None}
+    if (args.output_format in ANSWERED_WITHOUT_THE_LIBRARY and None is args.dialect is args.select is args.ignore
+            and all(map(names_nothing, args.paths)) and (args.output_format != "json" or all(map(_utf8, args.paths)))):
+        # every option the run checks before its read is checked (--dialect, --select and --ignore by the
+        # registries: left to the run); what is left is what the run says of a read of nothing (issue #28)
+        return _nothing_there(args.paths, args.output_format)
+    from threadfix.batch import Problem
+    from threadfix.cli.progress import progress_line
+    from threadfix.lint import LintOptions, LintRun
+    from threadfix.render.lint import FORMATTERS, summary_line
+
     lint_fields = set(LintOptions.__struct_fields__)
     values = {k: v for k, v in found.items() if k in lint_fields} | {k: v for k, v in given.items() if v is not None}
     options = LintOptions(**values)
@@ -98,3 +109,33 @@ def run(args: Namespace) -> int:
         formatter.finish(lint_run.summary)
     note(summary_line(lint_run.summary))
     return int(lint_run.summary.exit_code(options.fail_on, args.exit_zero))
+
+
+def _utf8(spec: str) -> bool:
+    """Whether ``spec`` is text JSON can carry (a path the system gave as undecodable bytes holds surrogates)."""
+    try:
+        spec.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _nothing_there(paths: list[str], output_format: str) -> int:
+    """What a run whose every path names nothing prints, byte for byte, and its exit status, without the library:
+    the read's line for each path, the JSON format's document (the other formats print nothing on stdout for a run
+    with no finding), then the summary line."""
+    from threadfix.errors import ExitCode
+    from threadfix.given import NOTHING_THERE
+    from threadfix.render.lint_summary import JSON_END, JSON_START, JSON_SUMMARY, nothing_read, problem_fields
+
+    for spec in paths:
+        error_line(spec, NOTHING_THERE)
+    line, fields = nothing_read([problem_fields(spec, NOTHING_THERE, int(ExitCode.ERROR)) for spec in paths])
+    if output_format == "json":
+        import json
+
+        document = json.dumps(fields, ensure_ascii=False, separators=(",", ":"))  # (what orjson writes of it)
+        sys.stdout.buffer.write(JSON_START + JSON_SUMMARY + document.encode("utf-8") + JSON_END)
+        sys.stdout.buffer.flush()
+    note(line)
+    return int(ExitCode.ERROR)

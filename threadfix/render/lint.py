@@ -23,6 +23,8 @@ from threadfix.batch import Problem
 from threadfix.failures import clip
 from threadfix.lint import LintSummary, ThreadResult
 from threadfix.model import Finding, Severity
+from threadfix.render.lint_summary import (JSON_END, JSON_START, JSON_SUMMARY, problem_fields, summary_fields,
+                                          summary_words)
 from threadfix.render.repair import item_label
 from threadfix.render.safe import terminal_safe
 from threadfix.rules import Rule
@@ -67,17 +69,17 @@ def finding_json(finding: Finding) -> dict[str, Any]:
 
 
 def problem_json(problem: Problem) -> dict[str, Any]:
-    return {"where": problem.where, "message": problem.message, "exit_code": int(problem.exit_code)}
+    return problem_fields(problem.where, problem.message, int(problem.exit_code))
 
 
 def summary_json(summary: LintSummary) -> dict[str, Any]:
-    return {
-        "threads": summary.threads, "threads_with_findings": summary.flagged, "findings": summary.findings, "fixable": summary.fixable,
-        "recent": summary.recent, "waiting": summary.waiting,
-        "by_severity": {s.value: n for s, n in summary.by_severity.items()},
-        "by_code": dict(sorted(summary.by_code.items())),
-        "problems": [problem_json(p) for p in summary.problems],
-    }
+    return summary_fields(summary.threads, summary.flagged, summary.findings, summary.fixable, summary.recent,
+                          summary.waiting, _by_severity(summary), summary.by_code,
+                          [problem_json(p) for p in summary.problems])
+
+
+def _by_severity(summary: LintSummary) -> dict[str, int]:
+    return {s.value: n for s, n in summary.by_severity.items()}
 
 
 class Formatter:
@@ -143,14 +145,14 @@ class JsonFormatter(Formatter):
 
     def start(self) -> None:
         self.first = True
-        self.out.write(b'{"findings":[')
+        self.out.write(JSON_START)
 
     def finding(self, finding: Finding) -> None:
         self.out.write((b"" if self.first else b",") + orjson.dumps(finding_json(finding)))
         self.first = False
 
     def finish(self, summary: LintSummary) -> None:
-        self.out.write(b'],"summary":' + orjson.dumps(summary_json(summary)) + b"}\n")
+        self.out.write(JSON_SUMMARY + orjson.dumps(summary_json(summary)) + JSON_END)
         super().finish(summary)
 
 
@@ -274,23 +276,5 @@ FORMATTERS: dict[str, type[Formatter]] = {
 
 def summary_line(summary: LintSummary) -> str:
     """``N findings in M threads (X errors, Y warnings)``, and what else a person should know."""
-    counts = summary.by_severity
-    detail = f"{counts[Severity.ERROR]} error{_s(counts[Severity.ERROR])}, {counts[Severity.WARNING]} warning{_s(counts[Severity.WARNING])}"
-    if counts[Severity.INFO]:
-        detail += f", {counts[Severity.INFO]} info"
-    line = (f"{summary.findings} finding{_s(summary.findings)} in {summary.flagged} of {summary.threads} "
-            f"thread{_s(summary.threads)} read ({detail})")
-    if summary.recent:
-        line += f"; {summary.recent} thread{_s(summary.recent)} changed under --min-age ago, open calls not reported"
-    if summary.waiting:
-        line += (f"; {summary.waiting} thread{_s(summary.waiting)} waiting on a person or another process (--leave-tool, --answer-waiting), "
-                 "open calls not reported")
-    if summary.fixable:
-        line += f"; {summary.fixable} fixable with `threadfix repair`"
-    if summary.problems:
-        line += f"; {len(summary.problems)} input error{_s(len(summary.problems))}"
-    return line
-
-
-def _s(n: int) -> str:
-    return "" if n == 1 else "s"
+    return summary_words(summary.findings, summary.flagged, summary.threads, _by_severity(summary), summary.recent,
+                         summary.waiting, summary.fixable, len(summary.problems))
