@@ -421,3 +421,23 @@ def test_lint_checks_its_format_against_every_formatter() -> None:
 
     assert tuple(FORMATS) == tuple(FORMATTERS)
     assert SEVERITIES == tuple(severity.value for severity in Severity)
+
+
+def test_the_fast_json_answer_escapes_every_character_as_orjson_does() -> None:
+    """The JSON answer of paths that name nothing is written by the standard library's encoder, the run's by
+    orjson: the two must escape every character a path can hold (all but lone surrogates, which go through the
+    stores) the same way."""
+    import orjson
+
+    text = "".join(chr(code) for code in range(0x110000) if not 0xD800 <= code < 0xE000)
+    fields = {"where": text, "exit_code": 2, "by_code": {}}
+    assert json.dumps(fields, ensure_ascii=False, separators=(",", ":")).encode("utf-8") == orjson.dumps(fields)
+
+
+def test_a_report_of_a_path_that_names_nothing_still_goes_through_the_stores(tmp_path: Path) -> None:
+    """report has no fast answer: what it prints for inputs it could not read is a whole report that read nothing,
+    in the layout of its format (issue #28)."""
+    status, out, err, modules = _command(tmp_path, "report", "gone.json")
+    assert imported(modules, "threadfix.stores") and imported(modules, "threadfix.render.report")
+    assert (status, err) == (2, "threadfix: error: gone.json: no such file or folder")
+    assert out.startswith("# totals\nthreads\t0\n") and "unreadable\t1\n" in out
