@@ -16,7 +16,7 @@ JSON_END = b"}\n"
 
 
 def summary_words(findings: int, flagged: int, threads: int, by_severity: dict[str, int], recent: int,
-                 waiting: int, fixable: int, problems: int) -> str:
+                  waiting: int, fixable: int, problems: int) -> str:
     """``N findings in M threads (X errors, Y warnings)``, and what else a person should know."""
     errors, warnings, infos = (by_severity[severity] for severity in SEVERITIES)
     detail = f"{errors} error{_s(errors)}, {warnings} warning{_s(warnings)}"
