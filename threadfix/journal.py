@@ -19,6 +19,7 @@ import orjson
 from msgspec import Struct, field
 
 from threadfix.errors import InputError, StoreError
+from threadfix.jsonio import dumps_os_strings, loads_os_strings
 
 FORMAT = "threadfix-journal"
 VERSION = 1
@@ -87,7 +88,7 @@ class Entry(Struct, frozen=True):
         large thread is never held over again whole (encoded, then as text, then as the line)."""
         import binascii
 
-        head = orjson.dumps({
+        head = dumps_os_strings({
             "store": self.store, "path": self.path, "address": self.address, "locator": self.locator,
             "before_sha256": digest(self.before), "after_sha256": self.after_sha256,
         })
@@ -136,7 +137,7 @@ class Journal:
             self.path = path
             header = {"format": FORMAT, "version": VERSION, "created": stamp, "argv": self.argv}
             try:
-                self._append([(orjson.dumps(header) + b"\n",)])
+                self._append([(dumps_os_strings(header) + b"\n",)])
             except StoreError:  # a journal without its header is no journal: start afresh next time
                 self.close()
                 self.path = None
@@ -201,7 +202,7 @@ def read_journal(path: Path) -> Iterator[Entry]:
             if not line.strip():
                 continue
             try:
-                value = orjson.loads(line)
+                value = loads_os_strings(line)
             except orjson.JSONDecodeError:
                 if number > 1 and not line.endswith(b"\n"):
                     return  # cut short by a crash while it was written: its store was never changed

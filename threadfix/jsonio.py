@@ -193,6 +193,33 @@ def dumps(value: Any, style: JsonStyle = COMPACT) -> bytes:
         raise JsonWriteError(str(exc)) from exc
 
 
+def dumps_os_strings(value: Any, option: int = 0) -> bytes:
+    """JSON of a document whose strings may hold what the OS gave us: a result on stdout, a journal line.
+
+    A path of undecodable bytes reaches Python as a string with lone surrogates (PEP 383), which orjson
+    refuses. Such a document is written by ``json`` instead, each lone surrogate as its ``\\udcXX`` escape:
+    :func:`loads_os_strings` (or any Python reader) loads the same string back, and ``os.fsencode`` gives the
+    path's own bytes. Every other document is orjson's, byte for byte."""
+    try:
+        return orjson.dumps(value, option=option)
+    except orjson.JSONEncodeError:
+        indent = 2 if option & orjson.OPT_INDENT_2 else None
+        text = json.dumps(value, ensure_ascii=False, indent=indent, separators=(",", ": ") if indent else (",", ":"))
+        return text.encode("utf-8", "backslashreplace") + (b"\n" if option & orjson.OPT_APPEND_NEWLINE else b"")
+
+
+def loads_os_strings(data: bytes) -> Any:
+    """What :func:`dumps_os_strings` wrote; orjson refuses a lone surrogate's escape, which ``json`` reads."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            return json.loads(data)
+        except ValueError:
+            pass
+        raise
+
+
 class JsonWriteError(ValueError):
     """A value that cannot be serialised (too deep, lone surrogate...)."""
 

@@ -16,11 +16,10 @@ from pathlib import PurePath
 from typing import IO, Any, ClassVar
 from urllib.parse import quote
 
-import orjson
-
 from threadfix import __version__
 from threadfix.batch import Problem
 from threadfix.failures import clip
+from threadfix.jsonio import dumps_os_strings
 from threadfix.lint import LintSummary, ThreadResult
 from threadfix.model import Finding, Severity
 from threadfix.render.lint_summary import (JSON_END, JSON_START, JSON_SUMMARY, problem_fields, summary_fields,
@@ -134,7 +133,7 @@ class JsonLinesFormatter(Formatter):
     help = "one JSON object per finding and line"
 
     def finding(self, finding: Finding) -> None:
-        self.out.write(orjson.dumps(finding_json(finding)) + b"\n")
+        self.out.write(dumps_os_strings(finding_json(finding)) + b"\n")
 
 
 class JsonFormatter(Formatter):
@@ -148,11 +147,11 @@ class JsonFormatter(Formatter):
         self.out.write(JSON_START)
 
     def finding(self, finding: Finding) -> None:
-        self.out.write((b"" if self.first else b",") + orjson.dumps(finding_json(finding)))
+        self.out.write((b"" if self.first else b",") + dumps_os_strings(finding_json(finding)))
         self.first = False
 
     def finish(self, summary: LintSummary) -> None:
-        self.out.write(JSON_SUMMARY + orjson.dumps(summary_json(summary)) + JSON_END)
+        self.out.write(JSON_SUMMARY + dumps_os_strings(summary_json(summary)) + JSON_END)
         super().finish(summary)
 
 
@@ -202,7 +201,7 @@ def artifact_uri(source: str) -> str:
             return path.as_uri()
         except ValueError:
             pass
-    return quote(source.replace("\\", "/"))
+    return quote(source.replace("\\", "/"), errors="surrogateescape")  # a path's undecodable bytes, %-escaped
 
 
 def sarif_rule(rule: Rule) -> dict[str, Any]:
@@ -226,7 +225,7 @@ class SarifFormatter(Formatter):
     def start(self) -> None:
         self.first = True
         self.index = {rule.code: i for i, rule in enumerate(self.rules)}
-        self.out.write(b'{"$schema":' + orjson.dumps(SARIF_SCHEMA) + b',"version":"2.1.0","runs":[{"results":[')
+        self.out.write(b'{"$schema":' + dumps_os_strings(SARIF_SCHEMA) + b',"version":"2.1.0","runs":[{"results":[')
 
     def finding(self, finding: Finding) -> None:
         record = finding_json(finding)
@@ -243,7 +242,7 @@ class SarifFormatter(Formatter):
             "partialFingerprints": {"threadfix/v1": _fingerprint(finding)},
             "properties": {k: record[k] for k in ("thread", "item", "call_id", "tool", "kind", "fixable")},
         }
-        self.out.write((b"" if self.first else b",") + orjson.dumps(result))
+        self.out.write((b"" if self.first else b",") + dumps_os_strings(result))
         self.first = False
 
     def finish(self, summary: LintSummary) -> None:
@@ -256,8 +255,8 @@ class SarifFormatter(Formatter):
                 for p in summary.problems
             ],
         }
-        self.out.write(b'],"tool":{"driver":' + orjson.dumps(driver) + b'},"invocations":['
-                       + orjson.dumps(invocation) + b"]}]}\n")
+        self.out.write(b'],"tool":{"driver":' + dumps_os_strings(driver) + b'},"invocations":['
+                       + dumps_os_strings(invocation) + b"]}]}\n")
         super().finish(summary)
 
 

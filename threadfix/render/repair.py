@@ -5,9 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-import orjson
-
 from threadfix.batch import Problem, RunResult, ThreadOutcome
+from threadfix.jsonio import dumps_os_strings
 from threadfix.model import Edit, Loc, Skip
 from threadfix.repair import id_label, refusal_reason
 from threadfix.render.safe import terminal_safe
@@ -100,9 +99,9 @@ class RepairPrinter:
             "skips": [skip_json(s) for s in outcome.plan.skips],
         }
         if self.fmt == "jsonl":
-            self.out.write(orjson.dumps(record).decode() + "\n")
+            self.out.write(dumps_os_strings(record).decode() + "\n")
         else:
-            self.out.write(("" if self.first else ",") + orjson.dumps(record).decode())
+            self.out.write(("" if self.first else ",") + dumps_os_strings(record).decode())
         self.first = False
 
     def finish(self, result: RunResult) -> None:
@@ -115,9 +114,9 @@ class RepairPrinter:
                 "journal": str(result.journal) if result.journal else None,
             }
             if self.fmt == "jsonl":
-                self.out.write(orjson.dumps({"summary": summary}).decode() + "\n")
+                self.out.write(dumps_os_strings({"summary": summary}).decode() + "\n")
             else:
-                self.out.write('],"summary":' + orjson.dumps(summary).decode() + "}\n")
+                self.out.write('],"summary":' + dumps_os_strings(summary).decode() + "}\n")
         self.out.flush()
 
     @staticmethod

@@ -21,6 +21,7 @@ from typing import Any, ClassVar, TextIO
 import orjson
 from msgspec import Struct
 
+from threadfix.jsonio import dumps_os_strings
 from threadfix.render.safe import safe_excerpt
 from threadfix.report import (
     Report, breakdown, day_rows, kind_rows, matrix, message_rows, thread_rows, tool_rows, totals_row, turn_rows,
@@ -212,7 +213,7 @@ class JsonRenderer(Renderer):
         return document
 
     def write(self, report: Report, out: TextIO) -> None:
-        data = orjson.dumps(self.document(report), option=orjson.OPT_APPEND_NEWLINE)
+        data = dumps_os_strings(self.document(report), option=orjson.OPT_APPEND_NEWLINE)
         buffer = getattr(out, "buffer", None)
         if buffer is not None:
             out.flush()
