@@ -30,6 +30,24 @@ def names_nothing(spec: str) -> bool:
         return False
 
 
+def nothing_there(spec: str) -> str:
+    """Why ``spec``, which :func:`names_nothing`, names nothing, in the words of every run's line: a symbolic link
+    that loops or whose target is gone says so (``ls`` lists it, so "no such file" alone would read as wrong)."""
+    import errno
+    import os
+
+    try:
+        target = os.readlink(spec)
+    except OSError:
+        return NOTHING_THERE
+    try:
+        os.stat(spec)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symbolic link that loops (too many levels of symbolic links)"
+    return f"is a symbolic link to {target}, which names nothing"
+
+
 def parse_duration(text: str) -> float:
     """``90``, ``90s``, ``10m``, ``2h``, ``1d`` -> seconds."""
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400}

@@ -320,22 +320,35 @@ def _command(cwd: Path, *args: str, stdin: str = "") -> tuple[int, str, str, set
     return done.returncode, done.stdout, "\n".join(lines[:-1]).strip("\n"), set(lines[-1].split()[1:])
 
 
+def _links(folder: Path) -> None:
+    """A link to nothing, and a link to itself: paths that ``ls`` lists and that name nothing."""
+    (folder / "dangling-link").symlink_to("nowhere")
+    (folder / "looping-link").symlink_to("looping-link")
+
+
+def _why(name: str) -> str:
+    """What every run says of a path that names nothing (a link says what it is, as ``ls -l`` would show it)."""
+    return {"dangling-link": "is a symbolic link to nowhere, which names nothing",
+            "looping-link": "is a symbolic link that loops (too many levels of symbolic links)"}.get(
+                name, "no such file or folder")
+
+
 def _repair(cwd: Path, *args: str) -> tuple[int, str, str, set[str]]:
     return _command(cwd, "repair", *args)
 
 
-@pytest.mark.parametrize("names", [("gone.json",), ("gone.json", "also-gone"), ("dangling-link",),
+@pytest.mark.parametrize("names", [("gone.json",), ("gone.json", "also-gone"), ("dangling-link",), ("looping-link",),
                                    ("no-folder/thread.json",)])
 def test_a_repair_of_paths_that_name_nothing_says_so_before_importing_the_library(tmp_path: Path,
                                                                                  names: tuple[str, ...]) -> None:
     """Each path that names nothing gets the line the stores' read gives it, and the run its exit status (2), before
     msgspec, orjson and the stores are imported (issue #28): the same lines as a run that also reads a real folder,
     which goes through the stores."""
-    (tmp_path / "dangling-link").symlink_to(tmp_path / "nowhere")
+    _links(tmp_path)
     (tmp_path / "empty").mkdir()
     status, out, err, modules = _repair(tmp_path, "--min-age", "0", *names)
     assert (status, out) == (2, "")
-    assert err.splitlines() == [f"threadfix: error: {name}: no such file or folder" for name in names]
+    assert err.splitlines() == [f"threadfix: error: {name}: {_why(name)}" for name in names]
     assert not [name for name in ("msgspec", "orjson", "threadfix.batch", "threadfix.stores") if imported(modules, name)]
     through_the_stores = _repair(tmp_path, "--min-age", "0", *names, "empty")
     assert imported(through_the_stores[3], "threadfix.stores")
@@ -362,13 +375,14 @@ LINT_FAST_FORMATS = ("text", "json", "jsonl", "github")
 
 @pytest.mark.parametrize("output_format", LINT_FAST_FORMATS)
 @pytest.mark.parametrize("names", [("gone.json",), ("gone.json", "also-gone"), ("dangling-link",),
-                                   ("no-folder/thread.json", "./gone.jsonl"), (HOSTILE_NAME,)])
+                                   ("looping-link", "gone.json"), ("no-folder/thread.json", "./gone.jsonl"),
+                                   (HOSTILE_NAME,)])
 def test_a_lint_of_paths_that_name_nothing_says_so_before_importing_the_library(tmp_path: Path, output_format: str,
                                                                                 names: tuple[str, ...]) -> None:
     """Each path that names nothing gets the stores' line, then lint's summary of a run that read nothing (and, in
     JSON, the document listing each path as a problem), exit status 2, before msgspec, orjson and the stores are
     imported (issue #28): byte for byte what a run that also reads an empty folder prints, through the stores."""
-    (tmp_path / "dangling-link").symlink_to(tmp_path / "nowhere")
+    _links(tmp_path)
     (tmp_path / "empty").mkdir()
     args = ("lint", "--format", output_format, *names)
     status, out, err, modules = _command(tmp_path, *args)
@@ -385,7 +399,7 @@ def test_a_lint_of_paths_that_name_nothing_says_so_before_importing_the_library(
     if output_format == "json":
         document = json.loads(out)
         assert document["findings"] == [] and document["summary"]["threads"] == 0
-        assert document["summary"]["problems"] == [{"where": name, "message": "no such file or folder", "exit_code": 2}
+        assert document["summary"]["problems"] == [{"where": name, "message": _why(name), "exit_code": 2}
                                                    for name in names]
     else:
         assert out == ""

@@ -82,7 +82,7 @@ def run(args: Namespace) -> int:
              "leave_tools": option_value("leave-tools", args.leave_tool, "--leave-tool"),
              "answer_waiting": args.answer_waiting or None}
     if (args.output_format in ANSWERED_WITHOUT_THE_LIBRARY and None is args.dialect is args.select is args.ignore
-            and all(map(names_nothing, args.paths)) and (args.output_format != "json" or all(map(_utf8, args.paths)))):
+            and all(map(names_nothing, args.paths)) and (args.output_format != "json" or all(map(_utf8, _answer_words(args.paths))))):
         # every option the run checks before its read is checked (--dialect, --select and --ignore by the
         # registries: left to the run); what is left is what the run says of a read of nothing (issue #28)
         return _nothing_there(args.paths, args.output_format)
@@ -120,17 +120,25 @@ def _utf8(spec: str) -> bool:
     return True
 
 
+def _answer_words(paths: list[str]) -> list[str]:
+    """Each path and what the answer says of it (a symbolic link's target is words of the system's too)."""
+    from threadfix.given import nothing_there
+
+    return [*paths, *map(nothing_there, paths)]
+
+
 def _nothing_there(paths: list[str], output_format: str) -> int:
     """What a run whose every path names nothing prints, byte for byte, and its exit status, without the library:
     the read's line for each path, the JSON format's document (the other formats print nothing on stdout for a run
     with no finding), then the summary line."""
     from threadfix.errors import ExitCode
-    from threadfix.given import NOTHING_THERE
+    from threadfix.given import nothing_there
     from threadfix.render.lint_summary import JSON_END, JSON_START, JSON_SUMMARY, nothing_read, problem_fields
 
-    for spec in paths:
-        error_line(spec, NOTHING_THERE)
-    line, fields = nothing_read([problem_fields(spec, NOTHING_THERE, int(ExitCode.ERROR)) for spec in paths])
+    reasons = [nothing_there(spec) for spec in paths]
+    for spec, why in zip(paths, reasons):
+        error_line(spec, why)
+    line, fields = nothing_read([problem_fields(spec, why, int(ExitCode.ERROR)) for spec, why in zip(paths, reasons)])
     if output_format == "json":
         import json
 

@@ -59,7 +59,7 @@ def run(args: Namespace) -> int:
     from pathlib import Path
 
     from threadfix.errors import ConfigError, ExitCode
-    from threadfix.given import NOTHING_THERE, names_nothing
+    from threadfix.given import names_nothing, nothing_there
 
     paths = list(args.paths)
     check_format(args.output_format, tuple(FORMATS))
@@ -77,7 +77,7 @@ def run(args: Namespace) -> int:
         # every option is checked (a --dialect by the registry: left to the run); what is left is what the run's
         # read would say of each path, and its exit status, before the library is imported (issue #28)
         for spec in paths:
-            error_line(spec, NOTHING_THERE)
+            error_line(spec, nothing_there(spec))
         return int(ExitCode.ERROR)
     from threadfix.batch import DEFAULT_MIN_AGE, RepairRun, RunOptions
     from threadfix.repair import RepairOptions

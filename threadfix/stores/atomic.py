@@ -32,6 +32,7 @@ from msgspec import Struct
 
 from threadfix.errors import BusyError, StoreError
 from threadfix.fileio import write_all
+from threadfix.given import nothing_there
 
 TEMP_PREFIX = ".threadfix-"
 #: the signals that stop a run (a person's Ctrl-C, a scheduler's timeout) and so must find every temp file known
@@ -114,15 +115,25 @@ class Fingerprint(Struct, frozen=True):
         return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+def _refuse_a_stream(st: os.stat_result, path: Path) -> None:
+    """A pipe, a socket or a device (``<(command)``'s ``/dev/fd/63``) is read once: a repair copies the file's
+    unchanged bytes from it again, so it cannot write one; stdin can (the document is held whole)."""
+    if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode) or stat.S_ISCHR(st.st_mode):
+        raise StoreError("is a pipe, a socket or a device, whose bytes cannot be read again to write the repair; "
+                         "give it as stdin (threadfix repair - < it), which writes the repaired document to stdout",
+                         str(path))
+
+
 def resolve_target(path: Path) -> Path:
     """The real file to replace: a symlink is followed on purpose (the link itself stays a link)."""
-    real = Path(os.path.realpath(path))
     try:
-        st = real.stat()
+        st = os.stat(path)  # (not the real path's: a pipe's, /dev/fd/N's, names nothing the system can stat)
     except FileNotFoundError:
-        raise StoreError("no such file or folder", str(path)) from None
+        raise StoreError(nothing_there(str(path)), str(path)) from None
+    _refuse_a_stream(st, path)
     if not stat.S_ISREG(st.st_mode):
         raise StoreError("not a regular file", str(path))
+    real = Path(os.path.realpath(path))
     if st.st_nlink > 1:
         raise StoreError(f"has {st.st_nlink} hard links; replacing it would split them (copy it first)", str(path))
     return real
@@ -204,6 +215,11 @@ class Rewriter:
         self.dest = dest
         # (in place, the source is the target: its real path resolved once, not once for each)
         self.target = resolve_target(source) if dest is None else _new_target(dest)
+        if dest is not None:
+            try:
+                _refuse_a_stream(os.stat(source), source)
+            except FileNotFoundError:
+                pass  # (the read that comes says it is gone)
         self.source = self.target if dest is None else Path(os.path.realpath(source))
         self.display = str(source) if dest is None else str(dest)
         self.expected = expected

@@ -9,6 +9,7 @@ thread's byte range, so that a repair rewrites only the ranges it changed and co
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import sys
@@ -23,7 +24,7 @@ from msgspec import Struct
 
 from threadfix import jsonio
 from threadfix.errors import InputError, ThreadfixError
-from threadfix.given import NOTHING_THERE
+from threadfix.given import nothing_there
 from threadfix.journal import Entry, UndoOutcome, digest, restore_if_unchanged
 from threadfix.model import Thread
 from threadfix.stores import settle
@@ -232,12 +233,12 @@ class FileStore(Store):
 
     def _unopened(self, exc: OSError) -> ReadProblem:
         if isinstance(exc, FileNotFoundError):
-            return ReadProblem(self.display, NOTHING_THERE)
+            return ReadProblem(self.display, nothing_there(str(self.path)))
         if isinstance(exc, IsADirectoryError):
             return ReadProblem(self.display, "is a folder")
-        if isinstance(exc, PermissionError):
-            return ReadProblem(self.display, "permission denied")
-        raise exc
+        if exc.errno == errno.ELOOP:  # (a folder's link to itself: the rest of the folder is still read)
+            return ReadProblem(self.display, nothing_there(str(self.path)))
+        return ReadProblem(self.display, reason(exc))
 
     def _too_large(self, size: int, what: str) -> ReadProblem | None:
         if size <= self.max_doc_bytes:
@@ -587,14 +588,39 @@ def _walk_folder(spec: str) -> Iterator[FolderEntry]:
         for name in found:
             database = name.endswith(DATABASE_SUFFIXES)
             path = child(name)
-            if links[name] and os.path.commonpath([root, os.path.realpath(path)]) != root:
-                yield FolderEntry(path, database, f"is a symlink to a file outside {spec}; name it directly to "
-                                  "repair it")
+            kind = links[name]
+            if kind is not True and kind is not False:
+                yield FolderEntry(path, False, kind)
+            elif kind and (refused := _refused_link(path, root, spec)) is not None:
+                yield FolderEntry(path, database, refused)
             elif database and (refused := not_a_database(path)) is not None:
                 yield FolderEntry(path, False, refused)
             else:
                 yield FolderEntry(path, database, many=many)
     yield from _unlisted(unlisted)
+
+
+def _refused_link(path: str, root: str, spec: str) -> str | None:
+    """Why a folder's symbolic link is left alone: it names nothing, loops, leaves the folder, or names what is no
+    file (a pipe would block the walk until someone writes to it); None when it is read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return nothing_there(path)
+    if os.path.commonpath([root, os.path.realpath(path)]) != root:
+        return f"is a symlink to a file outside {spec}; name it directly to repair it"
+    return None if stat.S_ISREG(st.st_mode) else f"is a symlink to {_what_is(st.st_mode)}, not a file; left alone"
+
+
+def _what_is(mode: int) -> str:
+    """What a file that is not a regular file is, in a message's words."""
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a folder" if stat.S_ISDIR(mode) else "something other than a file"
 
 
 def _children_of(folder: str) -> Callable[[str], str]:
@@ -607,10 +633,11 @@ def _children_of(folder: str) -> Callable[[str], str]:
     return prefix.__add__
 
 
-def _walk(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], dict[str, bool]]]:
+def _walk(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], dict[str, bool | str]]]:
     """``os.walk(top, onerror=onerror)``, top down, except that each folder's files come with whether each is a
     symlink, as its listing tells (``os.walk`` gives names only, and the walk would ask the system again for
-    each file). The caller may prune the subfolder names, as with ``os.walk``; symlinked folders are not entered."""
+    each file), or why it is no file to read (a named pipe, a socket, a device). The caller may prune the
+    subfolder names, as with ``os.walk``; symlinked folders are not entered."""
     try:
         with os.scandir(top) as listing:
             entries = list(listing)
@@ -618,7 +645,7 @@ def _walk(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, l
         onerror(exc)
         return
     subfolders: list[str] = []
-    files: dict[str, bool] = {}
+    files: dict[str, bool | str] = {}
     for entry in entries:
         try:
             is_dir = entry.is_dir()
@@ -628,7 +655,12 @@ def _walk(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, l
             subfolders.append(entry.name)
         else:
             try:
-                files[entry.name] = entry.is_symlink()
+                if entry.is_symlink():
+                    files[entry.name] = True
+                elif entry.is_file(follow_symlinks=False):  # (the listing's type: no system call)
+                    files[entry.name] = False
+                else:  # opening a named pipe would wait for a writer
+                    files[entry.name] = f"is {_what_is(entry.stat(follow_symlinks=False).st_mode)}, not a file; left alone"
             except OSError:
                 files[entry.name] = os.path.islink(entry.path)
     yield top, subfolders, files
@@ -688,7 +720,7 @@ def open_file_stores(spec: str, *, max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES, d
         return
     path = Path(spec)
     if not path.exists():  # (what given.names_nothing tells of a path, before the stores are imported)
-        raise InputError(NOTHING_THERE, spec)
+        raise InputError(nothing_there(spec), spec)
     yield FileStore(path, spec, jsonl=_looks_jsonl(path), max_doc_bytes=max_doc_bytes, dialect=dialect)
 
 
